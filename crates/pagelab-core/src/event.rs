@@ -1,0 +1,198 @@
+//! The event model every trace reader produces and every consumer reads: memory
+//! references, plus the rarer events around them (allocations, memory-map segments,
+//! markers, address-space switches), delivered in batches.
+
+use crate::addr::{Asid, VirtAddr};
+use serde::{Deserialize, Serialize};
+
+/// What a memory reference does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[repr(u8)]
+pub enum AccessKind {
+    Load = 0,
+    Store = 1,
+    /// An instruction fetch.
+    Fetch = 2,
+    /// A read-modify-write of one location (Valgrind lackey's `M`): one translation, a write.
+    Modify = 3,
+}
+
+impl AccessKind {
+    pub const ALL: [AccessKind; 4] = [
+        AccessKind::Load,
+        AccessKind::Store,
+        AccessKind::Fetch,
+        AccessKind::Modify,
+    ];
+    #[inline]
+    pub fn from_code(code: u8) -> AccessKind {
+        Self::ALL[(code & 3) as usize]
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            AccessKind::Load => "load",
+            AccessKind::Store => "store",
+            AccessKind::Fetch => "fetch",
+            AccessKind::Modify => "modify",
+        }
+    }
+    #[inline]
+    pub fn is_write(self) -> bool {
+        matches!(self, AccessKind::Store | AccessKind::Modify)
+    }
+}
+
+/// One memory reference. `ip` is 0 when the trace does not carry instruction pointers.
+/// `asid` is the address space current when the reference was made; in files it is
+/// stored as [`Event::SwitchAddressSpace`] events, in memory every reference carries it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct MemRef {
+    pub addr: VirtAddr,
+    pub ip: u64,
+    pub size: u32,
+    pub kind: AccessKind,
+    pub asid: Asid,
+}
+
+impl Default for AccessKind {
+    fn default() -> Self {
+        AccessKind::Load
+    }
+}
+
+impl MemRef {
+    pub fn new(addr: u64, size: u32, kind: AccessKind) -> MemRef {
+        MemRef {
+            addr: VirtAddr(addr),
+            ip: 0,
+            size,
+            kind,
+            asid: Asid(0),
+        }
+    }
+}
+
+/// Allocation and address-space operations, with their sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[repr(u8)]
+pub enum AllocOp {
+    Malloc = 0,
+    Calloc = 1,
+    Realloc = 2,
+    Free = 3,
+    Mmap = 4,
+    Munmap = 5,
+    Brk = 6,
+    PosixMemalign = 7,
+    Mprotect = 8,
+    Mremap = 9,
+}
+
+impl AllocOp {
+    pub const ALL: [AllocOp; 10] = [
+        AllocOp::Malloc,
+        AllocOp::Calloc,
+        AllocOp::Realloc,
+        AllocOp::Free,
+        AllocOp::Mmap,
+        AllocOp::Munmap,
+        AllocOp::Brk,
+        AllocOp::PosixMemalign,
+        AllocOp::Mprotect,
+        AllocOp::Mremap,
+    ];
+    pub fn from_code(code: u8) -> Option<AllocOp> {
+        Self::ALL.get(code as usize).copied()
+    }
+}
+
+/// One allocation event. Fields an operation does not use are 0:
+/// `addr` is the result (the block, the mapping, the new break), `size` the bytes
+/// asked for (for `Calloc`, nmemb × size), `old_addr` the block given back or moved
+/// (`Free`, `Realloc`, `Munmap`, `Mremap`, the old break for `Brk`), `flags` the
+/// protection / flags of mmap-like calls, `callsite` a hash of the calling context.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Alloc {
+    pub op: AllocOp,
+    pub addr: u64,
+    pub size: u64,
+    pub old_addr: u64,
+    pub flags: u64,
+    pub callsite: u64,
+}
+
+/// What a memory-map segment holds, for attributing references to data categories.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[repr(u8)]
+pub enum SegmentKind {
+    Text = 0,
+    Data = 1,
+    Bss = 2,
+    Heap = 3,
+    Stack = 4,
+    Mmap = 5,
+    Other = 6,
+}
+
+impl SegmentKind {
+    pub const ALL: [SegmentKind; 7] = [
+        SegmentKind::Text,
+        SegmentKind::Data,
+        SegmentKind::Bss,
+        SegmentKind::Heap,
+        SegmentKind::Stack,
+        SegmentKind::Mmap,
+        SegmentKind::Other,
+    ];
+    pub fn from_code(code: u8) -> Option<SegmentKind> {
+        Self::ALL.get(code as usize).copied()
+    }
+}
+
+/// A memory-map segment `[start, end)` as `/proc/PID/maps` would show it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Segment {
+    pub start: u64,
+    pub end: u64,
+    /// Permission bits: 1 read, 2 write, 4 execute.
+    pub perms: u8,
+    pub kind: SegmentKind,
+    pub name: String,
+}
+
+/// Everything in a trace that is not a memory reference.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    Alloc(Alloc),
+    Segment(Segment),
+    /// A named point in the trace (region of interest start/stop, phase change).
+    Marker { id: u32, name: String },
+    /// From here on references belong to this address space.
+    SwitchAddressSpace { asid: Asid },
+}
+
+/// A batch of a trace: references in order, and events each placed before the
+/// reference whose index in `refs` it carries (`refs.len()` places it after the last).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Batch {
+    pub refs: Vec<MemRef>,
+    pub events: Vec<(usize, Event)>,
+}
+
+impl Batch {
+    pub fn clear(&mut self) {
+        self.refs.clear();
+        self.events.clear();
+    }
+    pub fn is_empty(&self) -> bool {
+        self.refs.is_empty() && self.events.is_empty()
+    }
+    /// Append an event that comes after every reference already in the batch.
+    pub fn push_event(&mut self, event: Event) {
+        self.events.push((self.refs.len(), event));
+    }
+}

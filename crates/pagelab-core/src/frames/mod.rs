@@ -1,0 +1,21 @@
+//! Physical memory: frame allocators hand out naturally aligned blocks of base frames.
+//!
+//! Adding an allocator: a file here implementing [`FrameAllocator`], one variant in
+//! `config::FramesConfig`, one arm in `machine::build_frames` (docs/EXTENDING.md).
+
+mod simple;
+
+pub use simple::SimpleAllocator;
+
+use crate::addr::{PageSize, Pfn};
+
+pub trait FrameAllocator {
+    /// A block of `size` (aligned to it), or `None` when memory is exhausted.
+    fn alloc(&mut self, size: PageSize) -> Option<Pfn>;
+    /// Give back a block that `alloc(size)` returned.
+    fn free(&mut self, pfn: Pfn, size: PageSize);
+    /// Base frames in all of memory.
+    fn total_frames(&self) -> u64;
+    /// Base frames handed out and not given back.
+    fn used_frames(&self) -> u64;
+}

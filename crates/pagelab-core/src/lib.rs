@@ -1,0 +1,18 @@
+//! pagelab core: a laboratory for address translation. Trace readers and writers, TLB
+//! models, page tables, physical memory, cost models and the machine that composes
+//! them — a pure Rust library, with no command-line or Python concerns.
+
+pub mod addr;
+pub mod config;
+pub mod cost;
+pub mod event;
+pub mod frames;
+pub mod machine;
+pub mod pagetable;
+pub mod tlb;
+pub mod trace;
+
+pub use addr::{Asid, PageSize, Pfn, PhysAddr, VirtAddr, Vpn};
+pub use config::MachineConfig;
+pub use event::{AccessKind, Batch, Event, MemRef};
+pub use machine::{Machine, Report};

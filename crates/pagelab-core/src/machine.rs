@@ -1,0 +1,445 @@
+//! A machine: a TLB, a page table, physical memory and a cost model, composed from a
+//! [`MachineConfig`], run over a trace batch by batch. Demand paging: a walk that finds
+//! no translation is a page fault; the fault handler takes a frame, maps the base page,
+//! and the access is retried (walking again).
+//!
+//! The per-reference loop ([`Machine::run_batch`]) allocates nothing and dispatches
+//! statically to the TLB; walks, faults and their bookkeeping are out of line.
+
+use crate::addr::{Asid, PageSize, VirtAddr};
+use crate::config::{CostConfig, FramesConfig, MachineConfig, PageTableConfig, SetAssocConfig, TlbConfig};
+use crate::cost::{CostModel, Cycles, SimpleCost};
+use crate::event::{Batch, MemRef};
+use crate::frames::{FrameAllocator, SimpleAllocator};
+use crate::pagetable::{MapError, PageTable, Perms, RadixPageTable, Translation, Walk};
+use crate::tlb::replacement::*;
+use crate::tlb::{SetAssocTlb, Tlb, TlbStats};
+use serde::Serialize;
+use std::fmt;
+
+/// What went wrong in a run, with the index of the reference it happened at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimError {
+    pub reference: u64,
+    pub message: String,
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "reference {}: {}", self.reference, self.message)
+    }
+}
+
+impl std::error::Error for SimError {}
+
+macro_rules! define_any_tlb {
+    ($($name:literal => $policy:ident,)*) => {
+        /// The set-associative TLB with each replacement policy, as one type, so the
+        /// machine dispatches with a `match` the compiler can inline, not a vtable.
+        pub enum AnyTlb {
+            $($policy(SetAssocTlb<$policy>),)*
+        }
+
+        /// Replacement policy names the configuration accepts.
+        pub const REPLACEMENT_POLICIES: &[&str] = &[$($name),*];
+
+        impl AnyTlb {
+            fn set_associative(c: &SetAssocConfig, seed: u64) -> Result<AnyTlb, String> {
+                match c.replacement.as_str() {
+                    $($name => Ok(AnyTlb::$policy(SetAssocTlb::new(c.sets, c.ways, &c.page_sizes, seed))),)*
+                    other => Err(format!(
+                        "tlb.replacement: unknown policy {other:?} (known: {})",
+                        REPLACEMENT_POLICIES.join(", ")
+                    )),
+                }
+            }
+        }
+
+        impl Tlb for AnyTlb {
+            #[inline(always)]
+            fn lookup(&mut self, asid: Asid, va: VirtAddr) -> Option<Translation> {
+                match self { $(AnyTlb::$policy(t) => t.lookup(asid, va),)* }
+            }
+            fn fill(&mut self, asid: Asid, va: VirtAddr, tr: Translation) {
+                match self { $(AnyTlb::$policy(t) => t.fill(asid, va, tr),)* }
+            }
+            fn invalidate_range(&mut self, asid: Asid, start: VirtAddr, len: u64) {
+                match self { $(AnyTlb::$policy(t) => t.invalidate_range(asid, start, len),)* }
+            }
+            fn flush_asid(&mut self, asid: Asid) {
+                match self { $(AnyTlb::$policy(t) => t.flush_asid(asid),)* }
+            }
+            fn flush_all(&mut self) {
+                match self { $(AnyTlb::$policy(t) => t.flush_all(),)* }
+            }
+            fn stats(&self) -> TlbStats {
+                match self { $(AnyTlb::$policy(t) => t.stats(),)* }
+            }
+            fn capacity(&self) -> usize {
+                match self { $(AnyTlb::$policy(t) => t.capacity(),)* }
+            }
+        }
+    };
+}
+
+crate::for_each_policy!(define_any_tlb);
+
+/// Every page-table structure, as one type.
+pub enum AnyPageTable {
+    Radix(RadixPageTable),
+}
+
+impl AnyPageTable {
+    #[inline]
+    fn walk(&self, asid: Asid, va: VirtAddr) -> Walk {
+        match self {
+            AnyPageTable::Radix(t) => t.walk(asid, va),
+        }
+    }
+    fn as_dyn(&mut self) -> &mut dyn PageTable {
+        match self {
+            AnyPageTable::Radix(t) => t,
+        }
+    }
+    fn footprint_bytes(&self) -> u64 {
+        match self {
+            AnyPageTable::Radix(t) => t.footprint_bytes(),
+        }
+    }
+}
+
+fn build_tlb(c: &TlbConfig, seed: u64) -> Result<AnyTlb, String> {
+    match c {
+        TlbConfig::SetAssociative(s) => {
+            if s.sets == 0 {
+                return Err("tlb.sets: must be at least 1".into());
+            }
+            if s.ways == 0 {
+                return Err("tlb.ways: must be at least 1".into());
+            }
+            if s.page_sizes.is_empty() {
+                return Err("tlb.page_sizes: name at least one page size".into());
+            }
+            AnyTlb::set_associative(s, seed)
+        }
+    }
+}
+
+fn build_page_table(c: &PageTableConfig) -> Result<AnyPageTable, String> {
+    match c {
+        PageTableConfig::Radix(r) => match r.levels {
+            4 | 5 => Ok(AnyPageTable::Radix(RadixPageTable::new(r.levels))),
+            n => Err(format!("page_table.levels: {n} is not supported (x86-64 radix tables have 4 or 5 levels)")),
+        },
+    }
+}
+
+fn build_frames(c: &FramesConfig) -> Result<Box<dyn FrameAllocator>, String> {
+    match c {
+        FramesConfig::Simple(s) => {
+            let frames = s.memory.0 >> crate::addr::BASE_SHIFT;
+            if frames < 16 {
+                return Err(format!("frames.memory: {} bytes is too little memory to run anything", s.memory.0));
+            }
+            Ok(Box::new(SimpleAllocator::new(frames)))
+        }
+    }
+}
+
+fn build_cost(c: &CostConfig) -> Result<Box<dyn CostModel>, String> {
+    match c {
+        CostConfig::Simple(s) => {
+            for (field, v) in [
+                ("base_cycles_per_ref", s.base_cycles_per_ref),
+                ("tlb_hit_cycles", s.tlb_hit_cycles),
+                ("walk_ref_cycles", s.walk_ref_cycles),
+                ("page_fault_cycles", s.page_fault_cycles),
+            ] {
+                if !(v.is_finite() && v >= 0.0) {
+                    return Err(format!("cost.{field}: {v} must be a finite number ≥ 0"));
+                }
+            }
+            Ok(Box::new(SimpleCost(s.clone())))
+        }
+    }
+}
+
+/// Everything a run counts.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Counts {
+    pub references: u64,
+    /// References by kind: load, store, fetch, modify.
+    pub by_kind: [u64; 4],
+    /// TLB lookups: one per reference, two for a reference that spans two base pages.
+    pub translations: u64,
+    pub page_crossing: u64,
+    pub tlb: TlbStats,
+    pub walks: u64,
+    /// Memory references made by walks (including the walks retried after a fault).
+    pub walk_refs: u64,
+    /// Distinct 64-byte cache lines per walk, summed over walks.
+    pub walk_lines: u64,
+    pub page_faults: u64,
+}
+
+pub struct Machine {
+    config: MachineConfig,
+    tlb: AnyTlb,
+    page_table: AnyPageTable,
+    frames: Box<dyn FrameAllocator>,
+    cost: Box<dyn CostModel>,
+    counts: Counts,
+}
+
+impl Machine {
+    /// Resolve a configuration into components; errors name the field.
+    pub fn build(config: &MachineConfig) -> Result<Machine, crate::config::ConfigError> {
+        let err = crate::config::ConfigError;
+        Ok(Machine {
+            config: config.clone(),
+            tlb: build_tlb(&config.tlb, config.seed).map_err(err)?,
+            page_table: build_page_table(&config.page_table).map_err(err)?,
+            frames: build_frames(&config.frames).map_err(err)?,
+            cost: build_cost(&config.cost).map_err(err)?,
+            counts: Counts::default(),
+        })
+    }
+
+    pub fn config(&self) -> &MachineConfig {
+        &self.config
+    }
+    pub fn counts(&self) -> &Counts {
+        &self.counts
+    }
+
+    /// Simulate the references of a batch. Events are not acted on yet.
+    pub fn run_batch(&mut self, batch: &Batch) -> Result<(), SimError> {
+        for r in &batch.refs {
+            self.reference(r)?;
+        }
+        self.counts.references += batch.refs.len() as u64;
+        self.counts.tlb = self.tlb.stats();
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn reference(&mut self, r: &MemRef) -> Result<(), SimError> {
+        self.counts.by_kind[r.kind as usize] += 1;
+        self.translate(r.asid, r.addr)?;
+        let last = r.addr.0.wrapping_add(r.size.max(1) as u64 - 1);
+        if (last ^ r.addr.0) >> crate::addr::BASE_SHIFT != 0 {
+            // The access spans two base pages: the second is translated too.
+            self.counts.page_crossing += 1;
+            self.translate(r.asid, VirtAddr(last))?;
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn translate(&mut self, asid: Asid, va: VirtAddr) -> Result<(), SimError> {
+        self.counts.translations += 1;
+        if self.tlb.lookup(asid, va).is_some() {
+            return Ok(());
+        }
+        self.miss(asid, va)
+    }
+
+    #[inline(never)]
+    fn miss(&mut self, asid: Asid, va: VirtAddr) -> Result<(), SimError> {
+        let t = match self.walk(asid, va).translation {
+            Some(t) => t,
+            None => self.fault(asid, va)?,
+        };
+        self.tlb.fill(asid, va, t);
+        Ok(())
+    }
+
+    #[inline]
+    fn walk(&mut self, asid: Asid, va: VirtAddr) -> Walk {
+        let walk = self.page_table.walk(asid, va);
+        self.counts.walks += 1;
+        self.counts.walk_refs += walk.refs().len() as u64;
+        self.counts.walk_lines += walk.distinct_lines() as u64;
+        walk
+    }
+
+    /// Demand paging: map a fresh base frame at `va`'s page and retry the walk.
+    #[cold]
+    fn fault(&mut self, asid: Asid, va: VirtAddr) -> Result<Translation, SimError> {
+        self.counts.page_faults += 1;
+        let reference = self.counts.references;
+        let error = |message: String| SimError { reference, message };
+        let page = va.vpn(PageSize::K4).base(PageSize::K4);
+        let Some(pfn) = self.frames.alloc(PageSize::K4) else {
+            return Err(error(format!(
+                "out of physical memory after {} page faults (frames.memory is {} base frames; raise it)",
+                self.counts.page_faults,
+                self.frames.total_frames()
+            )));
+        };
+        let frames = self.frames.as_mut();
+        if let Err(e) = self.page_table.as_dyn().map(asid, page, PageSize::K4, pfn, Perms::RW, frames) {
+            return Err(error(match e {
+                MapError::OutOfRange(_) => format!("address {:#x}: {e} (a 5-level table has 57 bits)", va.0),
+                MapError::OutOfMemory => format!("{e} (raise frames.memory)"),
+                _ => format!("address {:#x}: the fault handler cannot map it: {e}", va.0),
+            }));
+        }
+        self.walk(asid, va)
+            .translation
+            .ok_or_else(|| error(format!("address {:#x}: still unmapped after the fault was handled", va.0)))
+    }
+
+    /// The results so far.
+    pub fn report(&self) -> Report {
+        let c = &self.counts;
+        let cycles = self.cost.cycles(c);
+        let per_k = |n: u64| if c.references > 0 { 1000.0 * n as f64 / c.references as f64 } else { 0.0 };
+        let ratio = |n: u64, d: u64| if d > 0 { n as f64 / d as f64 } else { 0.0 };
+        Report {
+            machine: self.config.name.clone(),
+            counts: c.clone(),
+            levels: vec![LevelReport {
+                name: "tlb".into(),
+                entries: self.tlb.capacity() as u64,
+                hits: c.tlb.hits,
+                misses: c.tlb.misses,
+                evictions: c.tlb.evictions,
+                miss_ratio: ratio(c.tlb.misses, c.tlb.hits + c.tlb.misses),
+                mpki: per_k(c.tlb.misses),
+            }],
+            walk_refs_per_walk: ratio(c.walk_refs, c.walks),
+            walk_lines_per_walk: ratio(c.walk_lines, c.walks),
+            page_table_bytes: self.page_table.footprint_bytes(),
+            frames_used: self.frames.used_frames(),
+            translation_overhead_percent: cycles.overhead_percent(),
+            cycles,
+        }
+    }
+}
+
+/// One TLB level's results.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LevelReport {
+    pub name: String,
+    pub entries: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub evictions: u64,
+    /// Misses per lookup of this level.
+    pub miss_ratio: f64,
+    /// Misses per thousand references.
+    pub mpki: f64,
+}
+
+/// The results of a run, for a table or JSON.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    pub machine: String,
+    pub counts: Counts,
+    pub levels: Vec<LevelReport>,
+    pub walk_refs_per_walk: f64,
+    pub walk_lines_per_walk: f64,
+    pub page_table_bytes: u64,
+    pub frames_used: u64,
+    pub cycles: Cycles,
+    pub translation_overhead_percent: f64,
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let c = &self.counts;
+        let row = |f: &mut fmt::Formatter<'_>, k: &str, v: String| writeln!(f, "  {k:<34} {v:>16}");
+        writeln!(f, "machine {}", self.machine)?;
+        row(f, "references", c.references.to_string())?;
+        for (i, kind) in crate::event::AccessKind::ALL.iter().enumerate() {
+            if c.by_kind[i] > 0 {
+                row(f, &format!("  {}", kind.name()), c.by_kind[i].to_string())?;
+            }
+        }
+        row(f, "translations (page-crossing)", format!("{} ({})", c.translations, c.page_crossing))?;
+        for l in &self.levels {
+            row(f, &format!("{} ({} entries) hits", l.name, l.entries), l.hits.to_string())?;
+            row(f, &format!("{} misses", l.name), l.misses.to_string())?;
+            row(f, &format!("{} miss ratio", l.name), format!("{:.6}", l.miss_ratio))?;
+            row(f, &format!("{} misses / 1000 refs", l.name), format!("{:.3}", l.mpki))?;
+            row(f, &format!("{} evictions", l.name), l.evictions.to_string())?;
+        }
+        row(f, "walks", c.walks.to_string())?;
+        row(f, "walk memory references", format!("{} ({:.2}/walk)", c.walk_refs, self.walk_refs_per_walk))?;
+        row(f, "walk cache lines", format!("{} ({:.2}/walk)", c.walk_lines, self.walk_lines_per_walk))?;
+        row(f, "page faults", c.page_faults.to_string())?;
+        row(f, "page-table bytes", self.page_table_bytes.to_string())?;
+        row(f, "frames used", self.frames_used.to_string())?;
+        row(f, "cycles: references", format!("{:.0}", self.cycles.base))?;
+        row(f, "cycles: TLB hits", format!("{:.0}", self.cycles.tlb_hits))?;
+        row(f, "cycles: walks", format!("{:.0}", self.cycles.walks))?;
+        row(f, "cycles: page faults", format!("{:.0}", self.cycles.page_faults))?;
+        row(f, "translation overhead", format!("{:.2}%", self.translation_overhead_percent))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::AccessKind;
+
+    fn run(config: &MachineConfig, refs: &[MemRef]) -> Report {
+        let mut m = Machine::build(config).unwrap();
+        m.run_batch(&Batch {
+            refs: refs.to_vec(),
+            events: vec![],
+        })
+        .unwrap();
+        m.report()
+    }
+
+    #[test]
+    fn demand_paging_faults_once_per_page() {
+        let refs: Vec<_> = [0x1000u64, 0x1008, 0x2000, 0x1010, 0x3000]
+            .iter()
+            .map(|&a| MemRef::new(a, 8, AccessKind::Load))
+            .collect();
+        let r = run(&MachineConfig::default(), &refs);
+        let c = &r.counts;
+        assert_eq!(c.page_faults, 3);
+        assert_eq!((c.tlb.hits, c.tlb.misses), (2, 3));
+        // Each miss walks, faults, and walks again, 4 reads a walk; but the very first
+        // walk finds no root at all and reads nothing.
+        assert_eq!((c.walks, c.walk_refs), (6, 20));
+        assert_eq!(r.levels[0].mpki, 600.0);
+        // Three 4K pages near 0 share every upper-level node: 4 nodes of 4 KiB.
+        assert_eq!(r.page_table_bytes, 4 * 4096);
+    }
+
+    #[test]
+    fn page_crossing_references_translate_both_pages() {
+        let refs = [MemRef::new(0x1ffc, 8, AccessKind::Store)];
+        let r = run(&MachineConfig::default(), &refs);
+        assert_eq!((r.counts.translations, r.counts.page_crossing, r.counts.page_faults), (2, 1, 2));
+    }
+
+    #[test]
+    fn out_of_memory_is_an_error_not_a_panic() {
+        let mut config = MachineConfig::default();
+        config.frames = FramesConfig::Simple(crate::config::SimpleFramesConfig {
+            memory: crate::config::ByteSize(64 * 4096),
+        });
+        let refs: Vec<_> = (0..100u64).map(|p| MemRef::new(p << 12, 1, AccessKind::Load)).collect();
+        let mut m = Machine::build(&config).unwrap();
+        let e = m.run_batch(&Batch { refs, events: vec![] }).unwrap_err();
+        assert!(e.message.contains("out of physical memory") || e.message.contains("no physical frame"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_name_their_field() {
+        let mut config = MachineConfig::default();
+        let TlbConfig::SetAssociative(s) = &mut config.tlb;
+        s.replacement = "clairvoyant".into();
+        let e = Machine::build(&config).err().unwrap();
+        assert!(e.0.contains("tlb.replacement") && e.0.contains("lru"), "{e}");
+        let mut config = MachineConfig::default();
+        config.page_table = PageTableConfig::Radix(crate::config::RadixConfig { levels: 3 });
+        assert!(Machine::build(&config).err().unwrap().0.contains("page_table.levels"));
+    }
+}

@@ -1,0 +1,318 @@
+//! The x86-64 multi-level radix page table (4-level, or 5-level with LA57): 512-entry
+//! nodes of 8-byte entries, indexed by 9 bits of the virtual address per level.
+//! Superpages are factorized into upper levels as the hardware does: a 2 MiB page is a
+//! leaf in a level-2 entry (PDE), a 1 GiB page a leaf in a level-3 entry (PDPTE).
+//! papers/variable-radix-page-table.md §2 calls this the "multi-level page table".
+//!
+//! Each address space has its own root (its CR3). Nodes live in one flat arena; each
+//! node has a physical frame from the frame allocator, so a walk reports the physical
+//! address of every entry it reads.
+
+use super::{MapError, PageTable, Perms, Translation, Walk};
+use crate::addr::{Asid, PageSize, Pfn, PhysAddr, VirtAddr};
+use crate::frames::FrameAllocator;
+
+const FANOUT: usize = 512;
+const PRESENT: u64 = 1;
+const LEAF: u64 = 2;
+const PERM_SHIFT: u32 = 2;
+/// Entries keep a frame number (leaf) or node index (interior) from bit 12 up.
+const TARGET_SHIFT: u32 = 12;
+const NO_ROOT: u32 = u32::MAX;
+
+pub struct RadixPageTable {
+    levels: u32,
+    /// `levels` nodes' worth of 512 entries each, node `i` at `[i * 512, (i + 1) * 512)`.
+    entries: Vec<u64>,
+    /// The physical frame of each node.
+    node_frames: Vec<Pfn>,
+    /// Valid entries per node, to free nodes that empty.
+    node_used: Vec<u16>,
+    free_nodes: Vec<u32>,
+    roots: Vec<u32>,
+    sizes: Vec<PageSize>,
+    live_nodes: u64,
+}
+
+/// The level (0 = the leaf level of 4K pages) at which a page of `size` is a leaf.
+fn leaf_level(size: PageSize) -> Option<u32> {
+    match size.shift() {
+        12 => Some(0),
+        21 => Some(1),
+        30 => Some(2),
+        _ => None,
+    }
+}
+
+#[inline]
+fn index(va: VirtAddr, level: u32) -> usize {
+    ((va.0 >> (12 + 9 * level)) & (FANOUT as u64 - 1)) as usize
+}
+
+impl RadixPageTable {
+    /// `levels` is 4 (48-bit addresses) or 5 (57-bit).
+    pub fn new(levels: u32) -> RadixPageTable {
+        assert!(levels == 4 || levels == 5, "radix levels must be 4 or 5");
+        RadixPageTable {
+            levels,
+            entries: Vec::new(),
+            node_frames: Vec::new(),
+            node_used: Vec::new(),
+            free_nodes: Vec::new(),
+            roots: Vec::new(),
+            sizes: vec![PageSize::K4, PageSize::M2, PageSize::G1],
+            live_nodes: 0,
+        }
+    }
+
+    fn va_bits(&self) -> u32 {
+        12 + 9 * self.levels
+    }
+
+    fn new_node(&mut self, frames: &mut dyn FrameAllocator) -> Result<u32, MapError> {
+        let pfn = frames.alloc(PageSize::K4).ok_or(MapError::OutOfMemory)?;
+        self.live_nodes += 1;
+        if let Some(node) = self.free_nodes.pop() {
+            self.node_frames[node as usize] = pfn;
+            return Ok(node);
+        }
+        let node = self.node_frames.len() as u32;
+        self.entries.resize(self.entries.len() + FANOUT, 0);
+        self.node_frames.push(pfn);
+        self.node_used.push(0);
+        Ok(node)
+    }
+
+    fn root(&self, asid: Asid) -> u32 {
+        self.roots.get(asid.0 as usize).copied().unwrap_or(NO_ROOT)
+    }
+
+    #[inline]
+    fn slot(node: u32, idx: usize) -> usize {
+        node as usize * FANOUT + idx
+    }
+
+    /// The address within the table's `va_bits`-bit space: canonical addresses
+    /// (bits above the top index bit all equal to it) lose their sign extension.
+    #[inline]
+    fn canonical(&self, va: VirtAddr) -> Option<VirtAddr> {
+        let bits = self.va_bits();
+        let top = va.0 >> (bits - 1);
+        if top == 0 || top == u64::MAX >> (bits - 1) {
+            Some(VirtAddr(va.0 & ((1u64 << bits) - 1)))
+        } else {
+            None
+        }
+    }
+
+    fn check(&self, va: VirtAddr, size: PageSize) -> Result<(VirtAddr, u32), MapError> {
+        let level = leaf_level(size).ok_or(MapError::UnsupportedSize(size))?;
+        let va = self.canonical(va).ok_or(MapError::OutOfRange(self.va_bits()))?;
+        if va.offset_in(size) != 0 {
+            return Err(MapError::Misaligned);
+        }
+        Ok((va, level))
+    }
+}
+
+impl PageTable for RadixPageTable {
+    fn map(
+        &mut self,
+        asid: Asid,
+        va: VirtAddr,
+        size: PageSize,
+        pfn: Pfn,
+        perms: Perms,
+        frames: &mut dyn FrameAllocator,
+    ) -> Result<(), MapError> {
+        let (va, leaf) = self.check(va, size)?;
+        if self.root(asid) == NO_ROOT {
+            let node = self.new_node(frames)?;
+            if self.roots.len() <= asid.0 as usize {
+                self.roots.resize(asid.0 as usize + 1, NO_ROOT);
+            }
+            self.roots[asid.0 as usize] = node;
+        }
+        let mut node = self.root(asid);
+        for level in (leaf + 1..self.levels).rev() {
+            let slot = Self::slot(node, index(va, level));
+            let e = self.entries[slot];
+            if e & PRESENT == 0 {
+                let child = self.new_node(frames)?;
+                self.entries[slot] = (child as u64) << TARGET_SHIFT | PRESENT;
+                self.node_used[node as usize] += 1;
+                node = child;
+            } else if e & LEAF != 0 {
+                return Err(MapError::Overlap);
+            } else {
+                node = (e >> TARGET_SHIFT) as u32;
+            }
+        }
+        let slot = Self::slot(node, index(va, leaf));
+        if self.entries[slot] & PRESENT != 0 {
+            return Err(MapError::Overlap);
+        }
+        self.entries[slot] = pfn.0 << TARGET_SHIFT | (perms.0 as u64) << PERM_SHIFT | LEAF | PRESENT;
+        self.node_used[node as usize] += 1;
+        Ok(())
+    }
+
+    fn unmap(
+        &mut self,
+        asid: Asid,
+        va: VirtAddr,
+        size: PageSize,
+        frames: &mut dyn FrameAllocator,
+    ) -> Result<(), MapError> {
+        let (va, leaf) = self.check(va, size)?;
+        let mut node = self.root(asid);
+        if node == NO_ROOT {
+            return Err(MapError::NotMapped);
+        }
+        // The path from the root, to free nodes that become empty.
+        let mut path = [(0u32, 0usize); 5];
+        let mut depth = 0;
+        for level in (leaf + 1..self.levels).rev() {
+            let idx = index(va, level);
+            let e = self.entries[Self::slot(node, idx)];
+            if e & PRESENT == 0 || e & LEAF != 0 {
+                return Err(MapError::NotMapped);
+            }
+            path[depth] = (node, idx);
+            depth += 1;
+            node = (e >> TARGET_SHIFT) as u32;
+        }
+        let slot = Self::slot(node, index(va, leaf));
+        if self.entries[slot] & (PRESENT | LEAF) != PRESENT | LEAF {
+            return Err(MapError::NotMapped);
+        }
+        self.entries[slot] = 0;
+        self.node_used[node as usize] -= 1;
+        // Free emptied nodes bottom-up; the root stays.
+        while depth > 0 && self.node_used[node as usize] == 0 {
+            depth -= 1;
+            let (parent, idx) = path[depth];
+            frames.free(self.node_frames[node as usize], PageSize::K4);
+            self.free_nodes.push(node);
+            self.live_nodes -= 1;
+            self.entries[Self::slot(parent, idx)] = 0;
+            self.node_used[parent as usize] -= 1;
+            node = parent;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn walk(&self, asid: Asid, va: VirtAddr) -> Walk {
+        let mut walk = Walk::new();
+        let mut node = self.root(asid);
+        let Some(va) = self.canonical(va) else { return walk };
+        if node == NO_ROOT {
+            return walk;
+        }
+        for level in (0..self.levels).rev() {
+            let idx = index(va, level);
+            walk.push(PhysAddr(self.node_frames[node as usize].addr().0 + idx as u64 * 8));
+            let e = self.entries[Self::slot(node, idx)];
+            if e & PRESENT == 0 {
+                return walk;
+            }
+            if e & LEAF != 0 {
+                walk.translation = Some(Translation {
+                    pfn: Pfn(e >> TARGET_SHIFT),
+                    size: PageSize::from_shift(12 + 9 * level).unwrap(),
+                    perms: Perms((e >> PERM_SHIFT) as u8 & 7),
+                });
+                return walk;
+            }
+            node = (e >> TARGET_SHIFT) as u32;
+        }
+        walk
+    }
+
+    fn footprint_bytes(&self) -> u64 {
+        self.live_nodes * (FANOUT as u64 * 8)
+    }
+
+    fn page_sizes(&self) -> &[PageSize] {
+        &self.sizes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frames::SimpleAllocator;
+
+    #[test]
+    fn four_level_walk_reads_one_entry_per_level() {
+        let mut frames = SimpleAllocator::new(1 << 20);
+        let mut pt = RadixPageTable::new(4);
+        let va = VirtAddr(0x7f12_3456_7000);
+        pt.map(Asid(0), va, PageSize::K4, Pfn(0x999), Perms::RW, &mut frames).unwrap();
+        let w = pt.walk(Asid(0), VirtAddr(0x7f12_3456_7abc));
+        let t = w.translation.unwrap();
+        assert_eq!((t.pfn, t.size), (Pfn(0x999), PageSize::K4));
+        assert_eq!(t.phys(VirtAddr(0x7f12_3456_7abc)), PhysAddr(0x999abc));
+        assert_eq!(w.refs().len(), 4);
+        assert_eq!(w.distinct_lines(), 4);
+        // The last entry read is PTE index (va >> 12) & 511 of the leaf node.
+        assert_eq!(w.refs()[3].0 & 0xfff, ((0x7f12_3456_7000u64 >> 12) & 511) * 8);
+        assert_eq!(pt.footprint_bytes(), 4 * 4096);
+        // Unmapped neighbours fail at the leaf level after 4 reads; other address spaces at once.
+        assert_eq!(pt.walk(Asid(0), VirtAddr(0x7f12_3456_8000)).refs().len(), 4);
+        assert!(pt.walk(Asid(0), VirtAddr(0x7f12_3456_8000)).translation.is_none());
+        assert_eq!(pt.walk(Asid(1), va).refs().len(), 0);
+    }
+
+    #[test]
+    fn canonical_upper_half_and_out_of_range() {
+        let mut frames = SimpleAllocator::new(1 << 20);
+        let mut pt = RadixPageTable::new(4);
+        let kernel = VirtAddr(0xffff_8000_0000_1000);
+        pt.map(Asid(0), kernel, PageSize::K4, Pfn(5), Perms::RW, &mut frames).unwrap();
+        assert_eq!(pt.walk(Asid(0), kernel).translation.unwrap().pfn, Pfn(5));
+        assert!(pt.walk(Asid(0), VirtAddr(0x0000_8000_0000_1000)).translation.is_none());
+        assert_eq!(
+            pt.map(Asid(0), VirtAddr(0x0001_0000_0000_0000), PageSize::K4, Pfn(6), Perms::RW, &mut frames),
+            Err(MapError::OutOfRange(48))
+        );
+    }
+
+    #[test]
+    fn superpages_are_upper_level_leaves() {
+        let mut frames = SimpleAllocator::new(1 << 22);
+        let mut pt = RadixPageTable::new(4);
+        pt.map(Asid(0), VirtAddr(0x4000_0000), PageSize::G1, Pfn(1 << 18), Perms::RW, &mut frames).unwrap();
+        pt.map(Asid(0), VirtAddr(0x20_0000), PageSize::M2, Pfn(512), Perms::RW, &mut frames).unwrap();
+        let w = pt.walk(Asid(0), VirtAddr(0x4123_4567));
+        assert_eq!(w.refs().len(), 2);
+        assert_eq!(w.translation.unwrap().size, PageSize::G1);
+        let w = pt.walk(Asid(0), VirtAddr(0x2f_0000));
+        assert_eq!(w.refs().len(), 3);
+        assert_eq!(w.translation.unwrap().pfn, Pfn(512));
+        assert_eq!(
+            pt.map(Asid(0), VirtAddr(0x20_1000), PageSize::K4, Pfn(9), Perms::RW, &mut frames),
+            Err(MapError::Overlap)
+        );
+        assert_eq!(
+            pt.map(Asid(0), VirtAddr(0x1000), PageSize::M2, Pfn(9), Perms::RW, &mut frames),
+            Err(MapError::Misaligned)
+        );
+    }
+
+    #[test]
+    fn unmap_frees_empty_nodes() {
+        let mut frames = SimpleAllocator::new(1 << 20);
+        let mut pt = RadixPageTable::new(5);
+        let va = VirtAddr(0x00ab_cdef_0000_0000 & ((1 << 57) - 1));
+        pt.map(Asid(3), va, PageSize::K4, Pfn(77), Perms::RW, &mut frames).unwrap();
+        assert_eq!(pt.walk(Asid(3), va).refs().len(), 5);
+        let used = frames.used_frames();
+        pt.unmap(Asid(3), va, PageSize::K4, &mut frames).unwrap();
+        assert_eq!(frames.used_frames(), used - 4, "all but the root are freed");
+        assert_eq!(pt.footprint_bytes(), 4096);
+        assert_eq!(pt.unmap(Asid(3), va, PageSize::K4, &mut frames), Err(MapError::NotMapped));
+        assert!(pt.walk(Asid(3), va).translation.is_none());
+    }
+}

@@ -1,0 +1,70 @@
+//! Translation lookaside buffers. A TLB array owns its entries; a replacement policy
+//! object (see [`replacement`]) chooses victims. Every key carries the address-space
+//! id and the page size, so tagged TLBs, flushes and mixed page sizes need no special
+//! cases later.
+
+pub mod replacement;
+mod set_assoc;
+
+pub use set_assoc::SetAssocTlb;
+
+use crate::addr::{Asid, PageSize, Pfn, VirtAddr, Vpn};
+use crate::pagetable::Translation;
+use serde::Serialize;
+
+/// What a TLB entry is found by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TlbKey {
+    pub vpn: Vpn,
+    pub asid: Asid,
+    pub size: PageSize,
+}
+
+impl TlbKey {
+    #[inline]
+    pub fn of(asid: Asid, va: VirtAddr, size: PageSize) -> TlbKey {
+        TlbKey {
+            vpn: va.vpn(size),
+            asid,
+            size,
+        }
+    }
+}
+
+/// Counters every TLB keeps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TlbStats {
+    pub hits: u64,
+    pub misses: u64,
+    /// Valid entries displaced by a fill.
+    pub evictions: u64,
+}
+
+/// The operations the machine needs of a TLB.
+pub trait Tlb {
+    /// Find the translation of `va`, counting a hit or a miss.
+    fn lookup(&mut self, asid: Asid, va: VirtAddr) -> Option<Translation>;
+    /// Cache the translation `t` that `va` walked to (the TLB may keep a smaller
+    /// page of it when it does not hold `t.size`).
+    fn fill(&mut self, asid: Asid, va: VirtAddr, t: Translation);
+    /// Drop every entry of `asid` that overlaps `[start, start + len)`.
+    fn invalidate_range(&mut self, asid: Asid, start: VirtAddr, len: u64);
+    /// Drop every entry of `asid`.
+    fn flush_asid(&mut self, asid: Asid);
+    fn flush_all(&mut self);
+    fn stats(&self) -> TlbStats;
+    fn capacity(&self) -> usize;
+}
+
+/// The frame holding `va` within a page of `size` that starts at frame `t.pfn`, when
+/// the page is cached as pages of the smaller `size`.
+#[inline]
+pub fn sub_page(t: Translation, va: VirtAddr, size: PageSize) -> Translation {
+    debug_assert!(size <= t.size);
+    let offset = va.offset_in(t.size) & !(size.bytes() - 1);
+    Translation {
+        pfn: Pfn(t.pfn.0 + (offset >> crate::addr::BASE_SHIFT)),
+        size,
+        perms: t.perms,
+    }
+}

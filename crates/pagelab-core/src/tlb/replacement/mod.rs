@@ -1,0 +1,33 @@
+//! Replacement policies: small policy objects that a set-associative array consults.
+//! A policy keeps its own per-set state and never sees tags; the array owns storage.
+//!
+//! Adding a policy: a file here implementing [`Replacement`], and one line in
+//! [`for_each_policy!`] naming it (see docs/EXTENDING.md).
+
+mod lru;
+
+pub use lru::Lru;
+
+/// The choices an array delegates. `set` < sets, `way` < ways, as given to `new`.
+pub trait Replacement {
+    fn new(sets: usize, ways: usize, seed: u64) -> Self
+    where
+        Self: Sized;
+    /// `way` of `set` was hit, or filled with a new entry.
+    fn touch(&mut self, set: usize, way: usize);
+    /// Every way of `set` is valid; choose one to evict.
+    fn victim(&mut self, set: usize) -> usize;
+    /// `way` of `set` was invalidated (by a flush or shootdown).
+    fn invalidate(&mut self, _set: usize, _way: usize) {}
+}
+
+/// The policies, by configuration name. The macro hands the list to `$m`, which
+/// builds whatever needs all of them (the TLB enum, the name list).
+#[macro_export]
+macro_rules! for_each_policy {
+    ($m:ident) => {
+        $m! {
+            "lru" => Lru,
+        }
+    };
+}

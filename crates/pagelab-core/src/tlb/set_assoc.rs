@@ -1,0 +1,231 @@
+//! A set-associative TLB array: `sets × ways` entries, one or more page sizes probed
+//! in turn (a fully associative TLB is one set). The set of a page is its page number
+//! modulo the number of sets, which need not be a power of two. Victims are chosen by
+//! the replacement policy `R`.
+
+use super::replacement::Replacement;
+use super::{sub_page, Tlb, TlbKey, TlbStats};
+use crate::addr::{Asid, PageSize, Pfn, VirtAddr, Vpn};
+use crate::pagetable::{Perms, Translation};
+
+#[derive(Clone, Copy)]
+struct Entry {
+    key: TlbKey,
+    pfn: Pfn,
+    perms: Perms,
+    valid: bool,
+}
+
+pub struct SetAssocTlb<R: Replacement> {
+    sets: usize,
+    ways: usize,
+    /// `sets - 1` when sets is a power of two, for a mask instead of a division.
+    mask: Option<u64>,
+    /// Page sizes held, largest first (fills use the largest that fits).
+    sizes: Vec<PageSize>,
+    entries: Vec<Entry>,
+    policy: R,
+    stats: TlbStats,
+}
+
+impl<R: Replacement> SetAssocTlb<R> {
+    /// `sizes` must be non-empty; `sets` and `ways` at least 1 (checked by the config).
+    pub fn new(sets: usize, ways: usize, sizes: &[PageSize], seed: u64) -> Self {
+        assert!(sets > 0 && ways > 0 && !sizes.is_empty());
+        let mut sizes = sizes.to_vec();
+        sizes.sort_unstable_by(|a, b| b.cmp(a));
+        sizes.dedup();
+        let invalid = Entry {
+            key: TlbKey {
+                vpn: Vpn(0),
+                asid: Asid(0),
+                size: sizes[0],
+            },
+            pfn: Pfn(0),
+            perms: Perms::NONE,
+            valid: false,
+        };
+        SetAssocTlb {
+            sets,
+            ways,
+            mask: sets.is_power_of_two().then_some(sets as u64 - 1),
+            sizes,
+            entries: vec![invalid; sets * ways],
+            policy: R::new(sets, ways, seed),
+            stats: TlbStats::default(),
+        }
+    }
+
+    #[inline]
+    fn set_of(&self, vpn: Vpn) -> usize {
+        match self.mask {
+            Some(m) => (vpn.0 & m) as usize,
+            None => (vpn.0 % self.sets as u64) as usize,
+        }
+    }
+
+    #[inline]
+    fn find(&self, key: TlbKey) -> Option<(usize, usize)> {
+        let set = self.set_of(key.vpn);
+        let base = set * self.ways;
+        self.entries[base..base + self.ways]
+            .iter()
+            .position(|e| e.valid && e.key == key)
+            .map(|way| (set, way))
+    }
+
+    fn drop_where(&mut self, pred: impl Fn(&TlbKey) -> bool) {
+        for (i, e) in self.entries.iter_mut().enumerate() {
+            if e.valid && pred(&e.key) {
+                e.valid = false;
+                self.policy.invalidate(i / self.ways, i % self.ways);
+            }
+        }
+    }
+}
+
+impl<R: Replacement> Tlb for SetAssocTlb<R> {
+    #[inline]
+    fn lookup(&mut self, asid: Asid, va: VirtAddr) -> Option<Translation> {
+        for i in 0..self.sizes.len() {
+            let key = TlbKey::of(asid, va, self.sizes[i]);
+            if let Some((set, way)) = self.find(key) {
+                self.policy.touch(set, way);
+                self.stats.hits += 1;
+                let e = &self.entries[set * self.ways + way];
+                return Some(Translation {
+                    pfn: e.pfn,
+                    size: e.key.size,
+                    perms: e.perms,
+                });
+            }
+        }
+        self.stats.misses += 1;
+        None
+    }
+
+    fn fill(&mut self, asid: Asid, va: VirtAddr, t: Translation) {
+        let Some(&size) = self.sizes.iter().find(|&&s| s <= t.size) else {
+            return; // this TLB holds no page size small enough
+        };
+        let t = sub_page(t, va, size);
+        let key = TlbKey::of(asid, va, size);
+        let set = self.set_of(key.vpn);
+        let base = set * self.ways;
+        let way = match self.entries[base..base + self.ways].iter().position(|e| !e.valid || e.key == key) {
+            Some(w) => w,
+            None => {
+                self.stats.evictions += 1;
+                self.policy.victim(set)
+            }
+        };
+        self.entries[base + way] = Entry {
+            key,
+            pfn: t.pfn,
+            perms: t.perms,
+            valid: true,
+        };
+        self.policy.touch(set, way);
+    }
+
+    fn invalidate_range(&mut self, asid: Asid, start: VirtAddr, len: u64) {
+        let end = start.0.saturating_add(len);
+        self.drop_where(|k| {
+            let base = k.vpn.base(k.size).0;
+            k.asid == asid && base < end && base.saturating_add(k.size.bytes()) > start.0
+        });
+    }
+
+    fn flush_asid(&mut self, asid: Asid) {
+        self.drop_where(|k| k.asid == asid);
+    }
+
+    fn flush_all(&mut self) {
+        self.drop_where(|_| true);
+    }
+
+    fn stats(&self) -> TlbStats {
+        self.stats
+    }
+
+    fn capacity(&self) -> usize {
+        self.sets * self.ways
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tlb::replacement::Lru;
+
+    fn t4k(pfn: u64) -> Translation {
+        Translation {
+            pfn: Pfn(pfn),
+            size: PageSize::K4,
+            perms: Perms::RW,
+        }
+    }
+
+    #[test]
+    fn lru_set_evicts_oldest() {
+        // 1 set, 2 ways: pages A, B, A, C -> C evicts B; B then misses, A hits.
+        let mut tlb = SetAssocTlb::<Lru>::new(1, 2, &[PageSize::K4], 0);
+        let (a, b, c) = (VirtAddr(0x1000), VirtAddr(0x2000), VirtAddr(0x3000));
+        let asid = Asid(0);
+        for (va, pfn) in [(a, 1), (b, 2)] {
+            assert!(tlb.lookup(asid, va).is_none());
+            tlb.fill(asid, va, t4k(pfn));
+        }
+        assert_eq!(tlb.lookup(asid, a).unwrap().pfn, Pfn(1));
+        assert!(tlb.lookup(asid, c).is_none());
+        tlb.fill(asid, c, t4k(3));
+        assert!(tlb.lookup(asid, b).is_none());
+        assert!(tlb.lookup(asid, a).is_some());
+        assert_eq!(tlb.stats(), TlbStats { hits: 2, misses: 4, evictions: 1 });
+    }
+
+    #[test]
+    fn asid_is_part_of_the_key() {
+        let mut tlb = SetAssocTlb::<Lru>::new(4, 2, &[PageSize::K4], 0);
+        tlb.fill(Asid(1), VirtAddr(0x5000), t4k(7));
+        assert!(tlb.lookup(Asid(2), VirtAddr(0x5000)).is_none());
+        assert!(tlb.lookup(Asid(1), VirtAddr(0x5fff)).is_some());
+        tlb.flush_asid(Asid(1));
+        assert!(tlb.lookup(Asid(1), VirtAddr(0x5000)).is_none());
+    }
+
+    #[test]
+    fn superpage_translations_fill_as_held_sizes() {
+        let huge = Translation {
+            pfn: Pfn(512),
+            size: PageSize::M2,
+            perms: Perms::RW,
+        };
+        // A 4K-only TLB keeps the 4K piece of the 2M page.
+        let mut small = SetAssocTlb::<Lru>::new(1, 4, &[PageSize::K4], 0);
+        small.fill(Asid(0), VirtAddr(0x20_3456), huge);
+        let hit = small.lookup(Asid(0), VirtAddr(0x20_3000)).unwrap();
+        assert_eq!((hit.pfn, hit.size), (Pfn(512 + 3), PageSize::K4));
+        assert!(small.lookup(Asid(0), VirtAddr(0x20_4000)).is_none());
+        // A mixed TLB keeps it whole.
+        let mut mixed = SetAssocTlb::<Lru>::new(1, 4, &[PageSize::K4, PageSize::M2], 0);
+        mixed.fill(Asid(0), VirtAddr(0x20_3456), huge);
+        assert_eq!(mixed.lookup(Asid(0), VirtAddr(0x3f_ffff)).unwrap().pfn, Pfn(512));
+        mixed.invalidate_range(Asid(0), VirtAddr(0x30_0000), 4096);
+        assert!(mixed.lookup(Asid(0), VirtAddr(0x20_0000)).is_none());
+    }
+
+    #[test]
+    fn non_power_of_two_sets() {
+        let mut tlb = SetAssocTlb::<Lru>::new(3, 1, &[PageSize::K4], 0);
+        for p in 0..3u64 {
+            tlb.fill(Asid(0), VirtAddr(p << 12), t4k(p));
+        }
+        for p in 0..3u64 {
+            assert_eq!(tlb.lookup(Asid(0), VirtAddr(p << 12)).unwrap().pfn, Pfn(p));
+        }
+        tlb.fill(Asid(0), VirtAddr(3 << 12), t4k(3)); // set 0: evicts page 0
+        assert!(tlb.lookup(Asid(0), VirtAddr(0)).is_none());
+        assert!(tlb.lookup(Asid(0), VirtAddr(1 << 12)).is_some());
+    }
+}

@@ -1,0 +1,58 @@
+//! Errors of trace input and output. Every error names the file and where in it the
+//! problem is (a byte offset or a line), and prints as one line.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Where in a file a problem was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// A byte offset in the file (or, for compressed text and ChampSim input, in the
+    /// decompressed stream; the message says so).
+    Offset(u64),
+    /// A 1-based line number in a text trace.
+    Line(u64),
+    /// The problem concerns the file as a whole (it cannot be opened or created).
+    File,
+}
+
+#[derive(Debug)]
+pub struct TraceError {
+    pub file: PathBuf,
+    pub location: Location,
+    pub message: String,
+}
+
+impl TraceError {
+    pub fn new(file: &Path, location: Location, message: impl Into<String>) -> TraceError {
+        TraceError {
+            file: file.to_path_buf(),
+            location,
+            message: message.into(),
+        }
+    }
+    pub fn at_offset(file: &Path, offset: u64, message: impl Into<String>) -> TraceError {
+        TraceError::new(file, Location::Offset(offset), message)
+    }
+    pub fn at_line(file: &Path, line: u64, message: impl Into<String>) -> TraceError {
+        TraceError::new(file, Location::Line(line), message)
+    }
+    pub fn io(file: &Path, location: Location, err: &std::io::Error) -> TraceError {
+        TraceError::new(file, location, err.to_string())
+    }
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let file = self.file.display();
+        // Messages never span lines: a newline from a library error is folded.
+        let message = self.message.replace('\n', " ");
+        match self.location {
+            Location::Offset(o) => write!(f, "{file}: offset {o}: {message}"),
+            Location::Line(l) => write!(f, "{file}: line {l}: {message}"),
+            Location::File => write!(f, "{file}: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for TraceError {}

@@ -1,0 +1,98 @@
+//! `pagelab trace info`: what a trace holds — references by kind, events by type,
+//! footprint in distinct pages per page size, the address range and the address spaces.
+
+use crate::addr::{Asid, PageSize};
+use crate::event::{AccessKind, Batch, Event};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashSet};
+
+/// Page sizes whose footprint `trace info` reports.
+pub const FOOTPRINT_SIZES: [PageSize; 3] = [PageSize::K4, PageSize::M2, PageSize::G1];
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TraceInfo {
+    pub references: u64,
+    /// References by kind name (load, store, fetch, modify).
+    pub by_kind: BTreeMap<String, u64>,
+    /// Events by type name (alloc, segment, marker, switch_address_space).
+    pub events: BTreeMap<String, u64>,
+    /// Distinct pages touched, by page size ("4K" → n); a page is (address space, number).
+    pub footprint_pages: BTreeMap<String, u64>,
+    /// References that span two pages of 4 KiB.
+    pub page_crossing: u64,
+    pub min_address: Option<u64>,
+    pub max_address: Option<u64>,
+    pub address_spaces: Vec<u16>,
+    /// The trace's length in instructions (its fetches), when it records fetches.
+    pub instructions: u64,
+}
+
+/// Accumulates a [`TraceInfo`] batch by batch.
+#[derive(Default)]
+pub struct InfoBuilder {
+    info: TraceInfo,
+    kinds: [u64; 4],
+    pages: Vec<HashSet<(Asid, u64)>>,
+    last: Vec<(Asid, u64)>,
+    asids: HashSet<u16>,
+    last_asid: Option<Asid>,
+}
+
+impl InfoBuilder {
+    pub fn new() -> InfoBuilder {
+        InfoBuilder {
+            pages: vec![HashSet::new(); FOOTPRINT_SIZES.len()],
+            last: vec![(Asid(u16::MAX), u64::MAX); FOOTPRINT_SIZES.len()],
+            ..InfoBuilder::default()
+        }
+    }
+
+    pub fn add(&mut self, batch: &Batch) {
+        let info = &mut self.info;
+        for r in &batch.refs {
+            self.kinds[r.kind as usize] += 1;
+            let a = r.addr.0;
+            info.min_address = Some(info.min_address.map_or(a, |m| m.min(a)));
+            info.max_address = Some(info.max_address.map_or(a, |m| m.max(a)));
+            if r.size > 1 && (a & 0xfff) + r.size as u64 > 0x1000 {
+                info.page_crossing += 1;
+            }
+            for (i, size) in FOOTPRINT_SIZES.iter().enumerate() {
+                let key = (r.asid, r.addr.vpn(*size).0);
+                // Consecutive references mostly stay on a page: skip the hash then.
+                if self.last[i] != key {
+                    self.last[i] = key;
+                    self.pages[i].insert(key);
+                }
+            }
+            if self.last_asid != Some(r.asid) {
+                self.last_asid = Some(r.asid);
+                self.asids.insert(r.asid.0);
+            }
+        }
+        for (_, e) in &batch.events {
+            let name = match e {
+                Event::Alloc(_) => "alloc",
+                Event::Segment(_) => "segment",
+                Event::Marker { .. } => "marker",
+                Event::SwitchAddressSpace { .. } => "switch_address_space",
+            };
+            *info.events.entry(name.to_string()).or_default() += 1;
+        }
+        info.references += batch.refs.len() as u64;
+    }
+
+    pub fn finish(mut self) -> TraceInfo {
+        for kind in AccessKind::ALL {
+            self.info.by_kind.insert(kind.name().to_string(), self.kinds[kind as usize]);
+        }
+        self.info.instructions = self.kinds[AccessKind::Fetch as usize];
+        for (i, size) in FOOTPRINT_SIZES.iter().enumerate() {
+            self.info.footprint_pages.insert(size.to_string(), self.pages[i].len() as u64);
+        }
+        let mut asids: Vec<u16> = self.asids.into_iter().collect();
+        asids.sort_unstable();
+        self.info.address_spaces = asids;
+        self.info
+    }
+}
