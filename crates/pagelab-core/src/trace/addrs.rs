@@ -49,13 +49,22 @@ pub struct AddrsReader {
 
 impl AddrsReader {
     pub fn open(path: &Path) -> Result<AddrsReader, TraceError> {
-        Ok(AddrsReader {
-            lines: Lines::open(path)?,
+        Ok(AddrsReader::from_lines(Lines::open(path)?))
+    }
+
+    /// Read from an open input (already decompressed); `path` names it in errors.
+    pub fn from_reader(input: Box<dyn std::io::BufRead + Send>, path: &Path) -> AddrsReader {
+        AddrsReader::from_lines(Lines::new(input, path))
+    }
+
+    fn from_lines(lines: Lines) -> AddrsReader {
+        AddrsReader {
+            lines,
             metadata: Metadata {
                 source_format: "addrs".into(),
                 ..Metadata::default()
             },
-        })
+        }
     }
 }
 

@@ -31,7 +31,12 @@ pub struct ChampsimReader {
 impl ChampsimReader {
     pub fn open(path: &Path) -> Result<ChampsimReader, TraceError> {
         let (input, compression) = open_decompressed(path)?;
-        Ok(ChampsimReader {
+        Ok(ChampsimReader::from_reader(input, compression, path))
+    }
+
+    /// Read from an open input, decompressed from `compression`; `path` names it in errors.
+    pub fn from_reader(input: Box<dyn BufRead + Send>, compression: Compression, path: &Path) -> ChampsimReader {
+        ChampsimReader {
             input,
             compression,
             path: path.to_path_buf(),
@@ -41,7 +46,7 @@ impl ChampsimReader {
                 source_format: "champsim".into(),
                 ..Metadata::default()
             },
-        })
+        }
     }
 }
 

@@ -106,13 +106,18 @@ pub struct Lines {
 impl Lines {
     pub fn open(path: &Path) -> Result<Lines, TraceError> {
         let (reader, _) = open_decompressed(path)?;
-        Ok(Lines {
+        Ok(Lines::new(reader, path))
+    }
+
+    /// Lines of an already open (and decompressed) input; `path` names it in errors.
+    pub fn new(reader: Box<dyn BufRead + Send>, path: &Path) -> Lines {
+        Lines {
             reader,
             path: path.to_path_buf(),
             line_no: 0,
             bytes: 0,
             buf: Vec::with_capacity(256),
-        })
+        }
     }
 
     /// The next line without its line ending, or `None` at end of input.

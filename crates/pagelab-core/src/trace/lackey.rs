@@ -33,13 +33,22 @@ pub struct LackeyReader {
 
 impl LackeyReader {
     pub fn open(path: &Path) -> Result<LackeyReader, TraceError> {
-        Ok(LackeyReader {
-            lines: Lines::open(path)?,
+        Ok(LackeyReader::from_lines(Lines::open(path)?))
+    }
+
+    /// Read from an open input (already decompressed); `path` names it in errors.
+    pub fn from_reader(input: Box<dyn std::io::BufRead + Send>, path: &Path) -> LackeyReader {
+        LackeyReader::from_lines(Lines::new(input, path))
+    }
+
+    fn from_lines(lines: Lines) -> LackeyReader {
+        LackeyReader {
+            lines,
             metadata: Metadata {
                 source_format: "lackey".into(),
                 ..Metadata::default()
             },
-        })
+        }
     }
 }
 

@@ -20,7 +20,12 @@ pub struct U64Reader {
 impl U64Reader {
     pub fn open(path: &Path) -> Result<U64Reader, TraceError> {
         let (input, compression) = open_decompressed(path)?;
-        Ok(U64Reader {
+        Ok(U64Reader::from_reader(input, compression, path))
+    }
+
+    /// Read from an open input, decompressed from `compression`; `path` names it in errors.
+    pub fn from_reader(input: Box<dyn BufRead + Send>, compression: Compression, path: &Path) -> U64Reader {
+        U64Reader {
             input,
             compression,
             path: path.to_path_buf(),
@@ -30,7 +35,7 @@ impl U64Reader {
                 source_format: "u64".into(),
                 ..Metadata::default()
             },
-        })
+        }
     }
 }
 
