@@ -1,1 +1,216 @@
-fn main() {}
+//! `pagelab`: the command line of the address-translation laboratory.
+
+mod convert;
+mod progress;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use pagelab_core::trace::{self, info::InfoBuilder, TraceFormat};
+use pagelab_core::{Batch, Machine, MachineConfig};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "pagelab", version, about = "A laboratory for address translation: TLBs, page tables and superpages on traces of real programs")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Inspect and convert traces.
+    #[command(subcommand)]
+    Trace(TraceCommand),
+    /// Simulate one machine configuration over one trace.
+    Simulate(SimulateArgs),
+    /// Print a machine configuration with every default filled in.
+    Config {
+        /// A TOML configuration; without it, the default machine.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum TraceCommand {
+    /// What a trace holds: references by kind, events, footprint per page size.
+    Info {
+        file: PathBuf,
+        /// Input format (native, lackey, champsim, addrs, u64); detected when omitted.
+        #[arg(long)]
+        format: Option<String>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Convert a trace between formats (by default into pagelab's native format).
+    Convert(convert::ConvertArgs),
+}
+
+#[derive(clap::Args)]
+struct SimulateArgs {
+    /// The trace to simulate.
+    #[arg(long)]
+    trace: PathBuf,
+    /// The machine, as a TOML configuration; the default machine when omitted.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Input format (native, lackey, champsim, addrs, u64); detected when omitted.
+    #[arg(long)]
+    format: Option<String>,
+    /// Also write the results as JSON to this file ("-" for standard output, instead of the table).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// No progress or timing on standard error.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn parse_format(name: &Option<String>) -> Result<Option<TraceFormat>> {
+    name.as_deref()
+        .map(TraceFormat::parse)
+        .transpose()
+        .map_err(anyhow::Error::msg)
+}
+
+fn load_config(path: &Option<PathBuf>) -> Result<MachineConfig> {
+    Ok(match path {
+        Some(p) => MachineConfig::load(p)?,
+        None => MachineConfig::default(),
+    })
+}
+
+fn trace_info(file: &Path, format: Option<TraceFormat>, json: bool) -> Result<()> {
+    let mut reader = trace::open(file, format)?;
+    let mut builder = InfoBuilder::new();
+    let mut batch = Batch::default();
+    let mut progress = progress::Progress::new("reading", false);
+    while reader.next_batch(&mut batch)? {
+        builder.add(&batch);
+        progress.tick(batch.refs.len() as u64, reader.position());
+    }
+    let elapsed = progress.finish();
+    if let Some(w) = reader.warning() {
+        eprintln!("pagelab: warning: {w}");
+    }
+    let info = builder.finish();
+    let metadata = reader.metadata().clone();
+    let mut out = std::io::stdout().lock();
+    if json {
+        let value = serde_json::json!({ "file": file, "metadata": metadata, "info": info });
+        writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+        return Ok(());
+    }
+    let row = |out: &mut dyn Write, k: &str, v: String| writeln!(out, "  {k:<28} {v:>16}");
+    writeln!(out, "trace {}", file.display())?;
+    if !metadata.source_format.is_empty() {
+        row(&mut out, "captured as", metadata.source_format.clone())?;
+    }
+    if !metadata.workload.is_empty() {
+        row(&mut out, "workload", metadata.workload.clone())?;
+    }
+    row(&mut out, "references", info.references.to_string())?;
+    for (kind, n) in &info.by_kind {
+        row(&mut out, &format!("  {kind}"), n.to_string())?;
+    }
+    row(&mut out, "duration (instructions)", info.instructions.to_string())?;
+    row(&mut out, "page-crossing references", info.page_crossing.to_string())?;
+    for size in trace::info::FOOTPRINT_SIZES {
+        let key = size.to_string();
+        let pages = info.footprint_pages[&key];
+        row(&mut out, &format!("footprint, {key} pages"), format!("{pages} ({})", human_bytes(pages * size.bytes())))?;
+    }
+    if let (Some(lo), Some(hi)) = (info.min_address, info.max_address) {
+        row(&mut out, "addresses", format!("{lo:#x}..{hi:#x}"))?;
+    }
+    row(&mut out, "address spaces", format!("{:?}", info.address_spaces))?;
+    for (kind, n) in &info.events {
+        row(&mut out, &format!("events: {kind}"), n.to_string())?;
+    }
+    row(&mut out, "read in", format!("{:.2} s", elapsed.as_secs_f64()))?;
+    Ok(())
+}
+
+fn human_bytes(b: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.1} {}", units[u])
+}
+
+fn simulate(args: &SimulateArgs) -> Result<()> {
+    let config = load_config(&args.config)?;
+    let mut machine = Machine::build(&config)?;
+    let mut reader = trace::open(&args.trace, parse_format(&args.format)?)?;
+    let mut batch = Batch::default();
+    let mut progress = progress::Progress::new("simulating", args.quiet);
+    while reader.next_batch(&mut batch)? {
+        machine
+            .run_batch(&batch)
+            .with_context(|| format!("{}: simulation stopped", args.trace.display()))?;
+        progress.tick(batch.refs.len() as u64, reader.position());
+    }
+    let elapsed = progress.finish();
+    if let Some(w) = reader.warning() {
+        eprintln!("pagelab: warning: {w}");
+    }
+    let report = machine.report();
+    let refs = report.counts.references;
+    if !args.quiet {
+        eprintln!(
+            "pagelab: simulated {refs} references in {:.3} s ({:.1} M refs/s)",
+            elapsed.as_secs_f64(),
+            refs as f64 / elapsed.as_secs_f64().max(1e-9) / 1e6
+        );
+    }
+    let json = || -> Result<String> {
+        let value = serde_json::json!({
+            "trace": args.trace,
+            "config": config,
+            "report": report,
+            "seconds": elapsed.as_secs_f64(),
+        });
+        Ok(serde_json::to_string_pretty(&value)?)
+    };
+    match &args.json {
+        Some(p) if p.as_os_str() == "-" => println!("{}", json()?),
+        Some(p) => {
+            std::fs::write(p, json()? + "\n").with_context(|| format!("{}: cannot write", p.display()))?;
+            print!("trace {}\n{report}", args.trace.display());
+        }
+        None => print!("trace {}\n{report}", args.trace.display()),
+    }
+    Ok(())
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Trace(TraceCommand::Info { file, format, json }) => trace_info(&file, parse_format(&format)?, json),
+        Command::Trace(TraceCommand::Convert(args)) => convert::run(&args),
+        Command::Simulate(args) => simulate(&args),
+        Command::Config { config } => {
+            let config = load_config(&config)?;
+            Machine::build(&config)?;
+            print!("{}", config.to_toml());
+            Ok(())
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // One line: the context chain joined, most general first.
+            let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
+            eprintln!("pagelab: error: {}", chain.join(": "));
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -30,8 +30,8 @@ use std::path::Path;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MachineConfig {
-    /// A short name shown in reports.
-    #[serde(default)]
+    /// A short name shown in reports. Default "default".
+    #[serde(default = "default_name")]
     pub name: String,
     /// Where the numbers come from.
     #[serde(default)]
@@ -49,10 +49,14 @@ pub struct MachineConfig {
     pub cost: CostConfig,
 }
 
+fn default_name() -> String {
+    "default".into()
+}
+
 impl Default for MachineConfig {
     fn default() -> Self {
         MachineConfig {
-            name: "default".into(),
+            name: default_name(),
             description: String::new(),
             seed: 0,
             tlb: TlbConfig::default(),

@@ -214,8 +214,14 @@ impl Machine {
 
     /// Simulate the references of a batch. Events are not acted on yet.
     pub fn run_batch(&mut self, batch: &Batch) -> Result<(), SimError> {
-        for r in &batch.refs {
-            self.reference(r)?;
+        for (i, r) in batch.refs.iter().enumerate() {
+            if let Err(mut e) = self.reference(r) {
+                // Faults name the batch's first reference; make it this one.
+                e.reference += i as u64;
+                self.counts.references += i as u64;
+                self.counts.tlb = self.tlb.stats();
+                return Err(e);
+            }
         }
         self.counts.references += batch.refs.len() as u64;
         self.counts.tlb = self.tlb.stats();
@@ -429,6 +435,8 @@ mod tests {
         let mut m = Machine::build(&config).unwrap();
         let e = m.run_batch(&Batch { refs, events: vec![] }).unwrap_err();
         assert!(e.message.contains("out of physical memory") || e.message.contains("no physical frame"), "{e}");
+        // 63 frames: the 4 table nodes leave 59 pages, so reference 59 is the one that fails.
+        assert_eq!(e.reference, 59, "{e}");
     }
 
     #[test]

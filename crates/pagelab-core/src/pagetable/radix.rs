@@ -16,9 +16,28 @@ const FANOUT: usize = 512;
 const PRESENT: u64 = 1;
 const LEAF: u64 = 2;
 const PERM_SHIFT: u32 = 2;
-/// Entries keep a frame number (leaf) or node index (interior) from bit 12 up.
+/// A leaf entry keeps its frame number from bit 12 up, as x86-64 does.
 const TARGET_SHIFT: u32 = 12;
+/// An interior entry keeps the child's node index in bits 2..32 and the child's
+/// physical frame in bits 32..64, so a walk reads one word per level, like hardware.
+const CHILD_SHIFT: u32 = 2;
+const CHILD_PFN_SHIFT: u32 = 32;
 const NO_ROOT: u32 = u32::MAX;
+/// Largest frame number a table node may have (16 TiB of physical memory).
+pub const MAX_NODE_PFN: u64 = u32::MAX as u64;
+
+#[inline(always)]
+fn interior(node: u32, pfn: Pfn) -> u64 {
+    (pfn.0 << CHILD_PFN_SHIFT) | (node as u64) << CHILD_SHIFT | PRESENT
+}
+#[inline(always)]
+fn child_node(e: u64) -> u32 {
+    (e >> CHILD_SHIFT) as u32 & 0x3fff_ffff
+}
+#[inline(always)]
+fn child_pfn(e: u64) -> Pfn {
+    Pfn(e >> CHILD_PFN_SHIFT)
+}
 
 pub struct RadixPageTable {
     levels: u32,
@@ -71,6 +90,10 @@ impl RadixPageTable {
 
     fn new_node(&mut self, frames: &mut dyn FrameAllocator) -> Result<u32, MapError> {
         let pfn = frames.alloc(PageSize::K4).ok_or(MapError::OutOfMemory)?;
+        if pfn.0 > MAX_NODE_PFN || self.node_frames.len() >= 1 << 30 {
+            frames.free(pfn, PageSize::K4);
+            return Err(MapError::OutOfMemory);
+        }
         self.live_nodes += 1;
         if let Some(node) = self.free_nodes.pop() {
             self.node_frames[node as usize] = pfn;
@@ -139,13 +162,13 @@ impl PageTable for RadixPageTable {
             let e = self.entries[slot];
             if e & PRESENT == 0 {
                 let child = self.new_node(frames)?;
-                self.entries[slot] = (child as u64) << TARGET_SHIFT | PRESENT;
+                self.entries[slot] = interior(child, self.node_frames[child as usize]);
                 self.node_used[node as usize] += 1;
                 node = child;
             } else if e & LEAF != 0 {
                 return Err(MapError::Overlap);
             } else {
-                node = (e >> TARGET_SHIFT) as u32;
+                node = child_node(e);
             }
         }
         let slot = Self::slot(node, index(va, leaf));
@@ -180,7 +203,7 @@ impl PageTable for RadixPageTable {
             }
             path[depth] = (node, idx);
             depth += 1;
-            node = (e >> TARGET_SHIFT) as u32;
+            node = child_node(e);
         }
         let slot = Self::slot(node, index(va, leaf));
         if self.entries[slot] & (PRESENT | LEAF) != PRESENT | LEAF {
@@ -210,9 +233,10 @@ impl PageTable for RadixPageTable {
         if node == NO_ROOT {
             return walk;
         }
+        let mut table = self.node_frames[node as usize];
         for level in (0..self.levels).rev() {
             let idx = index(va, level);
-            walk.push(PhysAddr(self.node_frames[node as usize].addr().0 + idx as u64 * 8));
+            walk.push(PhysAddr(table.addr().0 + idx as u64 * 8));
             let e = self.entries[Self::slot(node, idx)];
             if e & PRESENT == 0 {
                 return walk;
@@ -225,7 +249,8 @@ impl PageTable for RadixPageTable {
                 });
                 return walk;
             }
-            node = (e >> TARGET_SHIFT) as u32;
+            node = child_node(e);
+            table = child_pfn(e);
         }
         walk
     }

@@ -8,14 +8,9 @@ use super::{sub_page, Tlb, TlbKey, TlbStats};
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr, Vpn};
 use crate::pagetable::{Perms, Translation};
 
-#[derive(Clone, Copy)]
-struct Entry {
-    key: TlbKey,
-    pfn: Pfn,
-    perms: Perms,
-    valid: bool,
-}
-
+/// Entries are kept as parallel arrays so that a set's tags are contiguous:
+/// `tags[i]` is the page number, `meta[i]` packs the address space and page size
+/// (0 marks an invalid entry; a page size's log2 is never 0).
 pub struct SetAssocTlb<R: Replacement> {
     sets: usize,
     ways: usize,
@@ -23,9 +18,17 @@ pub struct SetAssocTlb<R: Replacement> {
     mask: Option<u64>,
     /// Page sizes held, largest first (fills use the largest that fits).
     sizes: Vec<PageSize>,
-    entries: Vec<Entry>,
+    tags: Vec<u64>,
+    meta: Vec<u32>,
+    pfns: Vec<Pfn>,
+    perms: Vec<Perms>,
     policy: R,
     stats: TlbStats,
+}
+
+#[inline(always)]
+fn meta_of(asid: Asid, size: PageSize) -> u32 {
+    (asid.0 as u32) << 8 | size.shift()
 }
 
 impl<R: Replacement> SetAssocTlb<R> {
@@ -35,28 +38,22 @@ impl<R: Replacement> SetAssocTlb<R> {
         let mut sizes = sizes.to_vec();
         sizes.sort_unstable_by(|a, b| b.cmp(a));
         sizes.dedup();
-        let invalid = Entry {
-            key: TlbKey {
-                vpn: Vpn(0),
-                asid: Asid(0),
-                size: sizes[0],
-            },
-            pfn: Pfn(0),
-            perms: Perms::NONE,
-            valid: false,
-        };
+        let n = sets * ways;
         SetAssocTlb {
             sets,
             ways,
             mask: sets.is_power_of_two().then_some(sets as u64 - 1),
             sizes,
-            entries: vec![invalid; sets * ways],
+            tags: vec![0; n],
+            meta: vec![0; n],
+            pfns: vec![Pfn(0); n],
+            perms: vec![Perms::NONE; n],
             policy: R::new(sets, ways, seed),
             stats: TlbStats::default(),
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn set_of(&self, vpn: Vpn) -> usize {
         match self.mask {
             Some(m) => (vpn.0 & m) as usize,
@@ -64,20 +61,42 @@ impl<R: Replacement> SetAssocTlb<R> {
         }
     }
 
-    #[inline]
-    fn find(&self, key: TlbKey) -> Option<(usize, usize)> {
-        let set = self.set_of(key.vpn);
+    /// The way of `set` holding (vpn, meta), if any.
+    #[inline(always)]
+    fn find(&self, set: usize, vpn: u64, meta: u32) -> Option<usize> {
         let base = set * self.ways;
-        self.entries[base..base + self.ways]
-            .iter()
-            .position(|e| e.valid && e.key == key)
-            .map(|way| (set, way))
+        let tags = &self.tags[base..base + self.ways];
+        let metas = &self.meta[base..base + self.ways];
+        (0..self.ways).find(|&w| tags[w] == vpn && metas[w] == meta)
     }
 
-    fn drop_where(&mut self, pred: impl Fn(&TlbKey) -> bool) {
-        for (i, e) in self.entries.iter_mut().enumerate() {
-            if e.valid && pred(&e.key) {
-                e.valid = false;
+    #[inline(always)]
+    fn probe(&mut self, asid: Asid, va: VirtAddr, size: PageSize) -> Option<Translation> {
+        let vpn = va.vpn(size);
+        let set = self.set_of(vpn);
+        let way = self.find(set, vpn.0, meta_of(asid, size))?;
+        self.policy.touch(set, way);
+        let i = set * self.ways + way;
+        Some(Translation {
+            pfn: self.pfns[i],
+            size,
+            perms: self.perms[i],
+        })
+    }
+
+    fn drop_where(&mut self, pred: impl Fn(TlbKey) -> bool) {
+        for i in 0..self.tags.len() {
+            let meta = self.meta[i];
+            if meta == 0 {
+                continue;
+            }
+            let key = TlbKey {
+                vpn: Vpn(self.tags[i]),
+                asid: Asid((meta >> 8) as u16),
+                size: PageSize::from_shift(meta & 0xff).expect("valid entries hold a page size"),
+            };
+            if pred(key) {
+                self.meta[i] = 0;
                 self.policy.invalidate(i / self.ways, i % self.ways);
             }
         }
@@ -85,23 +104,18 @@ impl<R: Replacement> SetAssocTlb<R> {
 }
 
 impl<R: Replacement> Tlb for SetAssocTlb<R> {
-    #[inline]
+    #[inline(always)]
     fn lookup(&mut self, asid: Asid, va: VirtAddr) -> Option<Translation> {
-        for i in 0..self.sizes.len() {
-            let key = TlbKey::of(asid, va, self.sizes[i]);
-            if let Some((set, way)) = self.find(key) {
-                self.policy.touch(set, way);
-                self.stats.hits += 1;
-                let e = &self.entries[set * self.ways + way];
-                return Some(Translation {
-                    pfn: e.pfn,
-                    size: e.key.size,
-                    perms: e.perms,
-                });
-            }
+        let found = if self.sizes.len() == 1 {
+            self.probe(asid, va, self.sizes[0])
+        } else {
+            (0..self.sizes.len()).find_map(|i| self.probe(asid, va, self.sizes[i]))
+        };
+        match found {
+            Some(_) => self.stats.hits += 1,
+            None => self.stats.misses += 1,
         }
-        self.stats.misses += 1;
-        None
+        found
     }
 
     fn fill(&mut self, asid: Asid, va: VirtAddr, t: Translation) {
@@ -109,22 +123,27 @@ impl<R: Replacement> Tlb for SetAssocTlb<R> {
             return; // this TLB holds no page size small enough
         };
         let t = sub_page(t, va, size);
-        let key = TlbKey::of(asid, va, size);
-        let set = self.set_of(key.vpn);
-        let base = set * self.ways;
-        let way = match self.entries[base..base + self.ways].iter().position(|e| !e.valid || e.key == key) {
+        let vpn = va.vpn(size);
+        let meta = meta_of(asid, size);
+        let set = self.set_of(vpn);
+        let way = match self.find(set, vpn.0, meta) {
             Some(w) => w,
             None => {
-                self.stats.evictions += 1;
-                self.policy.victim(set)
+                let base = set * self.ways;
+                match self.meta[base..base + self.ways].iter().position(|&m| m == 0) {
+                    Some(w) => w,
+                    None => {
+                        self.stats.evictions += 1;
+                        self.policy.victim(set)
+                    }
+                }
             }
         };
-        self.entries[base + way] = Entry {
-            key,
-            pfn: t.pfn,
-            perms: t.perms,
-            valid: true,
-        };
+        let i = set * self.ways + way;
+        self.tags[i] = vpn.0;
+        self.meta[i] = meta;
+        self.pfns[i] = t.pfn;
+        self.perms[i] = t.perms;
         self.policy.touch(set, way);
     }
 

@@ -181,7 +181,9 @@ pub fn decode(raw: &[u8], n_refs: u32, n_events: u32, batch: &mut Batch) -> Resu
     let mut addrs = Cursor::new(addrs);
     let mut ips = Cursor::new(ips);
     let mut extras = Cursor::new(extras);
-    let (mut prev_fetch, mut prev_data, mut prev_ip) = (0u64, 0u64, 0u64);
+    // Previous address of data references [0] and of instruction fetches [1].
+    let mut prev = [0u64; 2];
+    let mut prev_ip = 0u64;
     let mut asid = start_asid;
     let mut switches = batch
         .events
@@ -207,13 +209,9 @@ pub fn decode(raw: &[u8], n_refs: u32, n_events: u32, batch: &mut Batch) -> Resu
             } else {
                 code
             };
-            let prev = if kind == AccessKind::Fetch {
-                &mut prev_fetch
-            } else {
-                &mut prev_data
-            };
-            *prev = prev.wrapping_add(unzigzag(addrs.varint()?) as u64);
-            let addr = *prev;
+            let p = &mut prev[(kind == AccessKind::Fetch) as usize];
+            *p = p.wrapping_add(unzigzag(addrs.varint()?) as u64);
+            let addr = *p;
             let ip = if has_ips {
                 prev_ip = prev_ip.wrapping_add(unzigzag(ips.varint()?) as u64);
                 prev_ip

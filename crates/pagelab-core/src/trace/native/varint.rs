@@ -37,7 +37,7 @@ impl<'a> Cursor<'a> {
         self.buf.len() - self.pos
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn varint(&mut self) -> Result<u64, &'static str> {
         // Fast path: one byte.
         if let Some(&b) = self.buf.get(self.pos) {
@@ -46,6 +46,11 @@ impl<'a> Cursor<'a> {
                 return Ok(b as u64);
             }
         }
+        self.varint_long()
+    }
+
+    #[inline(never)]
+    fn varint_long(&mut self) -> Result<u64, &'static str> {
         let mut v = 0u64;
         let mut shift = 0;
         loop {

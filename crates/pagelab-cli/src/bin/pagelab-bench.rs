@@ -1,0 +1,117 @@
+//! Throughput benchmark of pagelab's hot paths on one native trace (by default the
+//! standard 100-million-reference benchmark trace that `bench/run.sh` generates):
+//!
+//! - `read`: decoding the native format alone (the references' addresses are summed);
+//! - `simulate`: reading plus one 64-entry 4-way LRU TLB with x86-64 radix walks and
+//!   demand paging, exactly what `pagelab simulate` does with the default machine;
+//! - `check`: miss ratios of a fully associative 64-entry LRU TLB and a 128 × 12 LRU
+//!   TLB, to compare with the reference results of the standard trace.
+//!
+//! Each measurement runs `--repeat` times (default 3) on one core; the median is shown.
+//! Usage: `pagelab-bench TRACE.plt [--repeat N] [--skip-check]`
+
+use pagelab_core::config::{SetAssocConfig, TlbConfig};
+use pagelab_core::trace;
+use pagelab_core::{Batch, Machine, MachineConfig};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn read_once(path: &Path) -> Result<(u64, u64), Box<dyn std::error::Error>> {
+    let mut reader = trace::open(path, None)?;
+    let mut batch = Batch::default();
+    let (mut refs, mut sum) = (0u64, 0u64);
+    while reader.next_batch(&mut batch)? {
+        refs += batch.refs.len() as u64;
+        for r in &batch.refs {
+            sum = sum.wrapping_add(r.addr.0);
+        }
+    }
+    Ok((refs, sum))
+}
+
+fn simulate_once(path: &Path, config: &MachineConfig) -> Result<(u64, pagelab_core::Report), Box<dyn std::error::Error>> {
+    let mut machine = Machine::build(config)?;
+    let mut reader = trace::open(path, None)?;
+    let mut batch = Batch::default();
+    while reader.next_batch(&mut batch)? {
+        machine.run_batch(&batch)?;
+    }
+    let report = machine.report();
+    Ok((report.counts.references, report))
+}
+
+fn tlb(sets: usize, ways: usize) -> MachineConfig {
+    MachineConfig {
+        name: format!("{sets}x{ways}"),
+        tlb: TlbConfig::SetAssociative(SetAssocConfig {
+            sets,
+            ways,
+            ..SetAssocConfig::default()
+        }),
+        ..MachineConfig::default()
+    }
+}
+
+fn timed<T>(repeat: usize, mut f: impl FnMut() -> Result<(u64, T), Box<dyn std::error::Error>>) -> Result<(f64, T), Box<dyn std::error::Error>> {
+    let mut rates = Vec::new();
+    let mut last = None;
+    for _ in 0..repeat {
+        let start = Instant::now();
+        let (refs, out) = f()?;
+        rates.push(refs as f64 / start.elapsed().as_secs_f64() / 1e6);
+        last = Some(out);
+    }
+    Ok((median(rates), last.unwrap()))
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let path = PathBuf::from(args.first().ok_or("usage: pagelab-bench TRACE.plt [--repeat N] [--skip-check]")?);
+    let repeat = args
+        .iter()
+        .position(|a| a == "--repeat")
+        .and_then(|i| args.get(i + 1)?.parse().ok())
+        .unwrap_or(3usize);
+    let check = !args.iter().any(|a| a == "--skip-check");
+
+    let (rate, (refs, sum)) = timed(repeat, || {
+        let (refs, sum) = read_once(&path)?;
+        Ok((refs, (refs, sum)))
+    })?;
+    println!("read      {rate:8.1} M refs/s   ({refs} references, address checksum {sum:#x})");
+
+    let (rate, report) = timed(repeat, || simulate_once(&path, &tlb(16, 4)))?;
+    let l = &report.levels[0];
+    println!(
+        "simulate  {rate:8.1} M refs/s   (64-entry 4-way LRU + 4-level radix: miss ratio {:.6}, {} walks, {} faults)",
+        l.miss_ratio, report.counts.walks, report.counts.page_faults
+    );
+
+    if check {
+        for (sets, ways) in [(1, 64), (128, 12)] {
+            let (rate, report) = timed(1, || simulate_once(&path, &tlb(sets, ways)))?;
+            println!(
+                "check     {rate:8.1} M refs/s   ({sets} x {ways} LRU: miss ratio {:.6})",
+                report.levels[0].miss_ratio
+            );
+        }
+    }
+    println!("peak RSS  {:8.1} MB", peak_rss_mb());
+    Ok(())
+}

@@ -1,0 +1,130 @@
+//! `pagelab trace convert`: read any supported format, write pagelab's native format
+//! (or lackey text, an address list, raw u64 addresses).
+
+use crate::progress::Progress;
+use anyhow::{bail, Context, Result};
+use pagelab_core::trace::native::{NativeWriter, WriterOptions};
+use pagelab_core::trace::{self, addrs, lackey, rawu64, Metadata, TraceFormat};
+use pagelab_core::Batch;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct ConvertArgs {
+    /// The trace to read.
+    input: PathBuf,
+    /// The file to write.
+    output: PathBuf,
+    /// Input format (native, lackey, champsim, addrs, u64); detected when omitted.
+    #[arg(long)]
+    from: Option<String>,
+    /// Output format (native, lackey, addrs, u64); from the output's extension, else native.
+    #[arg(long)]
+    to: Option<String>,
+    /// What was traced, recorded in the native header.
+    #[arg(long)]
+    workload: Option<String>,
+    /// References per chunk of the native format.
+    #[arg(long, default_value_t = WriterOptions::default().chunk_refs)]
+    chunk_refs: u32,
+    /// zstd level of the native format (1 fast .. 19 small).
+    #[arg(long, default_value_t = WriterOptions::default().level)]
+    level: i32,
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn output_format(args: &ConvertArgs) -> Result<TraceFormat> {
+    if let Some(name) = &args.to {
+        return TraceFormat::parse(name).map_err(anyhow::Error::msg);
+    }
+    let name = args.output.to_string_lossy().to_lowercase();
+    Ok(if name.ends_with(".lackey") {
+        TraceFormat::Lackey
+    } else if name.ends_with(".addrs") || name.ends_with(".txt") {
+        TraceFormat::Addrs
+    } else if name.ends_with(".u64") {
+        TraceFormat::U64
+    } else {
+        TraceFormat::Native
+    })
+}
+
+/// A text or binary sink for the formats that are one reference per record.
+fn write_plain(
+    reader: &mut dyn trace::TraceReader,
+    out: &Path,
+    write: fn(&mut BufWriter<File>, &pagelab_core::MemRef) -> std::io::Result<()>,
+    progress: &mut Progress,
+) -> Result<()> {
+    let file = File::create(out).with_context(|| format!("{}: cannot create", out.display()))?;
+    let mut w = BufWriter::with_capacity(1 << 20, file);
+    let mut batch = Batch::default();
+    while reader.next_batch(&mut batch)? {
+        for r in &batch.refs {
+            write(&mut w, r).with_context(|| format!("{}: cannot write", out.display()))?;
+        }
+        progress.tick(batch.refs.len() as u64, reader.position());
+    }
+    w.flush().with_context(|| format!("{}: cannot write", out.display()))?;
+    Ok(())
+}
+
+pub fn run(args: &ConvertArgs) -> Result<()> {
+    let from = args.from.as_deref().map(TraceFormat::parse).transpose().map_err(anyhow::Error::msg)?;
+    let to = output_format(args)?;
+    if to == TraceFormat::Champsim {
+        bail!("writing ChampSim traces is not supported (it would drop sizes and events); write native instead");
+    }
+    if args.input == args.output {
+        bail!("{}: input and output are the same file", args.input.display());
+    }
+    let mut reader = trace::open(&args.input, from)?;
+    let mut progress = Progress::new("converting", args.quiet);
+    match to {
+        TraceFormat::Native => {
+            let source = reader.metadata();
+            let metadata = Metadata {
+                source_format: if source.source_format.is_empty() {
+                    from.map(|f| f.name().to_string()).unwrap_or_default()
+                } else {
+                    source.source_format.clone()
+                },
+                workload: args.workload.clone().unwrap_or_else(|| source.workload.clone()),
+                created_by: format!("pagelab {}", env!("CARGO_PKG_VERSION")),
+                extra: source.extra.clone(),
+            };
+            let options = WriterOptions {
+                chunk_refs: args.chunk_refs,
+                level: args.level,
+            };
+            let mut writer = NativeWriter::create(&args.output, &metadata, options)?;
+            let mut batch = Batch::default();
+            while reader.next_batch(&mut batch)? {
+                writer.write_batch(&batch)?;
+                progress.tick(batch.refs.len() as u64, reader.position());
+            }
+            writer.finish()?;
+        }
+        TraceFormat::Lackey => write_plain(reader.as_mut(), &args.output, |w, r| lackey::write_ref(w, r), &mut progress)?,
+        TraceFormat::Addrs => write_plain(reader.as_mut(), &args.output, |w, r| addrs::write_ref(w, r), &mut progress)?,
+        TraceFormat::U64 => write_plain(reader.as_mut(), &args.output, |w, r| rawu64::write_ref(w, r), &mut progress)?,
+        TraceFormat::Champsim => unreachable!("refused above"),
+    }
+    let elapsed = progress.finish();
+    if let Some(w) = reader.warning() {
+        eprintln!("pagelab: warning: {w}");
+    }
+    if !args.quiet {
+        let bytes = std::fs::metadata(&args.output).map(|m| m.len()).unwrap_or(0);
+        eprintln!(
+            "pagelab: wrote {} ({} bytes, {} format) in {:.2} s",
+            args.output.display(),
+            bytes,
+            to.name(),
+            elapsed.as_secs_f64()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,122 @@
+//! The command line end to end: bad input gives one line naming the file and offset,
+//! conversions round-trip, and simulation of a bundled real trace works.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn pagelab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pagelab"))
+        .args(args)
+        .output()
+        .expect("pagelab runs")
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pagelab-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Exactly one line, starting "pagelab: error:", naming the file and an offset.
+fn assert_one_line_error(o: &Output, file: &Path) {
+    assert!(!o.status.success(), "should fail");
+    let err = stderr(o);
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(err.starts_with("pagelab: error: "), "{err}");
+    assert!(err.contains(&file.display().to_string()), "names the file: {err}");
+    assert!(err.contains("offset "), "names the offset: {err}");
+}
+
+#[test]
+fn truncated_native_trace_is_one_line_with_offset() {
+    let whole = std::fs::read(repo().join("data/traces/xz.plt")).unwrap();
+    for cut in [10, 100, whole.len() / 2, whole.len() - 1] {
+        let path = scratch(&format!("cut{cut}.plt"));
+        std::fs::write(&path, &whole[..cut]).unwrap();
+        assert_one_line_error(&pagelab(&["trace", "info", path.to_str().unwrap()]), &path);
+    }
+}
+
+#[test]
+fn random_bytes_are_one_line_with_offset() {
+    // A fixed pseudo-random sequence (xorshift), not valid in any format.
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let bytes: Vec<u8> = (0..100_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    for name in ["random.bin", "random.plt", "random"] {
+        let path = scratch(name);
+        std::fs::write(&path, &bytes).unwrap();
+        let o = pagelab(&["trace", "info", path.to_str().unwrap()]);
+        assert_one_line_error(&o, &path);
+        assert!(stderr(&o).contains("offset 0"), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn malformed_lackey_names_the_line() {
+    let path = scratch("bad.lackey");
+    std::fs::write(&path, "==1== header\nI  0401000,3\n L 7ff000,8\n L 7ff000;8\n").unwrap();
+    let o = pagelab(&["trace", "info", path.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("line 4"), "{}", stderr(&o));
+}
+
+#[test]
+fn lackey_round_trips_through_native() {
+    let lackey = scratch("small.lackey");
+    std::fs::write(&lackey, "I  0401000,3\n L 7ff000,8\n S 7ff010,4\n M 1234,16\nI  0401003,2\n").unwrap();
+    let native = scratch("small.plt");
+    let back = scratch("back.lackey");
+    assert!(pagelab(&["trace", "convert", "-q", lackey.to_str().unwrap(), native.to_str().unwrap()]).status.success());
+    assert!(pagelab(&["trace", "convert", "-q", native.to_str().unwrap(), back.to_str().unwrap()]).status.success());
+    assert_eq!(
+        std::fs::read_to_string(&back).unwrap(),
+        "I  00401000,3\n L 007ff000,8\n S 007ff010,4\n M 00001234,16\nI  00401003,2\n"
+    );
+}
+
+#[test]
+fn simulate_bundled_trace_table_and_json() {
+    let trace = repo().join("data/traces/xz.plt");
+    let o = pagelab(&["simulate", "-q", "--trace", trace.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = String::from_utf8_lossy(&o.stdout);
+    for row in ["references", "tlb misses", "misses / 1000 refs", "walk memory references", "page faults", "translation overhead"] {
+        assert!(table.contains(row), "missing {row}: {table}");
+    }
+    let o = pagelab(&["simulate", "-q", "--trace", trace.to_str().unwrap(), "--json", "-"]);
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let counts = &json["report"]["counts"];
+    assert_eq!(counts["references"], 3_463_872);
+    let (hits, misses) = (counts["tlb"]["hits"].as_u64().unwrap(), counts["tlb"]["misses"].as_u64().unwrap());
+    assert_eq!(hits + misses, counts["translations"].as_u64().unwrap());
+    assert!(counts["page_faults"].as_u64().unwrap() > 100);
+}
+
+#[test]
+fn config_errors_name_the_field() {
+    let config = scratch("bad.toml");
+    std::fs::write(&config, "[tlb]\nkind = \"set-associative\"\nsets = 16\nwayz = 4\n").unwrap();
+    let o = pagelab(&["config", "--config", config.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("wayz") && err.contains("bad.toml"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    std::fs::write(&config, "[tlb]\nkind = \"set-associative\"\nsets = 0\n").unwrap();
+    let err = stderr(&pagelab(&["config", "--config", config.to_str().unwrap()]));
+    assert!(err.contains("tlb.sets"), "{err}");
+}
