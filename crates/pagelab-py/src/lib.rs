@@ -1,1 +1,139 @@
+//! `pagelab._pagelab`: the Python bindings of pagelab-core. Type conversion only: every
+//! function takes strings, hands them to the core with the GIL released, and returns
+//! JSON text that the Python package (`python/pagelab`) turns into dicts. Errors of the
+//! user's making (a bad trace, configuration or run) raise `ValueError` with the core's
+//! one-line message; a panic in the core (a bug) raises `RuntimeError`.
 
+// pyo3 0.22's #[pyfunction] expansion converts PyErr into PyErr (clippy false positive).
+#![allow(clippy::useless_conversion)]
+
+use pagelab_core::trace::info::InfoBuilder;
+use pagelab_core::trace::{self, TraceFormat, TraceReader};
+use pagelab_core::{Batch, Machine, MachineConfig};
+use pyo3::exceptions::{PyRuntimeError, PyRuntimeWarning, PyValueError};
+use pyo3::prelude::*;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+/// Why a call failed, before it becomes a Python exception.
+enum Failure {
+    /// The input is wrong (trace, configuration, format, run): `ValueError`.
+    Input(String),
+    /// The core panicked: `RuntimeError`.
+    Bug(String),
+}
+
+/// What a call returns: JSON text and any warning a reader chose to survive.
+struct Output {
+    json: String,
+    warning: Option<String>,
+}
+
+fn input<E: std::fmt::Display>(e: E) -> Failure {
+    Failure::Input(e.to_string())
+}
+
+/// Run `work` without the GIL, turning a panic into [`Failure::Bug`].
+fn detached<F>(py: Python<'_>, work: F) -> PyResult<String>
+where
+    F: FnOnce() -> Result<Output, Failure> + Send,
+{
+    let result = py.allow_threads(|| {
+        catch_unwind(AssertUnwindSafe(work)).unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(Failure::Bug(format!("pagelab internal error (please report): {what}")))
+        })
+    });
+    match result {
+        Ok(out) => {
+            if let Some(w) = out.warning {
+                PyErr::warn_bound(py, &py.get_type_bound::<PyRuntimeWarning>(), &w, 1)?;
+            }
+            Ok(out.json)
+        }
+        Err(Failure::Input(m)) => Err(PyValueError::new_err(m)),
+        Err(Failure::Bug(m)) => Err(PyRuntimeError::new_err(m)),
+    }
+}
+
+/// Open a trace, detecting its format unless one is named; returns the format used.
+fn open_trace(path: &str, format: Option<&str>) -> Result<(Box<dyn TraceReader + Send>, TraceFormat), Failure> {
+    let path = Path::new(path);
+    let format = match format {
+        Some(name) => TraceFormat::parse(name).map_err(Failure::Input)?,
+        None => TraceFormat::detect(path).map_err(input)?,
+    };
+    Ok((trace::open(path, Some(format)).map_err(input)?, format))
+}
+
+fn run_simulation(trace: &str, config_toml: &str, format: Option<&str>, origin: &str) -> Result<Output, Failure> {
+    let config = MachineConfig::from_toml(config_toml, origin).map_err(input)?;
+    let mut machine = Machine::build(&config).map_err(input)?;
+    let (mut reader, _) = open_trace(trace, format)?;
+    let mut batch = Batch::default();
+    while reader.next_batch(&mut batch).map_err(input)? {
+        machine.run_batch(&batch).map_err(input)?;
+    }
+    Ok(Output {
+        json: serde_json::to_string(&machine.report()).map_err(|e| Failure::Bug(e.to_string()))?,
+        warning: reader.warning().map(str::to_string),
+    })
+}
+
+fn run_info(trace: &str, format: Option<&str>) -> Result<Output, Failure> {
+    let (mut reader, format) = open_trace(trace, format)?;
+    let mut builder = InfoBuilder::new();
+    let mut batch = Batch::default();
+    while reader.next_batch(&mut batch).map_err(input)? {
+        builder.add(&batch);
+    }
+    let bug = |e: serde_json::Error| Failure::Bug(e.to_string());
+    let mut value = serde_json::to_value(builder.finish()).map_err(bug)?;
+    if let serde_json::Value::Object(map) = &mut value {
+        map.insert("format".into(), format.name().into());
+        map.insert("metadata".into(), serde_json::to_value(reader.metadata()).map_err(bug)?);
+    }
+    Ok(Output {
+        json: value.to_string(),
+        warning: reader.warning().map(str::to_string),
+    })
+}
+
+/// Run the machine the TOML configuration describes (empty: every default) over the
+/// whole trace and return its report as JSON text. `format` names the trace format
+/// (native, lackey, champsim, addrs, u64); None detects it. `origin` names the
+/// configuration in error messages. Raises ValueError on a bad trace, configuration or run.
+#[pyfunction]
+#[pyo3(signature = (trace, config_toml = "", format = None, origin = "<config>"))]
+fn simulate(py: Python<'_>, trace: &str, config_toml: &str, format: Option<&str>, origin: &str) -> PyResult<String> {
+    detached(py, || run_simulation(trace, config_toml, format, origin))
+}
+
+/// Read the whole trace and return what it holds as JSON text: references by kind,
+/// events by type, footprint in pages, address range, address spaces, the format read
+/// and the trace's metadata. Raises ValueError on a bad trace.
+#[pyfunction]
+#[pyo3(signature = (trace, format = None))]
+fn trace_info(py: Python<'_>, trace: &str, format: Option<&str>) -> PyResult<String> {
+    detached(py, || run_info(trace, format))
+}
+
+/// The default machine configuration as TOML text.
+#[pyfunction]
+fn default_config() -> String {
+    MachineConfig::default().to_toml()
+}
+
+/// The compiled half of pagelab; use the `pagelab` package instead.
+#[pymodule]
+fn _pagelab(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_info, m)?)?;
+    m.add_function(wrap_pyfunction!(default_config, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,375 @@
+"""pagelab: a laboratory for address translation.
+
+Simulate a machine (TLB, page table, physical memory, cost model) over a memory trace
+and get its report as a dict::
+
+    import pagelab
+    report = pagelab.simulate("run.lackey", {"tlb": {"kind": "set-associative", "sets": 1, "ways": 64}})
+    report["levels"][0]["mpki"]
+
+The simulation runs in Rust (``pagelab._pagelab``) without the GIL; this package turns
+Python values into the configuration TOML the core reads, and the core's JSON back into
+dicts. Errors in a trace, a configuration or a run raise ``ValueError`` with a one-line
+message naming the file or field.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import os
+import re
+import sys
+from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+from . import _pagelab
+
+__version__: str = _pagelab.__version__
+
+__all__ = [
+    "simulate",
+    "trace_info",
+    "sweep",
+    "default_config",
+    "default_config_toml",
+    "to_toml",
+    "flatten_report",
+    "to_frame",
+    "__version__",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+Config = Union[None, Mapping, str, "os.PathLike[str]"]
+
+# The order of the counts' "by_kind" list (pagelab-core's AccessKind::ALL).
+_KIND_COLUMNS = ("loads", "stores", "fetches", "modifies")
+
+
+# --- configurations -----------------------------------------------------------------
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _toml_key(key: Any, where: str) -> str:
+    if not isinstance(key, str):
+        raise TypeError(f"{where or 'config'}: TOML keys must be strings, not {type(key).__name__} ({key!r})")
+    return key if _BARE_KEY.fullmatch(key) else _toml_string(key)
+
+
+def _toml_string(s: str) -> str:
+    out = ['"']
+    for ch in s:
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _toml_value(value: Any, where: str) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        f = float(value)
+        if math.isnan(f):
+            return "nan"
+        if math.isinf(f):
+            return "inf" if f > 0 else "-inf"
+        return repr(f)
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, Mapping):
+        items = (f"{_toml_key(k, where)} = {_toml_value(v, f'{where}.{k}')}" for k, v in value.items())
+        return "{" + ", ".join(items) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v, f"{where}[{i}]") for i, v in enumerate(value)) + "]"
+    if value is None:
+        raise TypeError(f"{where}: None has no TOML form (leave the key out to get its default)")
+    raise TypeError(f"{where}: cannot write a {type(value).__name__} as TOML ({value!r})")
+
+
+def _toml_table(table: Mapping, path: List[str], lines: List[str]) -> None:
+    where = ".".join(path)
+    subtables = []
+    for key, value in table.items():
+        name = _toml_key(key, where)
+        if isinstance(value, Mapping):
+            subtables.append((name, value))
+        else:
+            lines.append(f"{name} = {_toml_value(value, f'{where}.{key}' if where else str(key))}")
+    for name, value in subtables:
+        lines.append("")
+        lines.append(f"[{'.'.join(path + [name])}]")
+        _toml_table(value, path + [name], lines)
+
+
+def to_toml(config: Mapping) -> str:
+    """Write a configuration dict as TOML text.
+
+    ``config`` is a nested dict whose values are str, int, float, bool, lists of
+    those, or dicts (written as ``[tables]``; dicts inside lists become inline tables).
+    ``None`` is refused, since TOML has no null: leave a key out to get its default.
+
+    >>> print(to_toml({"seed": 1, "tlb": {"kind": "set-associative", "ways": 8}}))
+    seed = 1
+    <BLANKLINE>
+    [tlb]
+    kind = "set-associative"
+    ways = 8
+    <BLANKLINE>
+    """
+    if not isinstance(config, Mapping):
+        raise TypeError(f"a configuration must be a dict, not {type(config).__name__}")
+    lines: List[str] = []
+    _toml_table(config, [], lines)
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def _looks_like_path(text: str) -> bool:
+    # One line naming an existing file, or ending in .toml and not a `key = value` line.
+    return "\n" not in text and (os.path.isfile(text) or ("=" not in text and text.endswith(".toml")))
+
+
+def _config_text(config: Config, name: str = "<config>") -> Tuple[str, str]:
+    """(TOML text, the name errors give it) of a configuration argument."""
+    if config is None:
+        return "", name
+    if isinstance(config, Mapping):
+        return to_toml(config), name
+    if isinstance(config, os.PathLike) or (isinstance(config, str) and _looks_like_path(config)):
+        path = os.fspath(config)
+        try:
+            with open(path, encoding="utf-8") as f:
+                return f.read(), path
+        except (OSError, UnicodeDecodeError) as e:
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            raise ValueError(f"{path}: cannot read: {reason}") from None
+    if isinstance(config, str):
+        return config, name
+    raise TypeError(
+        f"a configuration is a dict, TOML text or a path to a .toml file, not {type(config).__name__}"
+    )
+
+
+def _trace_path(trace: PathLike) -> str:
+    try:
+        return os.fsdecode(os.fspath(trace))
+    except TypeError:
+        raise TypeError(f"a trace is a path (str or os.PathLike), not {type(trace).__name__}") from None
+
+
+def _parse_toml(text: str) -> Optional[dict]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        return tomllib.loads(text)
+    try:
+        import tomli  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return tomli.loads(text)
+
+
+def default_config_toml() -> str:
+    """The default machine configuration as TOML text, every field written out.
+
+    A good starting point for a configuration file: edit it and pass its path, or the
+    edited text, as ``config`` to :func:`simulate`.
+    """
+    return _pagelab.default_config()
+
+
+def default_config() -> Union[dict, str]:
+    """The default machine configuration as a dict, every field written out.
+
+    Edit it and pass it back as ``config`` to :func:`simulate` or :func:`sweep`. TOML
+    is parsed with ``tomllib`` (Python 3.11+) or the ``tomli`` package if it is
+    installed; on older Pythons without ``tomli`` the TOML text is returned instead
+    (see :func:`default_config_toml`).
+    """
+    text = default_config_toml()
+    parsed = _parse_toml(text)
+    return text if parsed is None else parsed
+
+
+# --- running ------------------------------------------------------------------------
+
+
+def simulate(trace: PathLike, config: Config = None, format: Optional[str] = None) -> Dict[str, Any]:
+    """Simulate a machine over a whole trace and return its report.
+
+    Args:
+        trace: path of the trace file (pagelab native ``.plt``, Valgrind lackey text,
+            ChampSim binary, a text address list or raw u64 addresses; text and
+            ChampSim traces may be gz/xz/zst-compressed).
+        config: the machine: None for every default; a dict (see
+            :func:`default_config` for its shape); TOML text; or the path of a
+            ``.toml`` file (a ``str`` is taken as a path when it is one line that names
+            an existing file, or ends in ``.toml`` and has no ``=``).
+        format: the trace format (``"native"``, ``"lackey"``, ``"champsim"``,
+            ``"addrs"``, ``"u64"``); None detects it from the file.
+
+    Returns:
+        The report: ``machine`` (the configuration's name), ``counts`` (references,
+        ``by_kind`` [load, store, fetch, modify], translations, page_crossing, ``tlb``
+        hits/misses/evictions, walks, walk_refs, walk_lines, page_faults), ``levels``
+        (per TLB level: entries, hits, misses, evictions, miss_ratio, mpki),
+        walk_refs_per_walk, walk_lines_per_walk, page_table_bytes, frames_used,
+        ``cycles`` and translation_overhead_percent. :func:`to_frame` tabulates reports.
+
+    Raises:
+        ValueError: the trace cannot be read or is malformed, the configuration has an
+            unknown field or a bad value, or the run failed (e.g. out of memory); the
+            message names the file, line or field.
+        TypeError: ``config`` holds a value that has no TOML form.
+    """
+    text, origin = _config_text(config)
+    return json.loads(_pagelab.simulate(_trace_path(trace), text, format, origin))
+
+
+def trace_info(trace: PathLike, format: Optional[str] = None) -> Dict[str, Any]:
+    """Read a whole trace and say what it holds.
+
+    Returns a dict with ``references``, ``by_kind`` (load/store/fetch/modify → count),
+    ``events`` (by type), ``footprint_pages`` (distinct pages by page size: "4K", "2M",
+    "1G"), ``page_crossing``, ``min_address``/``max_address`` (None for an empty trace),
+    ``address_spaces``, ``instructions`` (its fetches), ``format`` (the format read)
+    and ``metadata`` (what the trace says about itself).
+
+    Raises ValueError if the trace cannot be read or is malformed.
+    """
+    return json.loads(_pagelab.trace_info(_trace_path(trace), format))
+
+
+def _simulate_text(trace: str, text: str, format: Optional[str], origin: str) -> str:
+    # Runs in a worker process: returns JSON text, cheaper to send back than a dict.
+    return _pagelab.simulate(trace, text, format, origin)
+
+
+def _local_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # the cores this process may run on
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def sweep(
+    trace: PathLike,
+    configs: Sequence[Config],
+    processes: Optional[int] = None,
+    format: Optional[str] = None,
+) -> List[Dict[str, Any]]:
+    """Simulate several machines over one trace in parallel, one process per run.
+
+    Args:
+        trace: the trace file, as for :func:`simulate`.
+        configs: the machines, each as :func:`simulate`'s ``config`` accepts.
+        processes: worker processes; None uses every core this process may run on.
+            With 1 (or a single configuration) the runs happen in this process.
+        format: the trace format, as for :func:`simulate`.
+
+    Returns:
+        The reports, in the order of ``configs``: the same as calling
+        :func:`simulate` on each in turn.
+
+    Raises:
+        ValueError: as :func:`simulate`; the message names the configuration
+            (``configs[i]``, or its file) when the configuration is at fault. The
+            first failure in ``configs`` order is raised and pending runs are cancelled.
+    """
+    if processes is not None and processes < 1:
+        raise ValueError(f"processes must be at least 1, not {processes}")
+    path = _trace_path(trace)
+    # Configurations are turned into TOML here, so a bad dict fails before any work.
+    texts = [_config_text(c, f"configs[{i}]") for i, c in enumerate(configs)]
+    if not texts:
+        return []
+    workers = min(processes or _local_cores(), len(texts))
+    if workers == 1:
+        return [json.loads(_simulate_text(path, text, format, origin)) for text, origin in texts]
+    pool = ProcessPoolExecutor(max_workers=workers)
+    try:
+        futures = [pool.submit(_simulate_text, path, text, format, origin) for text, origin in texts]
+        results = [json.loads(f.result()) for f in futures]
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return results
+
+
+# --- tables -------------------------------------------------------------------------
+
+
+def flatten_report(report: Mapping) -> Dict[str, Any]:
+    """One report as a flat dict of columns (the rows of :func:`to_frame`).
+
+    Counts lose their ``counts`` prefix (``references``, ``walks``, ``walk_refs``,
+    ``page_faults``, ...); ``by_kind`` becomes ``loads``, ``stores``, ``fetches``,
+    ``modifies``; nested dicts join their keys with ``_`` (``tlb_hits``,
+    ``tlb_misses``, ``cycles_walks``); each TLB level's fields are prefixed with its
+    name (``tlb_mpki``, ``tlb_miss_ratio``); ``mpki`` and ``miss_ratio`` are those of
+    the last level (whose misses walk the page table).
+    """
+    row: Dict[str, Any] = {}
+
+    def put(prefix: str, value: Any) -> None:
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                put(f"{prefix}_{k}" if prefix else str(k), v)
+        else:
+            row[prefix] = value
+
+    for key, value in report.items():
+        if key == "counts" and isinstance(value, Mapping):
+            counts = dict(value)
+            by_kind = counts.pop("by_kind", None)
+            if isinstance(by_kind, (list, tuple)):
+                row.update(zip(_KIND_COLUMNS, by_kind))
+            put("", counts)
+        elif key == "levels" and isinstance(value, (list, tuple)):
+            for i, level in enumerate(value):
+                level = dict(level)
+                put(str(level.pop("name", f"level{i}")), level)
+            if value:
+                row["miss_ratio"] = value[-1].get("miss_ratio")
+                row["mpki"] = value[-1].get("mpki")
+        else:
+            put(key, value)
+    return row
+
+
+def to_frame(reports: Union[Mapping, Sequence[Mapping]]):
+    """Reports (from :func:`simulate` or :func:`sweep`) as a ``pandas.DataFrame``.
+
+    One row per report, columns as :func:`flatten_report` names them, among them
+    ``machine``, ``references``, ``tlb_hits``, ``tlb_misses``, ``mpki``, ``walks``,
+    ``walk_refs``, ``page_faults`` and ``translation_overhead_percent``. A single
+    report gives a one-row frame. Needs pandas (``pip install pandas``).
+    """
+    try:
+        import pandas as pd
+    except ImportError as e:
+        raise ImportError(
+            "pagelab.to_frame needs pandas, which is not installed: pip install pandas "
+            "(or use pagelab.flatten_report for plain dicts)"
+        ) from e
+    if isinstance(reports, Mapping):
+        reports = [reports]
+    return pd.DataFrame([flatten_report(r) for r in reports])

@@ -1,0 +1,276 @@
+"""Tests of the pagelab Python package: each writes the small traces it needs."""
+
+import os
+import sys
+
+import pytest
+
+import pagelab
+
+# Three base pages, A B C, visited A B A C B A.
+PAGES = {"A": 0x1000, "B": 0x2000, "C": 0x3000}
+VISITS = "ABACBA"
+
+ONE_SET_TWO_WAYS = {"tlb": {"kind": "set-associative", "sets": 1, "ways": 2, "replacement": "lru"}}
+ONE_SET_TWO_WAYS_TOML = """
+[tlb]
+kind = "set-associative"
+sets = 1
+ways = 2
+replacement = "lru"
+"""
+
+
+@pytest.fixture
+def abacba(tmp_path):
+    """An address list: 8-byte loads of pages A B A C B A."""
+    path = tmp_path / "abacba.addrs"
+    path.write_text("# three pages\n" + "".join(f"R {PAGES[p]:#x} 8\n" for p in VISITS))
+    return path
+
+
+@pytest.fixture
+def lackey(tmp_path):
+    """A lackey trace: 2 fetches, 2 loads, 1 store, 1 modify, Valgrind chatter around."""
+    path = tmp_path / "run.lackey"
+    path.write_text(
+        "==1234== Lackey, an example Valgrind tool\n"
+        "I  0400d7d4,3\n"
+        " L 7ff000108,8\n"
+        "I  0400d7d7,4\n"
+        " S 7ff000100,8\n"
+        " M 0060f000,4\n"
+        " L 0060fffc,8\n"
+        "==1234== \n"
+    )
+    return path
+
+
+def test_version():
+    assert pagelab.__version__ == pagelab._pagelab.__version__
+    assert pagelab.__version__.count(".") == 2
+
+
+def test_simulate_hand_computed_lru(abacba):
+    # 1 set, 2 ways, LRU, pages A B A C B A:
+    #   A miss [A]; B miss [A B]; A hit (B is now LRU); C miss, evicts B [A C];
+    #   B miss, evicts A [C B]; A miss, evicts C [B A].
+    # -> 1 hit, 5 misses, 3 evictions; the first touch of each page faults: 3 faults.
+    # Walks: 5 misses, and each fault walks again: 8. A 4-level walk reads 4 entries,
+    # except the very first, which finds no root and reads none: 7 * 4 = 28.
+    r = pagelab.simulate(abacba, ONE_SET_TWO_WAYS)
+    c = r["counts"]
+    assert c["references"] == 6
+    assert c["by_kind"] == [6, 0, 0, 0]
+    assert c["translations"] == 6 and c["page_crossing"] == 0
+    assert c["tlb"] == {"hits": 1, "misses": 5, "evictions": 3}
+    assert c["page_faults"] == 3
+    assert (c["walks"], c["walk_refs"]) == (8, 28)
+    level = r["levels"][0]
+    assert (level["entries"], level["hits"], level["misses"], level["evictions"]) == (2, 1, 5, 3)
+    assert level["mpki"] == pytest.approx(5000 / 6)
+    assert level["miss_ratio"] == pytest.approx(5 / 6)
+    # Default cost model: 1 cycle a reference, 8 a walk reference, 5000 a fault.
+    assert r["cycles"] == pytest.approx({"base": 6.0, "tlb_hits": 0.0, "walks": 28 * 8.0, "page_faults": 15000.0})
+    assert r["translation_overhead_percent"] == pytest.approx(100 * (224 + 15000) / (6 + 224 + 15000))
+
+
+def test_default_tlb_holds_all_three_pages(abacba):
+    # 16 sets x 4 ways: only the three compulsory misses.
+    c = pagelab.simulate(abacba)["counts"]
+    assert (c["tlb"]["hits"], c["tlb"]["misses"], c["tlb"]["evictions"]) == (3, 3, 0)
+
+
+def test_dict_config_equals_toml_text_and_file(abacba, tmp_path):
+    from_dict = pagelab.simulate(abacba, ONE_SET_TWO_WAYS)
+    from_text = pagelab.simulate(abacba, ONE_SET_TWO_WAYS_TOML)
+    config_file = tmp_path / "two-ways.toml"
+    config_file.write_text(ONE_SET_TWO_WAYS_TOML)
+    assert from_dict == from_text
+    assert pagelab.simulate(abacba, config_file) == from_dict
+    assert pagelab.simulate(abacba, str(config_file)) == from_dict
+
+
+def test_default_config_round_trips(abacba):
+    text = pagelab.default_config_toml()
+    assert "[tlb]" in text
+    config = pagelab.default_config()
+    if isinstance(config, str):  # Python < 3.11 without tomli
+        assert config == text
+        return
+    assert config["tlb"]["kind"] == "set-associative"
+    assert config["name"] == "default"
+    # The dict, written back as TOML by pagelab.to_toml, is the same machine.
+    assert pagelab.simulate(abacba, config) == pagelab.simulate(abacba, text)
+    config["tlb"]["ways"] = 1
+    config["tlb"]["sets"] = 1
+    assert pagelab.simulate(abacba, config)["levels"][0]["entries"] == 1
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib checks the emitter")
+def test_to_toml_is_valid_toml():
+    import tomllib
+
+    config = {
+        "name": 'quote " backslash \\ newline \n tab \t bell \x07 é',
+        "seed": 7,
+        "flag": False,
+        "ratio": 0.1,
+        "big": 1e300,
+        "inf": float("inf"),
+        "list": [1, 2, 3],
+        "empty": [],
+        "mixed keys": {"a.b": 1, "nested": {"deep": ["x", "y"]}},
+        "inline": [{"a": 1}, {"b": [True]}],
+        "emptytable": {},
+    }
+    assert tomllib.loads(pagelab.to_toml(config)) == config
+
+
+def test_to_toml_refuses_what_toml_cannot_say():
+    with pytest.raises(TypeError, match="tlb.ways"):
+        pagelab.to_toml({"tlb": {"ways": None}})
+    with pytest.raises(TypeError, match="set"):
+        pagelab.to_toml({"tlb": {"sets": {1, 2}}})
+    with pytest.raises(TypeError):
+        pagelab.simulate("x.addrs", config=42)
+
+
+def test_unknown_config_field_is_named(abacba):
+    with pytest.raises(ValueError, match="setz"):
+        pagelab.simulate(abacba, {"tlb": {"kind": "set-associative", "setz": 4}})
+    with pytest.raises(ValueError, match="colour"):
+        pagelab.simulate(abacba, "colour = 1\n")
+    with pytest.raises(ValueError, match="magic"):
+        pagelab.simulate(abacba, {"tlb": {"kind": "magic"}})
+
+
+def test_bad_config_values_are_named(abacba, tmp_path):
+    with pytest.raises(ValueError, match="tlb.ways"):
+        pagelab.simulate(abacba, {"tlb": {"kind": "set-associative", "ways": 0}})
+    with pytest.raises(ValueError, match="tlb.replacement.*lru"):
+        pagelab.simulate(abacba, {"tlb": {"kind": "set-associative", "replacement": "clairvoyant"}})
+    # An error in a configuration file names the file.
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[page_table]\nkind = \"radix\"\nlevels = 3\n")
+    with pytest.raises(ValueError, match="page_table.levels"):
+        pagelab.simulate(abacba, bad)
+    bad.write_text("seed = \"many\"\n")
+    with pytest.raises(ValueError, match="bad.toml"):
+        pagelab.simulate(abacba, bad)
+    with pytest.raises(ValueError, match="missing.toml"):
+        pagelab.simulate(abacba, str(tmp_path / "missing.toml"))
+
+
+def test_missing_trace_is_named(tmp_path):
+    missing = tmp_path / "no-such-trace.addrs"
+    with pytest.raises(ValueError, match="no-such-trace.addrs"):
+        pagelab.simulate(missing)
+    with pytest.raises(ValueError, match="no-such-trace.addrs"):
+        pagelab.trace_info(missing)
+
+
+def test_malformed_trace_names_file_and_line(tmp_path):
+    path = tmp_path / "broken.addrs"
+    path.write_text("R 0x1000 8\nR 0x2000 8\nR zzz 8\n")
+    with pytest.raises(ValueError, match=r"broken.addrs: line 3"):
+        pagelab.simulate(path)
+
+
+def test_unknown_format_is_a_value_error(abacba):
+    with pytest.raises(ValueError, match="unknown trace format"):
+        pagelab.simulate(abacba, format="vhdl")
+
+
+def test_out_of_memory_is_a_value_error(tmp_path):
+    path = tmp_path / "many.addrs"
+    path.write_text("".join(f"{p << 12:#x}\n" for p in range(100)))
+    with pytest.raises(ValueError, match="physical memory"):
+        pagelab.simulate(path, {"frames": {"kind": "simple", "memory": 64 * 4096}})
+
+
+def test_trace_info_counts_kinds(lackey):
+    info = pagelab.trace_info(lackey)
+    assert info["format"] == "lackey"
+    assert info["references"] == 6
+    assert info["by_kind"] == {"fetch": 2, "load": 2, "store": 1, "modify": 1}
+    assert info["instructions"] == 2
+    # 0x0400d000, 0x7ff000000, 0x0060f000: three 4K pages; the load of 8 bytes at
+    # 0x60fffc spans into the next page.
+    assert info["footprint_pages"]["4K"] == 3
+    assert info["page_crossing"] == 1
+    assert info["min_address"] == 0x0060F000
+    assert info["max_address"] == 0x7FF000108
+    assert info["address_spaces"] == [0]
+    assert info["metadata"]["source_format"] == "lackey"
+
+
+def test_format_can_be_named(lackey, tmp_path):
+    # A lackey trace under a name that says nothing, read with its format named.
+    plain = tmp_path / "capture.txt"
+    plain.write_bytes(lackey.read_bytes())
+    assert pagelab.trace_info(plain, format="lackey")["by_kind"] == pagelab.trace_info(lackey)["by_kind"]
+    r = pagelab.simulate(plain, format="lackey")
+    assert r["counts"]["by_kind"] == [2, 1, 2, 1]  # load, store, fetch, modify
+    assert r["counts"]["page_crossing"] == 1
+
+
+def test_sweep_matches_sequential_simulate(abacba, tmp_path):
+    config_file = tmp_path / "direct.toml"
+    config_file.write_text('[tlb]\nkind = "set-associative"\nsets = 2\nways = 1\n')
+    configs = [
+        None,
+        ONE_SET_TWO_WAYS,
+        ONE_SET_TWO_WAYS_TOML,
+        config_file,
+        {"name": "one", "tlb": {"kind": "set-associative", "sets": 1, "ways": 1}},
+    ]
+    sequential = [pagelab.simulate(abacba, c) for c in configs]
+    assert pagelab.sweep(abacba, configs, processes=2) == sequential
+    assert pagelab.sweep(abacba, configs, processes=1) == sequential
+    assert pagelab.sweep(abacba, configs) == sequential
+    assert pagelab.sweep(abacba, []) == []
+    assert [r["levels"][0]["entries"] for r in sequential] == [64, 2, 2, 2, 1]
+
+
+def test_sweep_errors_name_the_configuration(abacba):
+    configs = [ONE_SET_TWO_WAYS, {"tlb": {"kind": "set-associative", "wayz": 2}}]
+    with pytest.raises(ValueError, match=r"configs\[1\].*wayz"):
+        pagelab.sweep(abacba, configs, processes=2)
+    with pytest.raises(ValueError, match="processes"):
+        pagelab.sweep(abacba, configs, processes=0)
+
+
+def test_flatten_report(abacba):
+    row = pagelab.flatten_report(pagelab.simulate(abacba, ONE_SET_TWO_WAYS))
+    assert row["references"] == 6
+    assert (row["loads"], row["stores"], row["fetches"], row["modifies"]) == (6, 0, 0, 0)
+    assert (row["tlb_hits"], row["tlb_misses"], row["tlb_evictions"]) == (1, 5, 3)
+    assert row["mpki"] == pytest.approx(5000 / 6)
+    assert row["walk_refs"] == 28 and row["page_faults"] == 3
+    assert row["cycles_page_faults"] == 15000.0
+    assert "translation_overhead_percent" in row
+    assert not any(isinstance(v, (dict, list)) for v in row.values())
+
+
+def test_to_frame(abacba):
+    pd = pytest.importorskip("pandas")
+    reports = pagelab.sweep(abacba, [None, ONE_SET_TWO_WAYS], processes=1)
+    frame = pagelab.to_frame(reports)
+    assert isinstance(frame, pd.DataFrame)
+    assert len(frame) == 2
+    for column in ("references", "tlb_misses", "mpki", "walk_refs", "page_faults", "translation_overhead_percent"):
+        assert column in frame.columns
+    assert list(frame["tlb_misses"]) == [3, 5]
+    assert len(pagelab.to_frame(reports[0])) == 1
+
+
+def test_to_frame_without_pandas_says_so(abacba, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)  # makes `import pandas` fail
+    with pytest.raises(ImportError, match="pip install pandas"):
+        pagelab.to_frame([pagelab.simulate(abacba)])
+
+
+def test_paths_may_be_str_or_pathlike(abacba):
+    assert pagelab.simulate(str(abacba)) == pagelab.simulate(abacba)
+    assert pagelab.trace_info(os.fspath(abacba))["references"] == 6
