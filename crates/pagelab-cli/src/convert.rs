@@ -28,7 +28,7 @@ pub struct ConvertArgs {
     /// References per chunk of the native format.
     #[arg(long, default_value_t = WriterOptions::default().chunk_refs)]
     chunk_refs: u32,
-    /// zstd level of the native format (1 fast .. 19 small).
+    /// zstd level of the native format (-7 fastest .. 19 smallest).
     #[arg(long, default_value_t = WriterOptions::default().level)]
     level: i32,
     #[arg(long, short)]
@@ -67,18 +67,27 @@ fn write_plain(
         }
         progress.tick(batch.refs.len() as u64, reader.position());
     }
-    w.flush().with_context(|| format!("{}: cannot write", out.display()))?;
+    w.flush()
+        .with_context(|| format!("{}: cannot write", out.display()))?;
     Ok(())
 }
 
 pub fn run(args: &ConvertArgs) -> Result<()> {
-    let from = args.from.as_deref().map(TraceFormat::parse).transpose().map_err(anyhow::Error::msg)?;
+    let from = args
+        .from
+        .as_deref()
+        .map(TraceFormat::parse)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
     let to = output_format(args)?;
     if to == TraceFormat::Champsim {
         bail!("writing ChampSim traces is not supported (it would drop sizes and events); write native instead");
     }
     if args.input == args.output {
-        bail!("{}: input and output are the same file", args.input.display());
+        bail!(
+            "{}: input and output are the same file",
+            args.input.display()
+        );
     }
     let mut reader = trace::open(&args.input, from)?;
     let mut progress = Progress::new("converting", args.quiet);
@@ -91,7 +100,10 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
                 } else {
                     source.source_format.clone()
                 },
-                workload: args.workload.clone().unwrap_or_else(|| source.workload.clone()),
+                workload: args
+                    .workload
+                    .clone()
+                    .unwrap_or_else(|| source.workload.clone()),
                 created_by: format!("pagelab {}", env!("CARGO_PKG_VERSION")),
                 extra: source.extra.clone(),
             };
@@ -107,9 +119,24 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
             }
             writer.finish()?;
         }
-        TraceFormat::Lackey => write_plain(reader.as_mut(), &args.output, |w, r| lackey::write_ref(w, r), &mut progress)?,
-        TraceFormat::Addrs => write_plain(reader.as_mut(), &args.output, |w, r| addrs::write_ref(w, r), &mut progress)?,
-        TraceFormat::U64 => write_plain(reader.as_mut(), &args.output, |w, r| rawu64::write_ref(w, r), &mut progress)?,
+        TraceFormat::Lackey => write_plain(
+            reader.as_mut(),
+            &args.output,
+            |w, r| lackey::write_ref(w, r),
+            &mut progress,
+        )?,
+        TraceFormat::Addrs => write_plain(
+            reader.as_mut(),
+            &args.output,
+            |w, r| addrs::write_ref(w, r),
+            &mut progress,
+        )?,
+        TraceFormat::U64 => write_plain(
+            reader.as_mut(),
+            &args.output,
+            |w, r| rawu64::write_ref(w, r),
+            &mut progress,
+        )?,
         TraceFormat::Champsim => unreachable!("refused above"),
     }
     let elapsed = progress.finish();
@@ -117,7 +144,9 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
         eprintln!("pagelab: warning: {w}");
     }
     if !args.quiet {
-        let bytes = std::fs::metadata(&args.output).map(|m| m.len()).unwrap_or(0);
+        let bytes = std::fs::metadata(&args.output)
+            .map(|m| m.len())
+            .unwrap_or(0);
         eprintln!(
             "pagelab: wrote {} ({} bytes, {} format) in {:.2} s",
             args.output.display(),

@@ -12,7 +12,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "pagelab", version, about = "A laboratory for address translation: TLBs, page tables and superpages on traces of real programs")]
+#[command(
+    name = "pagelab",
+    version,
+    about = "A laboratory for address translation: TLBs, page tables and superpages on traces of real programs"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -115,21 +119,41 @@ fn trace_info(file: &Path, format: Option<TraceFormat>, json: bool) -> Result<()
     for (kind, n) in &info.by_kind {
         row(&mut out, &format!("  {kind}"), n.to_string())?;
     }
-    row(&mut out, "duration (instructions)", info.instructions.to_string())?;
-    row(&mut out, "page-crossing references", info.page_crossing.to_string())?;
+    row(
+        &mut out,
+        "duration (instructions)",
+        info.instructions.to_string(),
+    )?;
+    row(
+        &mut out,
+        "page-crossing references",
+        info.page_crossing.to_string(),
+    )?;
     for size in trace::info::FOOTPRINT_SIZES {
         let key = size.to_string();
         let pages = info.footprint_pages[&key];
-        row(&mut out, &format!("footprint, {key} pages"), format!("{pages} ({})", human_bytes(pages * size.bytes())))?;
+        row(
+            &mut out,
+            &format!("footprint, {key} pages"),
+            format!("{pages} ({})", human_bytes(pages * size.bytes())),
+        )?;
     }
     if let (Some(lo), Some(hi)) = (info.min_address, info.max_address) {
         row(&mut out, "addresses", format!("{lo:#x}..{hi:#x}"))?;
     }
-    row(&mut out, "address spaces", format!("{:?}", info.address_spaces))?;
+    row(
+        &mut out,
+        "address spaces",
+        format!("{:?}", info.address_spaces),
+    )?;
     for (kind, n) in &info.events {
         row(&mut out, &format!("events: {kind}"), n.to_string())?;
     }
-    row(&mut out, "read in", format!("{:.2} s", elapsed.as_secs_f64()))?;
+    row(
+        &mut out,
+        "read in",
+        format!("{:.2} s", elapsed.as_secs_f64()),
+    )?;
     Ok(())
 }
 
@@ -181,7 +205,8 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
     match &args.json {
         Some(p) if p.as_os_str() == "-" => println!("{}", json()?),
         Some(p) => {
-            std::fs::write(p, json()? + "\n").with_context(|| format!("{}: cannot write", p.display()))?;
+            std::fs::write(p, json()? + "\n")
+                .with_context(|| format!("{}: cannot write", p.display()))?;
             print!("trace {}\n{report}", args.trace.display());
         }
         None => print!("trace {}\n{report}", args.trace.display()),
@@ -191,7 +216,9 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Trace(TraceCommand::Info { file, format, json }) => trace_info(&file, parse_format(&format)?, json),
+        Command::Trace(TraceCommand::Info { file, format, json }) => {
+            trace_info(&file, parse_format(&format)?, json)
+        }
         Command::Trace(TraceCommand::Convert(args)) => convert::run(&args),
         Command::Simulate(args) => simulate(&args),
         Command::Config { config } => {

@@ -31,7 +31,10 @@ fn assert_one_line_error(o: &Output, file: &Path) {
     let err = stderr(o);
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
     assert!(err.starts_with("pagelab: error: "), "{err}");
-    assert!(err.contains(&file.display().to_string()), "names the file: {err}");
+    assert!(
+        err.contains(&file.display().to_string()),
+        "names the file: {err}"
+    );
     assert!(err.contains("offset "), "names the offset: {err}");
 }
 
@@ -69,7 +72,11 @@ fn random_bytes_are_one_line_with_offset() {
 #[test]
 fn malformed_lackey_names_the_line() {
     let path = scratch("bad.lackey");
-    std::fs::write(&path, "==1== header\nI  0401000,3\n L 7ff000,8\n L 7ff000;8\n").unwrap();
+    std::fs::write(
+        &path,
+        "==1== header\nI  0401000,3\n L 7ff000,8\n L 7ff000;8\n",
+    )
+    .unwrap();
     let o = pagelab(&["trace", "info", path.to_str().unwrap()]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("line 4"), "{}", stderr(&o));
@@ -78,11 +85,31 @@ fn malformed_lackey_names_the_line() {
 #[test]
 fn lackey_round_trips_through_native() {
     let lackey = scratch("small.lackey");
-    std::fs::write(&lackey, "I  0401000,3\n L 7ff000,8\n S 7ff010,4\n M 1234,16\nI  0401003,2\n").unwrap();
+    std::fs::write(
+        &lackey,
+        "I  0401000,3\n L 7ff000,8\n S 7ff010,4\n M 1234,16\nI  0401003,2\n",
+    )
+    .unwrap();
     let native = scratch("small.plt");
     let back = scratch("back.lackey");
-    assert!(pagelab(&["trace", "convert", "-q", lackey.to_str().unwrap(), native.to_str().unwrap()]).status.success());
-    assert!(pagelab(&["trace", "convert", "-q", native.to_str().unwrap(), back.to_str().unwrap()]).status.success());
+    assert!(pagelab(&[
+        "trace",
+        "convert",
+        "-q",
+        lackey.to_str().unwrap(),
+        native.to_str().unwrap()
+    ])
+    .status
+    .success());
+    assert!(pagelab(&[
+        "trace",
+        "convert",
+        "-q",
+        native.to_str().unwrap(),
+        back.to_str().unwrap()
+    ])
+    .status
+    .success());
     assert_eq!(
         std::fs::read_to_string(&back).unwrap(),
         "I  00401000,3\n L 007ff000,8\n S 007ff010,4\n M 00001234,16\nI  00401003,2\n"
@@ -95,14 +122,31 @@ fn simulate_bundled_trace_table_and_json() {
     let o = pagelab(&["simulate", "-q", "--trace", trace.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let table = String::from_utf8_lossy(&o.stdout);
-    for row in ["references", "tlb misses", "misses / 1000 refs", "walk memory references", "page faults", "translation overhead"] {
+    for row in [
+        "references",
+        "tlb misses",
+        "misses / 1000 refs",
+        "walk memory references",
+        "page faults",
+        "translation overhead",
+    ] {
         assert!(table.contains(row), "missing {row}: {table}");
     }
-    let o = pagelab(&["simulate", "-q", "--trace", trace.to_str().unwrap(), "--json", "-"]);
+    let o = pagelab(&[
+        "simulate",
+        "-q",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--json",
+        "-",
+    ]);
     let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let counts = &json["report"]["counts"];
     assert_eq!(counts["references"], 3_463_872);
-    let (hits, misses) = (counts["tlb"]["hits"].as_u64().unwrap(), counts["tlb"]["misses"].as_u64().unwrap());
+    let (hits, misses) = (
+        counts["tlb"]["hits"].as_u64().unwrap(),
+        counts["tlb"]["misses"].as_u64().unwrap(),
+    );
     assert_eq!(hits + misses, counts["translations"].as_u64().unwrap());
     assert!(counts["page_faults"].as_u64().unwrap() > 100);
 }
@@ -110,7 +154,11 @@ fn simulate_bundled_trace_table_and_json() {
 #[test]
 fn config_errors_name_the_field() {
     let config = scratch("bad.toml");
-    std::fs::write(&config, "[tlb]\nkind = \"set-associative\"\nsets = 16\nwayz = 4\n").unwrap();
+    std::fs::write(
+        &config,
+        "[tlb]\nkind = \"set-associative\"\nsets = 16\nwayz = 4\n",
+    )
+    .unwrap();
     let o = pagelab(&["config", "--config", config.to_str().unwrap()]);
     assert!(!o.status.success());
     let err = stderr(&o);

@@ -24,7 +24,9 @@ pub struct Vpn(pub u64);
 pub struct Pfn(pub u64);
 
 /// An address-space id (a process, or a PCID / ASID tag).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub struct Asid(pub u16);
 
 /// log2 of the base frame size used for physical memory (4 KiB).
@@ -144,16 +146,20 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, suffix) = t.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("{text:?} is not a byte count (expected e.g. 4096, 4K, 2MiB, 16GiB)"))?;
+    let n: u64 = num.parse().map_err(|_| {
+        format!("{text:?} is not a byte count (expected e.g. 4096, 4K, 2MiB, 16GiB)")
+    })?;
     let shift = match suffix.trim().to_ascii_uppercase().as_str() {
         "" | "B" => 0,
         "K" | "KB" | "KIB" => 10,
         "M" | "MB" | "MIB" => 20,
         "G" | "GB" | "GIB" => 30,
         "T" | "TB" | "TIB" => 40,
-        _ => return Err(format!("{text:?} has an unknown size suffix (use K, M, G or T)")),
+        _ => {
+            return Err(format!(
+                "{text:?} has an unknown size suffix (use K, M, G or T)"
+            ))
+        }
     };
     n.checked_mul(1u64 << shift)
         .ok_or_else(|| format!("{text:?} does not fit in 64 bits"))
@@ -199,7 +205,10 @@ mod tests {
     fn vpn_round_trip() {
         let va = VirtAddr(0x7f12_3456_789a);
         assert_eq!(va.vpn(PageSize::K4), Vpn(0x7f12_3456_7));
-        assert_eq!(va.vpn(PageSize::K4).base(PageSize::K4), VirtAddr(0x7f12_3456_7000));
+        assert_eq!(
+            va.vpn(PageSize::K4).base(PageSize::K4),
+            VirtAddr(0x7f12_3456_7000)
+        );
         assert_eq!(va.offset_in(PageSize::M2), 0x1_6789a);
     }
 }

@@ -225,7 +225,9 @@ impl<'de> Deserialize<'de> for ByteSize {
         }
         match Raw::deserialize(d)? {
             Raw::Int(n) => Ok(ByteSize(n)),
-            Raw::Text(t) => parse_bytes(&t).map(ByteSize).map_err(serde::de::Error::custom),
+            Raw::Text(t) => parse_bytes(&t)
+                .map(ByteSize)
+                .map_err(serde::de::Error::custom),
         }
     }
 }
@@ -248,9 +250,17 @@ impl MachineConfig {
         toml::from_str(text).map_err(|e| {
             let at = e
                 .span()
-                .map(|s| format!(" line {}:", text[..s.start.min(text.len())].matches('\n').count() + 1))
+                .map(|s| {
+                    format!(
+                        " line {}:",
+                        text[..s.start.min(text.len())].matches('\n').count() + 1
+                    )
+                })
                 .unwrap_or_default();
-            ConfigError(format!("{origin}:{at} {}", e.message().trim().replace('\n', " ")))
+            ConfigError(format!(
+                "{origin}:{at} {}",
+                e.message().trim().replace('\n', " ")
+            ))
         })
     }
 
@@ -273,7 +283,10 @@ mod tests {
     fn empty_document_is_the_default_machine() {
         let c = MachineConfig::from_toml("", "t").unwrap();
         assert_eq!(c.tlb, TlbConfig::default());
-        assert_eq!(c.page_table, PageTableConfig::Radix(RadixConfig { levels: 4 }));
+        assert_eq!(
+            c.page_table,
+            PageTableConfig::Radix(RadixConfig { levels: 4 })
+        );
     }
 
     #[test]
@@ -295,14 +308,19 @@ mod tests {
 
     #[test]
     fn unknown_fields_are_named_with_their_line() {
-        let e = MachineConfig::from_toml("[tlb]\nkind = \"set-associative\"\nsetz = 4\n", "m.toml").unwrap_err();
+        let e = MachineConfig::from_toml("[tlb]\nkind = \"set-associative\"\nsetz = 4\n", "m.toml")
+            .unwrap_err();
         assert!(e.0.starts_with("m.toml: line "), "{e}");
         assert!(e.0.contains("setz"), "{e}");
         let e = MachineConfig::from_toml("[tlb]\nkind = \"magic\"\n", "m.toml").unwrap_err();
         assert!(e.0.contains("magic"), "{e}");
         let e = MachineConfig::from_toml("colour = 1\n", "m.toml").unwrap_err();
         assert!(e.0.contains("colour") && e.0.contains("line 1"), "{e}");
-        let e = MachineConfig::from_toml("[tlb]\nkind = \"set-associative\"\npage_sizes = [\"3K\"]\n", "m.toml").unwrap_err();
+        let e = MachineConfig::from_toml(
+            "[tlb]\nkind = \"set-associative\"\npage_sizes = [\"3K\"]\n",
+            "m.toml",
+        )
+        .unwrap_err();
         assert!(e.0.contains("3K"), "{e}");
     }
 }

@@ -170,9 +170,14 @@ pub enum Event {
     Alloc(Alloc),
     Segment(Segment),
     /// A named point in the trace (region of interest start/stop, phase change).
-    Marker { id: u32, name: String },
+    Marker {
+        id: u32,
+        name: String,
+    },
     /// From here on references belong to this address space.
-    SwitchAddressSpace { asid: Asid },
+    SwitchAddressSpace {
+        asid: Asid,
+    },
 }
 
 /// A batch of a trace: references in order, and events each placed before the

@@ -7,6 +7,7 @@ pub mod config;
 pub mod cost;
 pub mod event;
 pub mod frames;
+pub mod hugemem;
 pub mod machine;
 pub mod pagetable;
 pub mod tlb;

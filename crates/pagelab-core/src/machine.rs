@@ -7,9 +7,11 @@
 //! statically to the TLB; walks, faults and their bookkeeping are out of line.
 
 use crate::addr::{Asid, PageSize, VirtAddr};
-use crate::config::{CostConfig, FramesConfig, MachineConfig, PageTableConfig, SetAssocConfig, TlbConfig};
+use crate::config::{
+    CostConfig, FramesConfig, MachineConfig, PageTableConfig, SetAssocConfig, TlbConfig,
+};
 use crate::cost::{CostModel, Cycles, SimpleCost};
-use crate::event::{Batch, MemRef};
+use crate::event::Batch;
 use crate::frames::{FrameAllocator, SimpleAllocator};
 use crate::pagetable::{MapError, PageTable, Perms, RadixPageTable, Translation, Walk};
 use crate::tlb::replacement::*;
@@ -129,7 +131,9 @@ fn build_page_table(c: &PageTableConfig) -> Result<AnyPageTable, String> {
     match c {
         PageTableConfig::Radix(r) => match r.levels {
             4 | 5 => Ok(AnyPageTable::Radix(RadixPageTable::new(r.levels))),
-            n => Err(format!("page_table.levels: {n} is not supported (x86-64 radix tables have 4 or 5 levels)")),
+            n => Err(format!(
+                "page_table.levels: {n} is not supported (x86-64 radix tables have 4 or 5 levels)"
+            )),
         },
     }
 }
@@ -139,7 +143,10 @@ fn build_frames(c: &FramesConfig) -> Result<Box<dyn FrameAllocator>, String> {
         FramesConfig::Simple(s) => {
             let frames = s.memory.0 >> crate::addr::BASE_SHIFT;
             if frames < 16 {
-                return Err(format!("frames.memory: {} bytes is too little memory to run anything", s.memory.0));
+                return Err(format!(
+                    "frames.memory: {} bytes is too little memory to run anything",
+                    s.memory.0
+                ));
             }
             Ok(Box::new(SimpleAllocator::new(frames)))
         }
@@ -213,37 +220,46 @@ impl Machine {
     }
 
     /// Simulate the references of a batch. Events are not acted on yet.
+    ///
+    /// The loop keeps its counts in locals, so that they live in registers rather than
+    /// in memory chains from one reference to the next; they are added up at the end.
     pub fn run_batch(&mut self, batch: &Batch) -> Result<(), SimError> {
-        for (i, r) in batch.refs.iter().enumerate() {
-            if let Err(mut e) = self.reference(r) {
-                // Faults name the batch's first reference; make it this one.
-                e.reference += i as u64;
-                self.counts.references += i as u64;
-                self.counts.tlb = self.tlb.stats();
-                return Err(e);
+        let mut crossing = 0u64;
+        let mut result = Ok(());
+        let mut done = 0usize;
+        for r in &batch.refs {
+            if let Err(e) = self.translate(r.asid, r.addr) {
+                result = Err(e);
+                break;
             }
+            let last = r.addr.0.wrapping_add(r.size.max(1) as u64 - 1);
+            if (last ^ r.addr.0) >> crate::addr::BASE_SHIFT != 0 {
+                // The access spans two base pages: the second is translated too.
+                crossing += 1;
+                if let Err(e) = self.translate(r.asid, VirtAddr(last)) {
+                    result = Err(e);
+                    break;
+                }
+            }
+            done += 1;
         }
-        self.counts.references += batch.refs.len() as u64;
-        self.counts.tlb = self.tlb.stats();
-        Ok(())
-    }
-
-    #[inline(always)]
-    fn reference(&mut self, r: &MemRef) -> Result<(), SimError> {
-        self.counts.by_kind[r.kind as usize] += 1;
-        self.translate(r.asid, r.addr)?;
-        let last = r.addr.0.wrapping_add(r.size.max(1) as u64 - 1);
-        if (last ^ r.addr.0) >> crate::addr::BASE_SHIFT != 0 {
-            // The access spans two base pages: the second is translated too.
-            self.counts.page_crossing += 1;
-            self.translate(r.asid, VirtAddr(last))?;
+        let c = &mut self.counts;
+        for r in &batch.refs[..done] {
+            c.by_kind[r.kind as usize] += 1;
         }
-        Ok(())
+        c.page_crossing += crossing;
+        c.translations += done as u64 + crossing;
+        c.references += done as u64;
+        c.tlb = self.tlb.stats();
+        result.map_err(|mut e: SimError| {
+            // Faults name the batch's first reference; make it this one.
+            e.reference += done as u64;
+            e
+        })
     }
 
     #[inline(always)]
     fn translate(&mut self, asid: Asid, va: VirtAddr) -> Result<(), SimError> {
-        self.counts.translations += 1;
         if self.tlb.lookup(asid, va).is_some() {
             return Ok(());
         }
@@ -284,23 +300,38 @@ impl Machine {
             )));
         };
         let frames = self.frames.as_mut();
-        if let Err(e) = self.page_table.as_dyn().map(asid, page, PageSize::K4, pfn, Perms::RW, frames) {
+        if let Err(e) =
+            self.page_table
+                .as_dyn()
+                .map(asid, page, PageSize::K4, pfn, Perms::RW, frames)
+        {
             return Err(error(match e {
-                MapError::OutOfRange(_) => format!("address {:#x}: {e} (a 5-level table has 57 bits)", va.0),
+                MapError::OutOfRange(_) => {
+                    format!("address {:#x}: {e} (a 5-level table has 57 bits)", va.0)
+                }
                 MapError::OutOfMemory => format!("{e} (raise frames.memory)"),
                 _ => format!("address {:#x}: the fault handler cannot map it: {e}", va.0),
             }));
         }
-        self.walk(asid, va)
-            .translation
-            .ok_or_else(|| error(format!("address {:#x}: still unmapped after the fault was handled", va.0)))
+        self.walk(asid, va).translation.ok_or_else(|| {
+            error(format!(
+                "address {:#x}: still unmapped after the fault was handled",
+                va.0
+            ))
+        })
     }
 
     /// The results so far.
     pub fn report(&self) -> Report {
         let c = &self.counts;
         let cycles = self.cost.cycles(c);
-        let per_k = |n: u64| if c.references > 0 { 1000.0 * n as f64 / c.references as f64 } else { 0.0 };
+        let per_k = |n: u64| {
+            if c.references > 0 {
+                1000.0 * n as f64 / c.references as f64
+            } else {
+                0.0
+            }
+        };
         let ratio = |n: u64, d: u64| if d > 0 { n as f64 / d as f64 } else { 0.0 };
         Report {
             machine: self.config.name.clone(),
@@ -363,32 +394,68 @@ impl fmt::Display for Report {
                 row(f, &format!("  {}", kind.name()), c.by_kind[i].to_string())?;
             }
         }
-        row(f, "translations (page-crossing)", format!("{} ({})", c.translations, c.page_crossing))?;
+        row(
+            f,
+            "translations (page-crossing)",
+            format!("{} ({})", c.translations, c.page_crossing),
+        )?;
         for l in &self.levels {
-            row(f, &format!("{} ({} entries) hits", l.name, l.entries), l.hits.to_string())?;
+            row(
+                f,
+                &format!("{} ({} entries) hits", l.name, l.entries),
+                l.hits.to_string(),
+            )?;
             row(f, &format!("{} misses", l.name), l.misses.to_string())?;
-            row(f, &format!("{} miss ratio", l.name), format!("{:.6}", l.miss_ratio))?;
-            row(f, &format!("{} misses / 1000 refs", l.name), format!("{:.3}", l.mpki))?;
+            row(
+                f,
+                &format!("{} miss ratio", l.name),
+                format!("{:.6}", l.miss_ratio),
+            )?;
+            row(
+                f,
+                &format!("{} misses / 1000 refs", l.name),
+                format!("{:.3}", l.mpki),
+            )?;
             row(f, &format!("{} evictions", l.name), l.evictions.to_string())?;
         }
         row(f, "walks", c.walks.to_string())?;
-        row(f, "walk memory references", format!("{} ({:.2}/walk)", c.walk_refs, self.walk_refs_per_walk))?;
-        row(f, "walk cache lines", format!("{} ({:.2}/walk)", c.walk_lines, self.walk_lines_per_walk))?;
+        row(
+            f,
+            "walk memory references",
+            format!("{} ({:.2}/walk)", c.walk_refs, self.walk_refs_per_walk),
+        )?;
+        row(
+            f,
+            "walk cache lines",
+            format!("{} ({:.2}/walk)", c.walk_lines, self.walk_lines_per_walk),
+        )?;
         row(f, "page faults", c.page_faults.to_string())?;
         row(f, "page-table bytes", self.page_table_bytes.to_string())?;
         row(f, "frames used", self.frames_used.to_string())?;
         row(f, "cycles: references", format!("{:.0}", self.cycles.base))?;
-        row(f, "cycles: TLB hits", format!("{:.0}", self.cycles.tlb_hits))?;
+        row(
+            f,
+            "cycles: TLB hits",
+            format!("{:.0}", self.cycles.tlb_hits),
+        )?;
         row(f, "cycles: walks", format!("{:.0}", self.cycles.walks))?;
-        row(f, "cycles: page faults", format!("{:.0}", self.cycles.page_faults))?;
-        row(f, "translation overhead", format!("{:.2}%", self.translation_overhead_percent))
+        row(
+            f,
+            "cycles: page faults",
+            format!("{:.0}", self.cycles.page_faults),
+        )?;
+        row(
+            f,
+            "translation overhead",
+            format!("{:.2}%", self.translation_overhead_percent),
+        )
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::AccessKind;
+    use crate::event::{AccessKind, MemRef};
 
     fn run(config: &MachineConfig, refs: &[MemRef]) -> Report {
         let mut m = Machine::build(config).unwrap();
@@ -422,7 +489,14 @@ mod tests {
     fn page_crossing_references_translate_both_pages() {
         let refs = [MemRef::new(0x1ffc, 8, AccessKind::Store)];
         let r = run(&MachineConfig::default(), &refs);
-        assert_eq!((r.counts.translations, r.counts.page_crossing, r.counts.page_faults), (2, 1, 2));
+        assert_eq!(
+            (
+                r.counts.translations,
+                r.counts.page_crossing,
+                r.counts.page_faults
+            ),
+            (2, 1, 2)
+        );
     }
 
     #[test]
@@ -431,10 +505,20 @@ mod tests {
         config.frames = FramesConfig::Simple(crate::config::SimpleFramesConfig {
             memory: crate::config::ByteSize(64 * 4096),
         });
-        let refs: Vec<_> = (0..100u64).map(|p| MemRef::new(p << 12, 1, AccessKind::Load)).collect();
+        let refs: Vec<_> = (0..100u64)
+            .map(|p| MemRef::new(p << 12, 1, AccessKind::Load))
+            .collect();
         let mut m = Machine::build(&config).unwrap();
-        let e = m.run_batch(&Batch { refs, events: vec![] }).unwrap_err();
-        assert!(e.message.contains("out of physical memory") || e.message.contains("no physical frame"), "{e}");
+        let e = m
+            .run_batch(&Batch {
+                refs,
+                events: vec![],
+            })
+            .unwrap_err();
+        assert!(
+            e.message.contains("out of physical memory") || e.message.contains("no physical frame"),
+            "{e}"
+        );
         // 63 frames: the 4 table nodes leave 59 pages, so reference 59 is the one that fails.
         assert_eq!(e.reference, 59, "{e}");
     }
@@ -445,9 +529,16 @@ mod tests {
         let TlbConfig::SetAssociative(s) = &mut config.tlb;
         s.replacement = "clairvoyant".into();
         let e = Machine::build(&config).err().unwrap();
-        assert!(e.0.contains("tlb.replacement") && e.0.contains("lru"), "{e}");
+        assert!(
+            e.0.contains("tlb.replacement") && e.0.contains("lru"),
+            "{e}"
+        );
         let mut config = MachineConfig::default();
         config.page_table = PageTableConfig::Radix(crate::config::RadixConfig { levels: 3 });
-        assert!(Machine::build(&config).err().unwrap().0.contains("page_table.levels"));
+        assert!(Machine::build(&config)
+            .err()
+            .unwrap()
+            .0
+            .contains("page_table.levels"));
     }
 }

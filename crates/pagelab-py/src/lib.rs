@@ -45,7 +45,9 @@ where
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
-            Err(Failure::Bug(format!("pagelab internal error (please report): {what}")))
+            Err(Failure::Bug(format!(
+                "pagelab internal error (please report): {what}"
+            )))
         })
     });
     match result {
@@ -61,7 +63,10 @@ where
 }
 
 /// Open a trace, detecting its format unless one is named; returns the format used.
-fn open_trace(path: &str, format: Option<&str>) -> Result<(Box<dyn TraceReader + Send>, TraceFormat), Failure> {
+fn open_trace(
+    path: &str,
+    format: Option<&str>,
+) -> Result<(Box<dyn TraceReader + Send>, TraceFormat), Failure> {
     let path = Path::new(path);
     let format = match format {
         Some(name) => TraceFormat::parse(name).map_err(Failure::Input)?,
@@ -70,7 +75,12 @@ fn open_trace(path: &str, format: Option<&str>) -> Result<(Box<dyn TraceReader +
     Ok((trace::open(path, Some(format)).map_err(input)?, format))
 }
 
-fn run_simulation(trace: &str, config_toml: &str, format: Option<&str>, origin: &str) -> Result<Output, Failure> {
+fn run_simulation(
+    trace: &str,
+    config_toml: &str,
+    format: Option<&str>,
+    origin: &str,
+) -> Result<Output, Failure> {
     let config = MachineConfig::from_toml(config_toml, origin).map_err(input)?;
     let mut machine = Machine::build(&config).map_err(input)?;
     let (mut reader, _) = open_trace(trace, format)?;
@@ -95,7 +105,10 @@ fn run_info(trace: &str, format: Option<&str>) -> Result<Output, Failure> {
     let mut value = serde_json::to_value(builder.finish()).map_err(bug)?;
     if let serde_json::Value::Object(map) = &mut value {
         map.insert("format".into(), format.name().into());
-        map.insert("metadata".into(), serde_json::to_value(reader.metadata()).map_err(bug)?);
+        map.insert(
+            "metadata".into(),
+            serde_json::to_value(reader.metadata()).map_err(bug)?,
+        );
     }
     Ok(Output {
         json: value.to_string(),
@@ -109,7 +122,13 @@ fn run_info(trace: &str, format: Option<&str>) -> Result<Output, Failure> {
 /// configuration in error messages. Raises ValueError on a bad trace, configuration or run.
 #[pyfunction]
 #[pyo3(signature = (trace, config_toml = "", format = None, origin = "<config>"))]
-fn simulate(py: Python<'_>, trace: &str, config_toml: &str, format: Option<&str>, origin: &str) -> PyResult<String> {
+fn simulate(
+    py: Python<'_>,
+    trace: &str,
+    config_toml: &str,
+    format: Option<&str>,
+    origin: &str,
+) -> PyResult<String> {
     detached(py, || run_simulation(trace, config_toml, format, origin))
 }
 

@@ -8,7 +8,7 @@
 //!   TLB, to compare with the reference results of the standard trace.
 //!
 //! Each measurement runs `--repeat` times (default 3) on one core; the median is shown.
-//! Usage: `pagelab-bench TRACE.plt [--repeat N] [--skip-check]`
+//! Usage: `pagelab-bench TRACE.plt [--repeat N] [--skip-check] [--only read|simulate]`
 
 use pagelab_core::config::{SetAssocConfig, TlbConfig};
 use pagelab_core::trace;
@@ -45,7 +45,10 @@ fn read_once(path: &Path) -> Result<(u64, u64), Box<dyn std::error::Error>> {
     Ok((refs, sum))
 }
 
-fn simulate_once(path: &Path, config: &MachineConfig) -> Result<(u64, pagelab_core::Report), Box<dyn std::error::Error>> {
+fn simulate_once(
+    path: &Path,
+    config: &MachineConfig,
+) -> Result<(u64, pagelab_core::Report), Box<dyn std::error::Error>> {
     let mut machine = Machine::build(config)?;
     let mut reader = trace::open(path, None)?;
     let mut batch = Batch::default();
@@ -68,7 +71,10 @@ fn tlb(sets: usize, ways: usize) -> MachineConfig {
     }
 }
 
-fn timed<T>(repeat: usize, mut f: impl FnMut() -> Result<(u64, T), Box<dyn std::error::Error>>) -> Result<(f64, T), Box<dyn std::error::Error>> {
+fn timed<T>(
+    repeat: usize,
+    mut f: impl FnMut() -> Result<(u64, T), Box<dyn std::error::Error>>,
+) -> Result<(f64, T), Box<dyn std::error::Error>> {
     let mut rates = Vec::new();
     let mut last = None;
     for _ in 0..repeat {
@@ -82,26 +88,37 @@ fn timed<T>(repeat: usize, mut f: impl FnMut() -> Result<(u64, T), Box<dyn std::
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let path = PathBuf::from(args.first().ok_or("usage: pagelab-bench TRACE.plt [--repeat N] [--skip-check]")?);
+    let path = PathBuf::from(
+        args.first()
+            .ok_or("usage: pagelab-bench TRACE.plt [--repeat N] [--skip-check]")?,
+    );
     let repeat = args
         .iter()
         .position(|a| a == "--repeat")
         .and_then(|i| args.get(i + 1)?.parse().ok())
         .unwrap_or(3usize);
-    let check = !args.iter().any(|a| a == "--skip-check");
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str);
+    let check = !args.iter().any(|a| a == "--skip-check") && only.is_none();
 
-    let (rate, (refs, sum)) = timed(repeat, || {
-        let (refs, sum) = read_once(&path)?;
-        Ok((refs, (refs, sum)))
-    })?;
-    println!("read      {rate:8.1} M refs/s   ({refs} references, address checksum {sum:#x})");
-
-    let (rate, report) = timed(repeat, || simulate_once(&path, &tlb(16, 4)))?;
-    let l = &report.levels[0];
-    println!(
-        "simulate  {rate:8.1} M refs/s   (64-entry 4-way LRU + 4-level radix: miss ratio {:.6}, {} walks, {} faults)",
-        l.miss_ratio, report.counts.walks, report.counts.page_faults
-    );
+    if only != Some("simulate") {
+        let (rate, (refs, sum)) = timed(repeat, || {
+            let (refs, sum) = read_once(&path)?;
+            Ok((refs, (refs, sum)))
+        })?;
+        println!("read      {rate:8.1} M refs/s   ({refs} references, address checksum {sum:#x})");
+    }
+    if only != Some("read") {
+        let (rate, report) = timed(repeat, || simulate_once(&path, &tlb(16, 4)))?;
+        let l = &report.levels[0];
+        println!(
+            "simulate  {rate:8.1} M refs/s   (64-entry 4-way LRU + 4-level radix: miss ratio {:.6}, {} walks, {} faults)",
+            l.miss_ratio, report.counts.walks, report.counts.page_faults
+        );
+    }
 
     if check {
         for (sets, ways) in [(1, 64), (128, 12)] {

@@ -34,7 +34,11 @@ mod tests {
         });
         let counts = Counts {
             references: 100,
-            tlb: TlbStats { hits: 90, misses: 10, evictions: 0 },
+            tlb: TlbStats {
+                hits: 90,
+                misses: 10,
+                evictions: 0,
+            },
             walk_refs: 40,
             page_faults: 2,
             ..Counts::default()

@@ -68,7 +68,10 @@ mod tests {
         let f = a.alloc(PageSize::K4).unwrap();
         assert_eq!(f, Pfn(1));
         let big = a.alloc(PageSize::M2);
-        assert!(big.is_none(), "512 aligned frames do not fit in 1000 frames");
+        assert!(
+            big.is_none(),
+            "512 aligned frames do not fit in 1000 frames"
+        );
         let k64 = a.alloc(PageSize::K64).unwrap();
         assert_eq!(k64.0 % 16, 0);
         a.free(f, PageSize::K4);

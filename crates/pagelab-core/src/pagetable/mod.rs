@@ -113,7 +113,10 @@ impl fmt::Display for MapError {
             MapError::Overlap => f.write_str("the range overlaps an existing mapping"),
             MapError::NotMapped => f.write_str("no page of that size is mapped there"),
             MapError::OutOfMemory => f.write_str("no physical frame left for a page-table node"),
-            MapError::OutOfRange(bits) => write!(f, "the address is outside the table's {bits}-bit virtual address space"),
+            MapError::OutOfRange(bits) => write!(
+                f,
+                "the address is outside the table's {bits}-bit virtual address space"
+            ),
         }
     }
 }
@@ -134,8 +137,13 @@ pub trait PageTable {
         frames: &mut dyn FrameAllocator,
     ) -> Result<(), MapError>;
     /// Remove the page of `size` starting at `va`; nodes left empty go back to `frames`.
-    fn unmap(&mut self, asid: Asid, va: VirtAddr, size: PageSize, frames: &mut dyn FrameAllocator)
-        -> Result<(), MapError>;
+    fn unmap(
+        &mut self,
+        asid: Asid,
+        va: VirtAddr,
+        size: PageSize,
+        frames: &mut dyn FrameAllocator,
+    ) -> Result<(), MapError>;
     /// Look `va` up as the hardware (or the miss handler) would.
     fn walk(&self, asid: Asid, va: VirtAddr) -> Walk;
     /// Bytes of memory the structure occupies.

@@ -100,7 +100,11 @@ impl RadixPageTable {
             return Ok(node);
         }
         let node = self.node_frames.len() as u32;
+        let capacity = self.entries.capacity();
         self.entries.resize(self.entries.len() + FANOUT, 0);
+        if self.entries.capacity() != capacity {
+            crate::hugemem::advise(&self.entries);
+        }
         self.node_frames.push(pfn);
         self.node_used.push(0);
         Ok(node)
@@ -130,7 +134,9 @@ impl RadixPageTable {
 
     fn check(&self, va: VirtAddr, size: PageSize) -> Result<(VirtAddr, u32), MapError> {
         let level = leaf_level(size).ok_or(MapError::UnsupportedSize(size))?;
-        let va = self.canonical(va).ok_or(MapError::OutOfRange(self.va_bits()))?;
+        let va = self
+            .canonical(va)
+            .ok_or(MapError::OutOfRange(self.va_bits()))?;
         if va.offset_in(size) != 0 {
             return Err(MapError::Misaligned);
         }
@@ -157,11 +163,28 @@ impl PageTable for RadixPageTable {
             self.roots[asid.0 as usize] = node;
         }
         let mut node = self.root(asid);
+        // Nodes made by this call, to take back if a later one cannot be made.
+        let mut made = [(0usize, 0u32); 5];
+        let mut n_made = 0;
         for level in (leaf + 1..self.levels).rev() {
             let slot = Self::slot(node, index(va, level));
             let e = self.entries[slot];
             if e & PRESENT == 0 {
-                let child = self.new_node(frames)?;
+                let child = match self.new_node(frames) {
+                    Ok(child) => child,
+                    Err(e) => {
+                        for &(slot, child) in made[..n_made].iter().rev() {
+                            self.entries[slot] = 0;
+                            self.node_used[slot / FANOUT] -= 1;
+                            frames.free(self.node_frames[child as usize], PageSize::K4);
+                            self.free_nodes.push(child);
+                            self.live_nodes -= 1;
+                        }
+                        return Err(e);
+                    }
+                };
+                made[n_made] = (slot, child);
+                n_made += 1;
                 self.entries[slot] = interior(child, self.node_frames[child as usize]);
                 self.node_used[node as usize] += 1;
                 node = child;
@@ -175,7 +198,8 @@ impl PageTable for RadixPageTable {
         if self.entries[slot] & PRESENT != 0 {
             return Err(MapError::Overlap);
         }
-        self.entries[slot] = pfn.0 << TARGET_SHIFT | (perms.0 as u64) << PERM_SHIFT | LEAF | PRESENT;
+        self.entries[slot] =
+            pfn.0 << TARGET_SHIFT | (perms.0 as u64) << PERM_SHIFT | LEAF | PRESENT;
         self.node_used[node as usize] += 1;
         Ok(())
     }
@@ -229,7 +253,9 @@ impl PageTable for RadixPageTable {
     fn walk(&self, asid: Asid, va: VirtAddr) -> Walk {
         let mut walk = Walk::new();
         let mut node = self.root(asid);
-        let Some(va) = self.canonical(va) else { return walk };
+        let Some(va) = self.canonical(va) else {
+            return walk;
+        };
         if node == NO_ROOT {
             return walk;
         }
@@ -274,7 +300,15 @@ mod tests {
         let mut frames = SimpleAllocator::new(1 << 20);
         let mut pt = RadixPageTable::new(4);
         let va = VirtAddr(0x7f12_3456_7000);
-        pt.map(Asid(0), va, PageSize::K4, Pfn(0x999), Perms::RW, &mut frames).unwrap();
+        pt.map(
+            Asid(0),
+            va,
+            PageSize::K4,
+            Pfn(0x999),
+            Perms::RW,
+            &mut frames,
+        )
+        .unwrap();
         let w = pt.walk(Asid(0), VirtAddr(0x7f12_3456_7abc));
         let t = w.translation.unwrap();
         assert_eq!((t.pfn, t.size), (Pfn(0x999), PageSize::K4));
@@ -282,11 +316,17 @@ mod tests {
         assert_eq!(w.refs().len(), 4);
         assert_eq!(w.distinct_lines(), 4);
         // The last entry read is PTE index (va >> 12) & 511 of the leaf node.
-        assert_eq!(w.refs()[3].0 & 0xfff, ((0x7f12_3456_7000u64 >> 12) & 511) * 8);
+        assert_eq!(
+            w.refs()[3].0 & 0xfff,
+            ((0x7f12_3456_7000u64 >> 12) & 511) * 8
+        );
         assert_eq!(pt.footprint_bytes(), 4 * 4096);
         // Unmapped neighbours fail at the leaf level after 4 reads; other address spaces at once.
         assert_eq!(pt.walk(Asid(0), VirtAddr(0x7f12_3456_8000)).refs().len(), 4);
-        assert!(pt.walk(Asid(0), VirtAddr(0x7f12_3456_8000)).translation.is_none());
+        assert!(pt
+            .walk(Asid(0), VirtAddr(0x7f12_3456_8000))
+            .translation
+            .is_none());
         assert_eq!(pt.walk(Asid(1), va).refs().len(), 0);
     }
 
@@ -295,11 +335,29 @@ mod tests {
         let mut frames = SimpleAllocator::new(1 << 20);
         let mut pt = RadixPageTable::new(4);
         let kernel = VirtAddr(0xffff_8000_0000_1000);
-        pt.map(Asid(0), kernel, PageSize::K4, Pfn(5), Perms::RW, &mut frames).unwrap();
+        pt.map(
+            Asid(0),
+            kernel,
+            PageSize::K4,
+            Pfn(5),
+            Perms::RW,
+            &mut frames,
+        )
+        .unwrap();
         assert_eq!(pt.walk(Asid(0), kernel).translation.unwrap().pfn, Pfn(5));
-        assert!(pt.walk(Asid(0), VirtAddr(0x0000_8000_0000_1000)).translation.is_none());
+        assert!(pt
+            .walk(Asid(0), VirtAddr(0x0000_8000_0000_1000))
+            .translation
+            .is_none());
         assert_eq!(
-            pt.map(Asid(0), VirtAddr(0x0001_0000_0000_0000), PageSize::K4, Pfn(6), Perms::RW, &mut frames),
+            pt.map(
+                Asid(0),
+                VirtAddr(0x0001_0000_0000_0000),
+                PageSize::K4,
+                Pfn(6),
+                Perms::RW,
+                &mut frames
+            ),
             Err(MapError::OutOfRange(48))
         );
     }
@@ -308,8 +366,24 @@ mod tests {
     fn superpages_are_upper_level_leaves() {
         let mut frames = SimpleAllocator::new(1 << 22);
         let mut pt = RadixPageTable::new(4);
-        pt.map(Asid(0), VirtAddr(0x4000_0000), PageSize::G1, Pfn(1 << 18), Perms::RW, &mut frames).unwrap();
-        pt.map(Asid(0), VirtAddr(0x20_0000), PageSize::M2, Pfn(512), Perms::RW, &mut frames).unwrap();
+        pt.map(
+            Asid(0),
+            VirtAddr(0x4000_0000),
+            PageSize::G1,
+            Pfn(1 << 18),
+            Perms::RW,
+            &mut frames,
+        )
+        .unwrap();
+        pt.map(
+            Asid(0),
+            VirtAddr(0x20_0000),
+            PageSize::M2,
+            Pfn(512),
+            Perms::RW,
+            &mut frames,
+        )
+        .unwrap();
         let w = pt.walk(Asid(0), VirtAddr(0x4123_4567));
         assert_eq!(w.refs().len(), 2);
         assert_eq!(w.translation.unwrap().size, PageSize::G1);
@@ -317,13 +391,45 @@ mod tests {
         assert_eq!(w.refs().len(), 3);
         assert_eq!(w.translation.unwrap().pfn, Pfn(512));
         assert_eq!(
-            pt.map(Asid(0), VirtAddr(0x20_1000), PageSize::K4, Pfn(9), Perms::RW, &mut frames),
+            pt.map(
+                Asid(0),
+                VirtAddr(0x20_1000),
+                PageSize::K4,
+                Pfn(9),
+                Perms::RW,
+                &mut frames
+            ),
             Err(MapError::Overlap)
         );
         assert_eq!(
-            pt.map(Asid(0), VirtAddr(0x1000), PageSize::M2, Pfn(9), Perms::RW, &mut frames),
+            pt.map(
+                Asid(0),
+                VirtAddr(0x1000),
+                PageSize::M2,
+                Pfn(9),
+                Perms::RW,
+                &mut frames
+            ),
             Err(MapError::Misaligned)
         );
+    }
+
+    #[test]
+    fn running_out_of_frames_midway_leaves_nothing_behind() {
+        // Root + 1 node fit, the third node does not.
+        let mut frames = SimpleAllocator::new(3);
+        let mut pt = RadixPageTable::new(4);
+        let r = pt.map(
+            Asid(0),
+            VirtAddr(0x1000),
+            PageSize::K4,
+            Pfn(9),
+            Perms::RW,
+            &mut frames,
+        );
+        assert_eq!(r, Err(MapError::OutOfMemory));
+        assert_eq!(pt.footprint_bytes(), 4096, "only the root remains");
+        assert_eq!(frames.used_frames(), 1);
     }
 
     #[test]
@@ -331,13 +437,17 @@ mod tests {
         let mut frames = SimpleAllocator::new(1 << 20);
         let mut pt = RadixPageTable::new(5);
         let va = VirtAddr(0x00ab_cdef_0000_0000 & ((1 << 57) - 1));
-        pt.map(Asid(3), va, PageSize::K4, Pfn(77), Perms::RW, &mut frames).unwrap();
+        pt.map(Asid(3), va, PageSize::K4, Pfn(77), Perms::RW, &mut frames)
+            .unwrap();
         assert_eq!(pt.walk(Asid(3), va).refs().len(), 5);
         let used = frames.used_frames();
         pt.unmap(Asid(3), va, PageSize::K4, &mut frames).unwrap();
         assert_eq!(frames.used_frames(), used - 4, "all but the root are freed");
         assert_eq!(pt.footprint_bytes(), 4096);
-        assert_eq!(pt.unmap(Asid(3), va, PageSize::K4, &mut frames), Err(MapError::NotMapped));
+        assert_eq!(
+            pt.unmap(Asid(3), va, PageSize::K4, &mut frames),
+            Err(MapError::NotMapped)
+        );
         assert!(pt.walk(Asid(3), va).translation.is_none());
     }
 }

@@ -130,7 +130,10 @@ impl<R: Replacement> Tlb for SetAssocTlb<R> {
             Some(w) => w,
             None => {
                 let base = set * self.ways;
-                match self.meta[base..base + self.ways].iter().position(|&m| m == 0) {
+                match self.meta[base..base + self.ways]
+                    .iter()
+                    .position(|&m| m == 0)
+                {
                     Some(w) => w,
                     None => {
                         self.stats.evictions += 1;
@@ -200,7 +203,14 @@ mod tests {
         tlb.fill(asid, c, t4k(3));
         assert!(tlb.lookup(asid, b).is_none());
         assert!(tlb.lookup(asid, a).is_some());
-        assert_eq!(tlb.stats(), TlbStats { hits: 2, misses: 4, evictions: 1 });
+        assert_eq!(
+            tlb.stats(),
+            TlbStats {
+                hits: 2,
+                misses: 4,
+                evictions: 1
+            }
+        );
     }
 
     #[test]
@@ -229,7 +239,10 @@ mod tests {
         // A mixed TLB keeps it whole.
         let mut mixed = SetAssocTlb::<Lru>::new(1, 4, &[PageSize::K4, PageSize::M2], 0);
         mixed.fill(Asid(0), VirtAddr(0x20_3456), huge);
-        assert_eq!(mixed.lookup(Asid(0), VirtAddr(0x3f_ffff)).unwrap().pfn, Pfn(512));
+        assert_eq!(
+            mixed.lookup(Asid(0), VirtAddr(0x3f_ffff)).unwrap().pfn,
+            Pfn(512)
+        );
         mixed.invalidate_range(Asid(0), VirtAddr(0x30_0000), 4096);
         assert!(mixed.lookup(Asid(0), VirtAddr(0x20_0000)).is_none());
     }

@@ -37,7 +37,9 @@ pub fn parse_line(line: &str) -> Result<(AccessKind, u64, u32), String> {
             .ok_or_else(|| format!("{s:?} is not a size in bytes"))?,
     };
     if let Some(extra) = fields.next() {
-        return Err(format!("unexpected field {extra:?} (expected [KIND] ADDRESS [SIZE])"));
+        return Err(format!(
+            "unexpected field {extra:?} (expected [KIND] ADDRESS [SIZE])"
+        ));
     }
     Ok((kind, addr, size))
 }
@@ -72,7 +74,9 @@ impl TraceReader for AddrsReader {
     fn next_batch(&mut self, batch: &mut Batch) -> Result<bool, TraceError> {
         batch.clear();
         while batch.refs.len() < BATCH_REFS {
-            let Some(line) = self.lines.next_line()? else { break };
+            let Some(line) = self.lines.next_line()? else {
+                break;
+            };
             let parsed = match std::str::from_utf8(line).map(str::trim) {
                 Ok(t) if t.is_empty() || t.starts_with('#') => continue,
                 Ok(t) => parse_line(t),

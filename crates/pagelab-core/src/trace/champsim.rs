@@ -35,7 +35,11 @@ impl ChampsimReader {
     }
 
     /// Read from an open input, decompressed from `compression`; `path` names it in errors.
-    pub fn from_reader(input: Box<dyn BufRead + Send>, compression: Compression, path: &Path) -> ChampsimReader {
+    pub fn from_reader(
+        input: Box<dyn BufRead + Send>,
+        compression: Compression,
+        path: &Path,
+    ) -> ChampsimReader {
         ChampsimReader {
             input,
             compression,
@@ -79,8 +83,9 @@ pub fn decode_record(rec: &[u8], out: &mut Vec<MemRef>) {
 impl TraceReader for ChampsimReader {
     fn next_batch(&mut self, batch: &mut Batch) -> Result<bool, TraceError> {
         batch.clear();
-        let n = read_full(&mut self.input, &mut self.buf)
-            .map_err(|e| TraceError::at_offset(&self.path, self.offset, format!("cannot read: {e}")))?;
+        let n = read_full(&mut self.input, &mut self.buf).map_err(|e| {
+            TraceError::at_offset(&self.path, self.offset, format!("cannot read: {e}"))
+        })?;
         if n % RECORD != 0 {
             let at = self.offset + (n - n % RECORD) as u64;
             return Err(TraceError::at_offset(

@@ -84,11 +84,15 @@ impl InfoBuilder {
 
     pub fn finish(mut self) -> TraceInfo {
         for kind in AccessKind::ALL {
-            self.info.by_kind.insert(kind.name().to_string(), self.kinds[kind as usize]);
+            self.info
+                .by_kind
+                .insert(kind.name().to_string(), self.kinds[kind as usize]);
         }
         self.info.instructions = self.kinds[AccessKind::Fetch as usize];
         for (i, size) in FOOTPRINT_SIZES.iter().enumerate() {
-            self.info.footprint_pages.insert(size.to_string(), self.pages[i].len() as u64);
+            self.info
+                .footprint_pages
+                .insert(size.to_string(), self.pages[i].len() as u64);
         }
         let mut asids: Vec<u16> = self.asids.into_iter().collect();
         asids.sort_unstable();

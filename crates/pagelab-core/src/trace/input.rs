@@ -55,7 +55,9 @@ pub fn peek(path: &Path, n: usize) -> Result<Vec<u8>, TraceError> {
 }
 
 /// A buffered reader of the decompressed content of `path`, and which compression it had.
-pub fn open_decompressed(path: &Path) -> Result<(Box<dyn BufRead + Send>, Compression), TraceError> {
+pub fn open_decompressed(
+    path: &Path,
+) -> Result<(Box<dyn BufRead + Send>, Compression), TraceError> {
     let compression = Compression::sniff(&peek(path, 8)?);
     let file = open_file(path)?;
     let cap = 1 << 20;
@@ -123,10 +125,9 @@ impl Lines {
     /// The next line without its line ending, or `None` at end of input.
     pub fn next_line(&mut self) -> Result<Option<&[u8]>, TraceError> {
         self.buf.clear();
-        let n = self
-            .reader
-            .read_until(b'\n', &mut self.buf)
-            .map_err(|e| TraceError::at_line(&self.path, self.line_no + 1, format!("cannot read: {e}")))?;
+        let n = self.reader.read_until(b'\n', &mut self.buf).map_err(|e| {
+            TraceError::at_line(&self.path, self.line_no + 1, format!("cannot read: {e}"))
+        })?;
         if n == 0 {
             return Ok(None);
         }

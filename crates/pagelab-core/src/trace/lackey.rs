@@ -18,7 +18,10 @@ pub fn parse_line(line: &[u8]) -> Result<(AccessKind, u64, u32), &'static str> {
         [b' ', b'M', b' ', rest @ ..] => (AccessKind::Modify, rest),
         _ => return Err("not a lackey line (expected 'I  ADDR,SIZE' or ' L|S|M ADDR,SIZE')"),
     };
-    let comma = rest.iter().position(|&c| c == b',').ok_or("missing ',SIZE' after the address")?;
+    let comma = rest
+        .iter()
+        .position(|&c| c == b',')
+        .ok_or("missing ',SIZE' after the address")?;
     let addr = parse_hex(&rest[..comma]).ok_or("the address is not hexadecimal")?;
     let size = parse_dec(&rest[comma + 1..])
         .and_then(|s| u32::try_from(s).ok())
@@ -56,7 +59,9 @@ impl TraceReader for LackeyReader {
     fn next_batch(&mut self, batch: &mut Batch) -> Result<bool, TraceError> {
         batch.clear();
         while batch.refs.len() < BATCH_REFS {
-            let Some(line) = self.lines.next_line()? else { break };
+            let Some(line) = self.lines.next_line()? else {
+                break;
+            };
             if line.is_empty() || line.starts_with(b"==") || line.starts_with(b"--") {
                 continue;
             }
@@ -95,10 +100,22 @@ mod tests {
 
     #[test]
     fn parses_every_kind() {
-        assert_eq!(parse_line(b"I  04016e0,3"), Ok((AccessKind::Fetch, 0x4016e0, 3)));
-        assert_eq!(parse_line(b" L 1ffefffd18,8"), Ok((AccessKind::Load, 0x1ffefffd18, 8)));
-        assert_eq!(parse_line(b" S 0404c88,4"), Ok((AccessKind::Store, 0x404c88, 4)));
-        assert_eq!(parse_line(b" M 0404c88,16"), Ok((AccessKind::Modify, 0x404c88, 16)));
+        assert_eq!(
+            parse_line(b"I  04016e0,3"),
+            Ok((AccessKind::Fetch, 0x4016e0, 3))
+        );
+        assert_eq!(
+            parse_line(b" L 1ffefffd18,8"),
+            Ok((AccessKind::Load, 0x1ffefffd18, 8))
+        );
+        assert_eq!(
+            parse_line(b" S 0404c88,4"),
+            Ok((AccessKind::Store, 0x404c88, 4))
+        );
+        assert_eq!(
+            parse_line(b" M 0404c88,16"),
+            Ok((AccessKind::Modify, 0x404c88, 16))
+        );
     }
 
     #[test]
@@ -116,6 +133,9 @@ mod tests {
         let mut out = Vec::new();
         write_ref(&mut out, &r).unwrap();
         assert_eq!(out, b"I  004016e0,3\n");
-        assert_eq!(parse_line(&out[..out.len() - 1]), Ok((AccessKind::Fetch, 0x4016e0, 3)));
+        assert_eq!(
+            parse_line(&out[..out.len() - 1]),
+            Ok((AccessKind::Fetch, 0x4016e0, 3))
+        );
     }
 }

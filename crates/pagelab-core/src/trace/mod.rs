@@ -93,7 +93,10 @@ impl TraceFormat {
             .find(|f| f.name() == name)
             .ok_or_else(|| {
                 let names: Vec<_> = TraceFormat::ALL.iter().map(|f| f.name()).collect();
-                format!("unknown trace format {name:?} (known: {})", names.join(", "))
+                format!(
+                    "unknown trace format {name:?} (known: {})",
+                    names.join(", ")
+                )
             })
     }
 
@@ -104,7 +107,10 @@ impl TraceFormat {
         if head.starts_with(native::MAGIC) {
             return Ok(TraceFormat::Native);
         }
-        let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
         let stem = ["gz", "xz", "zst"]
             .iter()
             .find_map(|ext| name.strip_suffix(&format!(".{ext}")))
@@ -133,7 +139,9 @@ fn sniff_text(path: &Path) -> Result<Option<TraceFormat>, TraceError> {
     let mut lines = 0;
     for line in reader.split(b'\n').take(64) {
         let Ok(line) = line else { return Ok(None) };
-        let Ok(text) = std::str::from_utf8(&line) else { return Ok(None) };
+        let Ok(text) = std::str::from_utf8(&line) else {
+            return Ok(None);
+        };
         let t = text.trim_end();
         if t.is_empty() || t.starts_with("==") || t.starts_with("--") || t.starts_with('#') {
             continue;
@@ -153,7 +161,10 @@ fn sniff_text(path: &Path) -> Result<Option<TraceFormat>, TraceError> {
 }
 
 /// Open a trace for reading; `format` `None` detects it.
-pub fn open(path: &Path, format: Option<TraceFormat>) -> Result<Box<dyn TraceReader + Send>, TraceError> {
+pub fn open(
+    path: &Path,
+    format: Option<TraceFormat>,
+) -> Result<Box<dyn TraceReader + Send>, TraceError> {
     let format = match format {
         Some(f) => f,
         None => TraceFormat::detect(path)?,
@@ -174,7 +185,8 @@ pub fn read_all(reader: &mut dyn TraceReader) -> Result<Batch, TraceError> {
     while reader.next_batch(&mut batch)? {
         let base = all.refs.len();
         all.refs.extend_from_slice(&batch.refs);
-        all.events.extend(batch.events.drain(..).map(|(i, e)| (base + i, e)));
+        all.events
+            .extend(batch.events.drain(..).map(|(i, e)| (base + i, e)));
     }
     Ok(all)
 }

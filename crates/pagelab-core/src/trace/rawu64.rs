@@ -24,7 +24,11 @@ impl U64Reader {
     }
 
     /// Read from an open input, decompressed from `compression`; `path` names it in errors.
-    pub fn from_reader(input: Box<dyn BufRead + Send>, compression: Compression, path: &Path) -> U64Reader {
+    pub fn from_reader(
+        input: Box<dyn BufRead + Send>,
+        compression: Compression,
+        path: &Path,
+    ) -> U64Reader {
         U64Reader {
             input,
             compression,
@@ -42,8 +46,9 @@ impl U64Reader {
 impl TraceReader for U64Reader {
     fn next_batch(&mut self, batch: &mut Batch) -> Result<bool, TraceError> {
         batch.clear();
-        let n = read_full(&mut self.input, &mut self.buf)
-            .map_err(|e| TraceError::at_offset(&self.path, self.offset, format!("cannot read: {e}")))?;
+        let n = read_full(&mut self.input, &mut self.buf).map_err(|e| {
+            TraceError::at_offset(&self.path, self.offset, format!("cannot read: {e}"))
+        })?;
         if n % 8 != 0 {
             let at = self.offset + (n - n % 8) as u64;
             return Err(TraceError::at_offset(
@@ -57,11 +62,13 @@ impl TraceReader for U64Reader {
             ));
         }
         self.offset += n as u64;
-        batch.refs.extend(
-            self.buf[..n]
-                .chunks_exact(8)
-                .map(|b| MemRef::new(u64::from_le_bytes(b.try_into().unwrap()), 1, AccessKind::Load)),
-        );
+        batch.refs.extend(self.buf[..n].chunks_exact(8).map(|b| {
+            MemRef::new(
+                u64::from_le_bytes(b.try_into().unwrap()),
+                1,
+                AccessKind::Load,
+            )
+        }));
         Ok(n > 0)
     }
     fn metadata(&self) -> &Metadata {

@@ -53,7 +53,10 @@ impl<R: Read> NativeReader<R> {
             return Err(err(0, "not a pagelab trace (bad magic bytes)".into()));
         }
         if n < 16 {
-            return Err(err(n as u64, "truncated: the file ends inside the header".into()));
+            return Err(err(
+                n as u64,
+                "truncated: the file ends inside the header".into(),
+            ));
         }
         let version = u16::from_le_bytes([fixed[8], fixed[9]]);
         if version != VERSION {
@@ -64,12 +67,18 @@ impl<R: Read> NativeReader<R> {
         }
         let meta_len = u32_at(&fixed, 12);
         if meta_len > MAX_CHUNK_BYTES {
-            return Err(err(12, format!("metadata length {meta_len} is implausible (corrupt header)")));
+            return Err(err(
+                12,
+                format!("metadata length {meta_len} is implausible (corrupt header)"),
+            ));
         }
         let mut rest = vec![0u8; meta_len as usize + 4];
         let got = read_full(&mut input, &mut rest).map_err(|e| err(16, e.to_string()))?;
         if got < rest.len() {
-            return Err(err(16 + got as u64, "truncated: the file ends inside the header".into()));
+            return Err(err(
+                16 + got as u64,
+                "truncated: the file ends inside the header".into(),
+            ));
         }
         let (meta, crc) = rest.split_at(meta_len as usize);
         let mut hasher = crc32fast::Hasher::new();
@@ -78,8 +87,8 @@ impl<R: Read> NativeReader<R> {
         if hasher.finalize() != u32_at(crc, 0) {
             return Err(err(0, "header checksum mismatch (corrupt header)".into()));
         }
-        let metadata: Metadata =
-            serde_json::from_slice(meta).map_err(|e| err(16, format!("metadata is not valid JSON: {e}")))?;
+        let metadata: Metadata = serde_json::from_slice(meta)
+            .map_err(|e| err(16, format!("metadata is not valid JSON: {e}")))?;
         Ok(NativeReader {
             input,
             path: path.to_path_buf(),
@@ -120,7 +129,12 @@ impl<R: Read> NativeReader<R> {
         }
     }
 
-    fn read_exact_at(&mut self, buf_len: usize, what: &str, start: u64) -> Result<Option<Vec<u8>>, TraceError> {
+    fn read_exact_at(
+        &mut self,
+        buf_len: usize,
+        what: &str,
+        start: u64,
+    ) -> Result<Option<Vec<u8>>, TraceError> {
         let mut buf = vec![0u8; buf_len];
         let got = read_full(&mut self.input, &mut buf)
             .map_err(|e| TraceError::at_offset(&self.path, self.offset, e.to_string()))?;
@@ -188,14 +202,23 @@ impl<R: Read> TraceReader for NativeReader<R> {
             );
         }
         if got < 4 {
-            return self.fail(start + got as u64, "truncated: the file ends inside a chunk header".into());
+            return self.fail(
+                start + got as u64,
+                "truncated: the file ends inside a chunk header".into(),
+            );
         }
         self.offset += 4;
         if &head[..4] == END_TAG {
             return self.read_end(start);
         }
         if &head[..4] != CHUNK_TAG {
-            return self.fail(start, format!("expected a chunk, found bytes {:02x?} (corrupt file)", &head[..4]));
+            return self.fail(
+                start,
+                format!(
+                    "expected a chunk, found bytes {:02x?} (corrupt file)",
+                    &head[..4]
+                ),
+            );
         }
         let Some(rest) = self.read_exact_at(CHUNK_HEADER_LEN - 4, "chunk header", start)? else {
             return Ok(false);
@@ -204,10 +227,17 @@ impl<R: Read> TraceReader for NativeReader<R> {
         let (n_refs, n_events) = (u32_at(&head, 4), u32_at(&head, 8));
         let (raw_len, stored_len, crc) = (u32_at(&head, 12), u32_at(&head, 16), u32_at(&head, 20));
         if raw_len > MAX_CHUNK_BYTES || stored_len > MAX_CHUNK_BYTES {
-            return self.fail(start, format!("chunk lengths {raw_len}/{stored_len} are implausible (corrupt file)"));
+            return self.fail(
+                start,
+                format!("chunk lengths {raw_len}/{stored_len} are implausible (corrupt file)"),
+            );
         }
-        self.stored.resize(stored_len as usize, 0);
-        let got = read_full(&mut self.input, &mut self.stored)
+        // Grow with the data actually present, so a corrupt length cannot make us
+        // allocate more than the file holds.
+        self.stored.clear();
+        let got = (&mut self.input)
+            .take(stored_len as u64)
+            .read_to_end(&mut self.stored)
             .map_err(|e| TraceError::at_offset(&self.path, self.offset, e.to_string()))?;
         if got < stored_len as usize {
             let end = self.offset + got as u64;
@@ -222,9 +252,17 @@ impl<R: Read> TraceReader for NativeReader<R> {
         }
         self.raw.clear();
         self.raw.reserve(raw_len as usize);
-        match self.decompressor.decompress_to_buffer(&self.stored, &mut self.raw) {
+        match self
+            .decompressor
+            .decompress_to_buffer(&self.stored, &mut self.raw)
+        {
             Ok(n) if n == raw_len as usize => {}
-            Ok(n) => return self.fail(start, format!("chunk decompresses to {n} bytes, header says {raw_len}")),
+            Ok(n) => {
+                return self.fail(
+                    start,
+                    format!("chunk decompresses to {n} bytes, header says {raw_len}"),
+                )
+            }
             Err(e) => return self.fail(start, format!("chunk does not decompress: {e}")),
         }
         match chunk::decode(&self.raw, n_refs, n_events, batch) {

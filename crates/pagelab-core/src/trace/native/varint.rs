@@ -54,7 +54,10 @@ impl<'a> Cursor<'a> {
         let mut v = 0u64;
         let mut shift = 0;
         loop {
-            let b = *self.buf.get(self.pos).ok_or("a varint runs past its section")?;
+            let b = *self
+                .buf
+                .get(self.pos)
+                .ok_or("a varint runs past its section")?;
             self.pos += 1;
             if shift == 63 && b > 1 {
                 return Err("a varint overflows 64 bits");
@@ -71,7 +74,10 @@ impl<'a> Cursor<'a> {
     }
 
     pub fn byte(&mut self) -> Result<u8, &'static str> {
-        let b = *self.buf.get(self.pos).ok_or("a field runs past its section")?;
+        let b = *self
+            .buf
+            .get(self.pos)
+            .ok_or("a field runs past its section")?;
         self.pos += 1;
         Ok(b)
     }
@@ -92,7 +98,16 @@ mod tests {
 
     #[test]
     fn varints_round_trip() {
-        let values = [0u64, 1, 127, 128, 300, u32::MAX as u64, u64::MAX - 1, u64::MAX];
+        let values = [
+            0u64,
+            1,
+            127,
+            128,
+            300,
+            u32::MAX as u64,
+            u64::MAX - 1,
+            u64::MAX,
+        ];
         let mut buf = Vec::new();
         for &v in &values {
             put(&mut buf, v);

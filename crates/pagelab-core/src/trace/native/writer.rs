@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 pub struct WriterOptions {
     /// References per chunk (the unit of compression and of streaming).
     pub chunk_refs: u32,
-    /// zstd level, 1 (fast) to 19 (small).
+    /// zstd level, -7 (fastest) to 19 (smallest).
     pub level: i32,
 }
 
@@ -43,15 +43,29 @@ pub struct NativeWriter<W: Write> {
 
 impl NativeWriter<BufWriter<File>> {
     /// Create `path` and write the header.
-    pub fn create(path: &Path, metadata: &Metadata, options: WriterOptions) -> Result<Self, TraceError> {
+    pub fn create(
+        path: &Path,
+        metadata: &Metadata,
+        options: WriterOptions,
+    ) -> Result<Self, TraceError> {
         let file = File::create(path).map_err(|e| TraceError::io(path, Location::File, &e))?;
-        NativeWriter::new(BufWriter::with_capacity(1 << 20, file), path, metadata, options)
+        NativeWriter::new(
+            BufWriter::with_capacity(1 << 20, file),
+            path,
+            metadata,
+            options,
+        )
     }
 }
 
 impl<W: Write> NativeWriter<W> {
     /// Write the header to `out`; `path` is only used to name the output in errors.
-    pub fn new(mut out: W, path: &Path, metadata: &Metadata, options: WriterOptions) -> Result<Self, TraceError> {
+    pub fn new(
+        mut out: W,
+        path: &Path,
+        metadata: &Metadata,
+        options: WriterOptions,
+    ) -> Result<Self, TraceError> {
         let err = |e: std::io::Error| TraceError::io(path, Location::Offset(0), &e);
         let meta = serde_json::to_vec(metadata).expect("metadata serializes");
         let mut header = Vec::with_capacity(20 + meta.len());
@@ -63,7 +77,7 @@ impl<W: Write> NativeWriter<W> {
         let crc = crc32fast::hash(&header);
         header.extend_from_slice(&crc.to_le_bytes());
         out.write_all(&header).map_err(err)?;
-        let compressor = zstd::bulk::Compressor::new(options.level.clamp(1, 19)).map_err(err)?;
+        let compressor = zstd::bulk::Compressor::new(options.level.clamp(-7, 19)).map_err(err)?;
         let mut encoder = ChunkEncoder::default();
         encoder.start(Asid(0));
         Ok(NativeWriter {
@@ -133,7 +147,8 @@ impl<W: Write> NativeWriter<W> {
         }
         self.encoder.finish(&mut self.raw);
         self.stored.clear();
-        self.stored.reserve(zstd::zstd_safe::compress_bound(self.raw.len()));
+        self.stored
+            .reserve(zstd::zstd_safe::compress_bound(self.raw.len()));
         let offset = self.offset;
         let path = &self.path;
         self.compressor

@@ -1,0 +1,40 @@
+//! Native `.plt` reader on arbitrary bytes, strict and in salvage mode: it must return
+//! errors (or a warning in salvage mode), never panic, hang or allocate without bound.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use pagelab_core::event::Batch;
+use pagelab_core::trace::native::NativeReader;
+use pagelab_core::trace::TraceReader;
+use std::io::Cursor;
+use std::path::Path;
+
+fn drain(reader: &mut dyn TraceReader) -> Result<(), ()> {
+    let mut batch = Batch::default();
+    loop {
+        match reader.next_batch(&mut batch) {
+            Ok(true) => {}
+            Ok(false) => return Ok(()),
+            Err(_) => return Err(()),
+        }
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let path = Path::new("fuzz.plt");
+
+    let strict = NativeReader::new(Cursor::new(data), path).map(|mut r| drain(&mut r).is_ok());
+
+    if let Ok(mut reader) = NativeReader::new(Cursor::new(data), path).map(|r| r.salvage(true)) {
+        // Salvage mode turns a bad tail into a warning: it never fails after the header.
+        assert!(drain(&mut reader).is_ok(), "salvage mode returned an error");
+        // A strict failure after the header is exactly a salvage warning.
+        if let Ok(strict_ok) = strict {
+            assert_eq!(
+                strict_ok,
+                reader.warning().is_none(),
+                "strict and salvage modes disagree"
+            );
+        }
+    }
+});
