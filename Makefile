@@ -28,7 +28,7 @@ test-rust:
 
 # The fuzz targets must build (running them needs nightly: see fuzz/README.md).
 fuzz-build:
-	$(CARGO) build --release --manifest-path fuzz/Cargo.toml
+	$(CARGO) build --manifest-path fuzz/Cargo.toml
 
 $(VENV)/.installed:
 	$(PYTHON) -m venv $(VENV)
@@ -37,11 +37,16 @@ $(VENV)/.installed:
 
 venv: $(VENV)/.installed
 
+# The Python package, built into the virtual environment (release build).
 python: venv
 	VIRTUAL_ENV=$(CURDIR)/$(VENV) PATH=$(CURDIR)/$(VENV)/bin:$$PATH \
-		$(VENV)/bin/maturin develop --release --quiet -m crates/pagelab-py/Cargo.toml
+		$(VENV)/bin/maturin develop $(MATURIN_FLAGS) --quiet -m crates/pagelab-py/Cargo.toml
 
-test-python: python
+MATURIN_FLAGS ?= --release
+
+# The tests build the bindings unoptimized: quicker to compile, and the tests are small.
+test-python:
+	$(MAKE) python MATURIN_FLAGS=
 	$(VENV)/bin/pytest -q crates/pagelab-py/tests
 
 # Throughput on the standard 100-million-reference trace (several GB in bench/out).

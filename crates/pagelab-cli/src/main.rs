@@ -203,13 +203,21 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
         Ok(serde_json::to_string_pretty(&value)?)
     };
     match &args.json {
-        Some(p) if p.as_os_str() == "-" => println!("{}", json()?),
+        Some(p) if p.as_os_str() == "-" => writeln!(std::io::stdout(), "{}", json()?)?,
         Some(p) => {
             std::fs::write(p, json()? + "\n")
                 .with_context(|| format!("{}: cannot write", p.display()))?;
-            print!("trace {}\n{report}", args.trace.display());
+            write!(
+                std::io::stdout(),
+                "trace {}\n{report}",
+                args.trace.display()
+            )?;
         }
-        None => print!("trace {}\n{report}", args.trace.display()),
+        None => write!(
+            std::io::stdout(),
+            "trace {}\n{report}",
+            args.trace.display()
+        )?,
     }
     Ok(())
 }
@@ -224,7 +232,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Config { config } => {
             let config = load_config(&config)?;
             Machine::build(&config)?;
-            print!("{}", config.to_toml());
+            write!(std::io::stdout(), "{}", config.to_toml())?;
             Ok(())
         }
     }
@@ -233,6 +241,13 @@ fn run(cli: Cli) -> Result<()> {
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
+        // A reader that went away (`| head`) is not an error of ours.
+        Err(e)
+            if e.downcast_ref::<std::io::Error>().map(|e| e.kind())
+                == Some(std::io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             // One line: the context chain joined, most general first.
             let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
