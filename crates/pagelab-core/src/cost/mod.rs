@@ -29,6 +29,15 @@ impl Cycles {
     pub fn total(&self) -> f64 {
         self.base + self.translation()
     }
+    /// The share of all cycles spent on TLB hits and walks (page faults left out), in percent.
+    pub fn tlb_percent(&self) -> f64 {
+        let total = self.total();
+        if total > 0.0 {
+            100.0 * (self.tlb_hits + self.walks) / total
+        } else {
+            0.0
+        }
+    }
     /// Translation's share of all cycles, in percent.
     pub fn overhead_percent(&self) -> f64 {
         let total = self.total();
