@@ -1,6 +1,7 @@
 // Copy of the shared standard benchmark generator (shared/bench/gen.rs), kept here so
 // the benchmark runs from a clone alone. Do not edit: the reference results in
-// bench/README.md hold for this exact generator.
+// shared/bench/README.md (checked by `pagelab-bench --expect-standard`) hold for this
+// exact generator.
 // Synthetic page-reference trace generator (deterministic).
 // Writes three files with the same reference stream:
 //   <out>.va.u64      raw little-endian u64 virtual addresses

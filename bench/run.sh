@@ -26,6 +26,6 @@ if [ ! -f "$base.plt" ]; then
 fi
 echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== pagelab-bench $base.plt"
-target/release/pagelab-bench "$base.plt"
+target/release/pagelab-bench "$base.plt" $([ "$n" = 100000000 ] && echo --expect-standard)
 echo "== pagelab simulate (default machine) under /usr/bin/time"
 /usr/bin/time -f "peak RSS %M KB, %e s wall" target/release/pagelab simulate --trace "$base.plt" >/dev/null

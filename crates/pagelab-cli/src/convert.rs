@@ -29,26 +29,25 @@ pub struct ConvertArgs {
     #[arg(long, default_value_t = WriterOptions::default().chunk_refs)]
     chunk_refs: u32,
     /// zstd level of the native format (-7 fastest .. 19 smallest).
-    #[arg(long, default_value_t = WriterOptions::default().level)]
+    #[arg(long, default_value_t = WriterOptions::default().level, allow_negative_numbers = true)]
     level: i32,
     #[arg(long, short)]
     quiet: bool,
 }
 
 fn output_format(args: &ConvertArgs) -> Result<TraceFormat> {
-    if let Some(name) = &args.to {
-        return TraceFormat::parse(name).map_err(anyhow::Error::msg);
+    match &args.to {
+        Some(name) => TraceFormat::parse(name).map_err(anyhow::Error::msg),
+        None => Ok(TraceFormat::from_extension(&args.output).unwrap_or(TraceFormat::Native)),
     }
-    let name = args.output.to_string_lossy().to_lowercase();
-    Ok(if name.ends_with(".lackey") {
-        TraceFormat::Lackey
-    } else if name.ends_with(".addrs") || name.ends_with(".txt") {
-        TraceFormat::Addrs
-    } else if name.ends_with(".u64") {
-        TraceFormat::U64
-    } else {
-        TraceFormat::Native
-    })
+}
+
+/// Whether two paths name the same file (when both exist).
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }
 
 /// A text or binary sink for the formats that are one reference per record.
@@ -83,12 +82,40 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
     if to == TraceFormat::Champsim {
         bail!("writing ChampSim traces is not supported (it would drop sizes and events); write native instead");
     }
-    if args.input == args.output {
+    if same_file(&args.input, &args.output) {
         bail!(
             "{}: input and output are the same file",
-            args.input.display()
+            args.output.display()
         );
     }
+    // Written beside the output and renamed at the end: an interrupted or failed
+    // conversion leaves no half-written file under the output's name.
+    let partial = {
+        let mut name = args.output.as_os_str().to_owned();
+        name.push(".partial");
+        PathBuf::from(name)
+    };
+    match convert(args, from, to, &partial) {
+        Ok(()) => std::fs::rename(&partial, &args.output).with_context(|| {
+            format!(
+                "{}: cannot rename to {}",
+                partial.display(),
+                args.output.display()
+            )
+        }),
+        Err(e) => {
+            let _ = std::fs::remove_file(&partial);
+            Err(e)
+        }
+    }
+}
+
+fn convert(
+    args: &ConvertArgs,
+    from: Option<TraceFormat>,
+    to: TraceFormat,
+    out: &Path,
+) -> Result<()> {
     let mut reader = trace::open(&args.input, from)?;
     let mut progress = Progress::new("converting", args.quiet);
     match to {
@@ -111,7 +138,7 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
                 chunk_refs: args.chunk_refs,
                 level: args.level,
             };
-            let mut writer = NativeWriter::create(&args.output, &metadata, options)?;
+            let mut writer = NativeWriter::create(out, &metadata, options)?;
             let mut batch = Batch::default();
             while reader.next_batch(&mut batch)? {
                 writer.write_batch(&batch)?;
@@ -121,19 +148,19 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
         }
         TraceFormat::Lackey => write_plain(
             reader.as_mut(),
-            &args.output,
+            out,
             |w, r| lackey::write_ref(w, r),
             &mut progress,
         )?,
         TraceFormat::Addrs => write_plain(
             reader.as_mut(),
-            &args.output,
+            out,
             |w, r| addrs::write_ref(w, r),
             &mut progress,
         )?,
         TraceFormat::U64 => write_plain(
             reader.as_mut(),
-            &args.output,
+            out,
             |w, r| rawu64::write_ref(w, r),
             &mut progress,
         )?,
@@ -144,9 +171,7 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
         eprintln!("pagelab: warning: {w}");
     }
     if !args.quiet {
-        let bytes = std::fs::metadata(&args.output)
-            .map(|m| m.len())
-            .unwrap_or(0);
+        let bytes = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
         eprintln!(
             "pagelab: wrote {} ({} bytes, {} format) in {:.2} s",
             args.output.display(),

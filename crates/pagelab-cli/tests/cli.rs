@@ -168,3 +168,26 @@ fn config_errors_name_the_field() {
     let err = stderr(&pagelab(&["config", "--config", config.to_str().unwrap()]));
     assert!(err.contains("tlb.sets"), "{err}");
 }
+
+#[test]
+fn converting_a_file_onto_itself_refuses_and_keeps_it() {
+    let trace = scratch("self.plt");
+    std::fs::copy(repo().join("data/traces/xz.plt"), &trace).unwrap();
+    let before = std::fs::read(&trace).unwrap();
+    let dir = trace.parent().unwrap();
+    let other_spelling = dir.join(".").join("self.plt");
+    let o = pagelab(&[
+        "trace",
+        "convert",
+        "-q",
+        trace.to_str().unwrap(),
+        other_spelling.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("same file"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(&trace).unwrap(),
+        before,
+        "the input is intact"
+    );
+}

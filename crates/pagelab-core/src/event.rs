@@ -62,6 +62,16 @@ impl Default for AccessKind {
 }
 
 impl MemRef {
+    /// The address of the reference's last byte (its first for size 0).
+    #[inline(always)]
+    pub fn last_byte(&self) -> VirtAddr {
+        VirtAddr(self.addr.0.wrapping_add(self.size.max(1) as u64 - 1))
+    }
+    /// Whether the reference touches more than one base (4 KiB) page.
+    #[inline(always)]
+    pub fn spans_pages(&self) -> bool {
+        (self.last_byte().0 ^ self.addr.0) >> crate::addr::BASE_SHIFT != 0
+    }
     pub fn new(addr: u64, size: u32, kind: AccessKind) -> MemRef {
         MemRef {
             addr: VirtAddr(addr),

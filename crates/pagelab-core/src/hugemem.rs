@@ -11,7 +11,7 @@ pub fn advise<T>(v: &Vec<T>) {
         let start = v.as_ptr() as usize;
         let end = start + v.capacity() * std::mem::size_of::<T>();
         let aligned = (start + HUGE - 1) & !(HUGE - 1);
-        if end > aligned + HUGE {
+        if end >= aligned + HUGE {
             let len = (end - aligned) & !(HUGE - 1);
             // SAFETY: the range lies inside memory this Vec owns; MADV_HUGEPAGE only
             // changes how the kernel backs it, never its contents.

@@ -62,6 +62,10 @@ macro_rules! define_any_tlb {
             fn lookup(&mut self, asid: Asid, va: VirtAddr) -> Option<Translation> {
                 match self { $(AnyTlb::$policy(t) => t.lookup(asid, va),)* }
             }
+            #[inline(always)]
+            fn access(&mut self, asid: Asid, va: VirtAddr) -> bool {
+                match self { $(AnyTlb::$policy(t) => t.access(asid, va),)* }
+            }
             fn fill(&mut self, asid: Asid, va: VirtAddr, tr: Translation) {
                 match self { $(AnyTlb::$policy(t) => t.fill(asid, va, tr),)* }
             }
@@ -110,6 +114,9 @@ impl AnyPageTable {
     }
 }
 
+/// The most entries a TLB array may have (a guard against typos that would exhaust memory).
+pub const MAX_TLB_ENTRIES: usize = 1 << 24;
+
 fn build_tlb(c: &TlbConfig, seed: u64) -> Result<AnyTlb, String> {
     match c {
         TlbConfig::SetAssociative(s) => {
@@ -121,6 +128,22 @@ fn build_tlb(c: &TlbConfig, seed: u64) -> Result<AnyTlb, String> {
             }
             if s.page_sizes.is_empty() {
                 return Err("tlb.page_sizes: name at least one page size".into());
+            }
+            match s.sets.checked_mul(s.ways) {
+                Some(n) if n <= MAX_TLB_ENTRIES => {}
+                _ => {
+                    return Err(format!(
+                        "tlb.sets × tlb.ways: {} × {} entries is more than the {MAX_TLB_ENTRIES} a TLB may have",
+                        s.sets, s.ways
+                    ))
+                }
+            }
+            if !s.page_sizes.iter().any(|&p| p <= PageSize::K4) {
+                return Err(format!(
+                    "tlb.page_sizes: {:?} holds no page of 4K or less, but demand paging maps 4K pages, \
+                     so every reference would miss",
+                    s.page_sizes.iter().map(|p| p.to_string()).collect::<Vec<_>>()
+                ));
             }
             AnyTlb::set_associative(s, seed)
         }
@@ -181,12 +204,15 @@ pub struct Counts {
     pub translations: u64,
     pub page_crossing: u64,
     pub tlb: TlbStats,
+    /// Page walks after TLB misses.
     pub walks: u64,
-    /// Memory references made by walks (including the walks retried after a fault).
+    /// Memory references made by those walks.
     pub walk_refs: u64,
     /// Distinct 64-byte cache lines per walk, summed over walks.
     pub walk_lines: u64,
     pub page_faults: u64,
+    /// Memory references of the walks retried after page faults (charged to faults).
+    pub fault_walk_refs: u64,
 }
 
 pub struct Machine {
@@ -225,6 +251,7 @@ impl Machine {
     /// in memory chains from one reference to the next; they are added up at the end.
     pub fn run_batch(&mut self, batch: &Batch) -> Result<(), SimError> {
         let mut crossing = 0u64;
+        let mut extra = 0u64;
         let mut result = Ok(());
         let mut done = 0usize;
         for r in &batch.refs {
@@ -232,13 +259,14 @@ impl Machine {
                 result = Err(e);
                 break;
             }
-            let last = r.addr.0.wrapping_add(r.size.max(1) as u64 - 1);
-            if (last ^ r.addr.0) >> crate::addr::BASE_SHIFT != 0 {
-                // The access spans two base pages: the second is translated too.
+            if r.spans_pages() {
                 crossing += 1;
-                if let Err(e) = self.translate(r.asid, VirtAddr(last)) {
-                    result = Err(e);
-                    break;
+                match self.translate_rest(r) {
+                    Ok(n) => extra += n,
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
                 }
             }
             done += 1;
@@ -248,7 +276,7 @@ impl Machine {
             c.by_kind[r.kind as usize] += 1;
         }
         c.page_crossing += crossing;
-        c.translations += done as u64 + crossing;
+        c.translations += done as u64 + extra;
         c.references += done as u64;
         c.tlb = self.tlb.stats();
         result.map_err(|mut e: SimError| {
@@ -258,9 +286,21 @@ impl Machine {
         })
     }
 
+    /// A reference that spans pages translates each page after its first too.
+    /// Returns how many further translations that made.
+    #[cold]
+    fn translate_rest(&mut self, r: &crate::event::MemRef) -> Result<u64, SimError> {
+        let first = r.addr.vpn(PageSize::K4).0;
+        let last = r.last_byte().vpn(PageSize::K4).0;
+        for page in first.wrapping_add(1)..=last {
+            self.translate(r.asid, crate::addr::Vpn(page).base(PageSize::K4))?;
+        }
+        Ok(last.wrapping_sub(first))
+    }
+
     #[inline(always)]
     fn translate(&mut self, asid: Asid, va: VirtAddr) -> Result<(), SimError> {
-        if self.tlb.lookup(asid, va).is_some() {
+        if self.tlb.access(asid, va) {
             return Ok(());
         }
         self.miss(asid, va)
@@ -268,21 +308,16 @@ impl Machine {
 
     #[inline(never)]
     fn miss(&mut self, asid: Asid, va: VirtAddr) -> Result<(), SimError> {
-        let t = match self.walk(asid, va).translation {
+        let walk = self.page_table.walk(asid, va);
+        self.counts.walks += 1;
+        self.counts.walk_refs += walk.refs().len() as u64;
+        self.counts.walk_lines += walk.distinct_lines() as u64;
+        let t = match walk.translation {
             Some(t) => t,
             None => self.fault(asid, va)?,
         };
         self.tlb.fill(asid, va, t);
         Ok(())
-    }
-
-    #[inline]
-    fn walk(&mut self, asid: Asid, va: VirtAddr) -> Walk {
-        let walk = self.page_table.walk(asid, va);
-        self.counts.walks += 1;
-        self.counts.walk_refs += walk.refs().len() as u64;
-        self.counts.walk_lines += walk.distinct_lines() as u64;
-        walk
     }
 
     /// Demand paging: map a fresh base frame at `va`'s page and retry the walk.
@@ -300,20 +335,28 @@ impl Machine {
             )));
         };
         let frames = self.frames.as_mut();
-        if let Err(e) =
-            self.page_table
-                .as_dyn()
-                .map(asid, page, PageSize::K4, pfn, Perms::RW, frames)
-        {
+        let mapped = self
+            .page_table
+            .as_dyn()
+            .map(asid, page, PageSize::K4, pfn, Perms::RW, frames);
+        if let Err(e) = mapped {
+            self.frames.free(pfn, PageSize::K4);
             return Err(error(match e {
-                MapError::OutOfRange(_) => {
-                    format!("address {:#x}: {e} (a 5-level table has 57 bits)", va.0)
+                MapError::OutOfRange(bits) if bits < 57 => {
+                    format!(
+                        "address {:#x}: {e} (page_table.levels = 5 gives 57 bits)",
+                        va.0
+                    )
                 }
                 MapError::OutOfMemory => format!("{e} (raise frames.memory)"),
                 _ => format!("address {:#x}: the fault handler cannot map it: {e}", va.0),
             }));
         }
-        self.walk(asid, va).translation.ok_or_else(|| {
+        // The faulting access is retried: it walks again. That walk is the fault's cost,
+        // not the TLB's, and is counted apart.
+        let walk = self.page_table.walk(asid, va);
+        self.counts.fault_walk_refs += walk.refs().len() as u64;
+        walk.translation.ok_or_else(|| {
             error(format!(
                 "address {:#x}: still unmapped after the fault was handled",
                 va.0
@@ -383,7 +426,7 @@ pub struct Report {
     pub cycles: Cycles,
     /// TLB hits, walks and page faults as a share of all cycles.
     pub translation_overhead_percent: f64,
-    /// TLB hits and walks only (page faults left out) as a share of all cycles.
+    /// TLB hits and walks as a share of the cycles of the run without page faults.
     pub tlb_overhead_percent: f64,
 }
 
@@ -486,12 +529,26 @@ mod tests {
         let c = &r.counts;
         assert_eq!(c.page_faults, 3);
         assert_eq!((c.tlb.hits, c.tlb.misses), (2, 3));
-        // Each miss walks, faults, and walks again, 4 reads a walk; but the very first
-        // walk finds no root at all and reads nothing.
-        assert_eq!((c.walks, c.walk_refs), (6, 20));
+        // Each miss walks (4 reads; but the very first walk finds no root at all and
+        // reads nothing), faults, and walks again (4 reads, charged to the fault).
+        assert_eq!((c.walks, c.walk_refs, c.fault_walk_refs), (3, 8, 12));
         assert_eq!(r.levels[0].mpki, 600.0);
         // Three 4K pages near 0 share every upper-level node: 4 nodes of 4 KiB.
         assert_eq!(r.page_table_bytes, 4 * 4096);
+    }
+
+    #[test]
+    fn a_reference_spanning_many_pages_translates_each() {
+        let refs = [MemRef::new(0x1000, 65536, AccessKind::Load)];
+        let r = run(&MachineConfig::default(), &refs);
+        assert_eq!(
+            (
+                r.counts.translations,
+                r.counts.page_crossing,
+                r.counts.page_faults
+            ),
+            (16, 1, 16)
+        );
     }
 
     #[test]
@@ -549,5 +606,25 @@ mod tests {
             .unwrap()
             .0
             .contains("page_table.levels"));
+        for (sets, ways, sizes, field) in [
+            (
+                1usize << 62,
+                4usize,
+                vec![PageSize::K4],
+                "tlb.sets × tlb.ways",
+            ),
+            (1 << 20, 1 << 20, vec![PageSize::K4], "tlb.sets × tlb.ways"),
+            (16, 4, vec![PageSize::M2], "tlb.page_sizes"),
+        ] {
+            let mut config = MachineConfig::default();
+            config.tlb = TlbConfig::SetAssociative(SetAssocConfig {
+                sets,
+                ways,
+                page_sizes: sizes,
+                ..SetAssocConfig::default()
+            });
+            let e = Machine::build(&config).err().unwrap();
+            assert!(e.0.contains(field), "{e}");
+        }
     }
 }

@@ -56,8 +56,9 @@ def test_simulate_hand_computed_lru(abacba):
     #   A miss [A]; B miss [A B]; A hit (B is now LRU); C miss, evicts B [A C];
     #   B miss, evicts A [C B]; A miss, evicts C [B A].
     # -> 1 hit, 5 misses, 3 evictions; the first touch of each page faults: 3 faults.
-    # Walks: 5 misses, and each fault walks again: 8. A 4-level walk reads 4 entries,
-    # except the very first, which finds no root and reads none: 7 * 4 = 28.
+    # Walks: one per miss, 5. A 4-level walk reads 4 entries, except the very first,
+    # which finds no root and reads none: 4 * 4 = 16. Each fault walks again (4 reads,
+    # 12 in all), charged to the faults.
     r = pagelab.simulate(abacba, ONE_SET_TWO_WAYS)
     c = r["counts"]
     assert c["references"] == 6
@@ -65,13 +66,13 @@ def test_simulate_hand_computed_lru(abacba):
     assert c["translations"] == 6 and c["page_crossing"] == 0
     assert c["tlb"] == {"hits": 1, "misses": 5, "evictions": 3}
     assert c["page_faults"] == 3
-    assert (c["walks"], c["walk_refs"]) == (8, 28)
+    assert (c["walks"], c["walk_refs"], c["fault_walk_refs"]) == (5, 16, 12)
     level = r["levels"][0]
     assert (level["entries"], level["hits"], level["misses"], level["evictions"]) == (2, 1, 5, 3)
     assert level["mpki"] == pytest.approx(5000 / 6)
     assert level["miss_ratio"] == pytest.approx(5 / 6)
     # Default cost model: 1 cycle a reference, 8 a walk reference, 5000 a fault.
-    assert r["cycles"] == pytest.approx({"base": 6.0, "tlb_hits": 0.0, "walks": 28 * 8.0, "page_faults": 15000.0})
+    assert r["cycles"] == pytest.approx({"base": 6.0, "tlb_hits": 0.0, "walks": 16 * 8.0, "page_faults": 15000.0 + 12 * 8.0})
     assert r["translation_overhead_percent"] == pytest.approx(100 * (224 + 15000) / (6 + 224 + 15000))
 
 
@@ -196,8 +197,8 @@ def test_trace_info_counts_kinds(lackey):
     assert info["by_kind"] == {"fetch": 2, "load": 2, "store": 1, "modify": 1}
     assert info["instructions"] == 2
     # 0x0400d000, 0x7ff000000, 0x0060f000: three 4K pages; the load of 8 bytes at
-    # 0x60fffc spans into the next page.
-    assert info["footprint_pages"]["4K"] == 3
+    # 0x60fffc spans into the next page, a fourth.
+    assert info["footprint_pages"]["4K"] == 4
     assert info["page_crossing"] == 1
     assert info["min_address"] == 0x0060F000
     assert info["max_address"] == 0x7FF000108
@@ -247,8 +248,8 @@ def test_flatten_report(abacba):
     assert (row["loads"], row["stores"], row["fetches"], row["modifies"]) == (6, 0, 0, 0)
     assert (row["tlb_hits"], row["tlb_misses"], row["tlb_evictions"]) == (1, 5, 3)
     assert row["mpki"] == pytest.approx(5000 / 6)
-    assert row["walk_refs"] == 28 and row["page_faults"] == 3
-    assert row["cycles_page_faults"] == 15000.0
+    assert row["walk_refs"] == 16 and row["page_faults"] == 3
+    assert row["cycles_page_faults"] == 15000.0 + 12 * 8.0
     assert "translation_overhead_percent" in row
     assert not any(isinstance(v, (dict, list)) for v in row.values())
 

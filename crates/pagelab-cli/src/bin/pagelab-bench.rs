@@ -8,7 +8,10 @@
 //!   TLB, to compare with the reference results of the standard trace.
 //!
 //! Each measurement runs `--repeat` times (default 3) on one core; the median is shown.
-//! Usage: `pagelab-bench TRACE.plt [--repeat N] [--skip-check] [--only read|simulate]`
+//! With `--expect-standard` the check's miss ratios must equal the reference results of
+//! the standard trace (../shared/bench/README.md) to six decimals, or it exits with 1.
+//!
+//! Usage: `pagelab-bench TRACE.plt [--repeat N] [--skip-check] [--only read|simulate] [--expect-standard]`
 
 use pagelab_core::config::{SetAssocConfig, TlbConfig};
 use pagelab_core::trace;
@@ -96,7 +99,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .iter()
         .position(|a| a == "--repeat")
         .and_then(|i| args.get(i + 1)?.parse().ok())
-        .unwrap_or(3usize);
+        .unwrap_or(3usize)
+        .max(1);
     let only = args
         .iter()
         .position(|a| a == "--only")
@@ -121,12 +125,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     if check {
-        for (sets, ways) in [(1, 64), (128, 12)] {
+        let expect = args.iter().any(|a| a == "--expect-standard");
+        // Reference results of the standard 100 M-reference trace (shared/bench/README.md).
+        for (sets, ways, reference) in [(1, 64, 0.254017), (128, 12, 0.224331)] {
             let (rate, report) = timed(1, || simulate_once(&path, &tlb(sets, ways)))?;
-            println!(
-                "check     {rate:8.1} M refs/s   ({sets} x {ways} LRU: miss ratio {:.6})",
-                report.levels[0].miss_ratio
-            );
+            let ratio = report.levels[0].miss_ratio;
+            println!("check     {rate:8.1} M refs/s   ({sets} x {ways} LRU: miss ratio {ratio:.6}, reference {reference:.6})");
+            if expect && format!("{ratio:.6}") != format!("{reference:.6}") {
+                return Err(format!("{sets} x {ways} LRU: miss ratio {ratio:.6} differs from the reference {reference:.6}").into());
+            }
         }
     }
     println!("peak RSS  {:8.1} MB", peak_rss_mb());

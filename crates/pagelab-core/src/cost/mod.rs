@@ -18,6 +18,7 @@ pub struct Cycles {
     pub base: f64,
     pub tlb_hits: f64,
     pub walks: f64,
+    /// Page faults, with the walks retried after them.
     pub page_faults: f64,
 }
 
@@ -29,9 +30,10 @@ impl Cycles {
     pub fn total(&self) -> f64 {
         self.base + self.translation()
     }
-    /// The share of all cycles spent on TLB hits and walks (page faults left out), in percent.
+    /// TLB hits and walks as a share of the cycles of a run without page faults
+    /// (base + hits + walks), in percent.
     pub fn tlb_percent(&self) -> f64 {
-        let total = self.total();
+        let total = self.base + self.tlb_hits + self.walks;
         if total > 0.0 {
             100.0 * (self.tlb_hits + self.walks) / total
         } else {

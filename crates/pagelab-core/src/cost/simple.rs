@@ -14,7 +14,8 @@ impl CostModel for SimpleCost {
             base: c.references as f64 * p.base_cycles_per_ref,
             tlb_hits: c.tlb.hits as f64 * p.tlb_hit_cycles,
             walks: c.walk_refs as f64 * p.walk_ref_cycles,
-            page_faults: c.page_faults as f64 * p.page_fault_cycles,
+            page_faults: c.page_faults as f64 * p.page_fault_cycles
+                + c.fault_walk_refs as f64 * p.walk_ref_cycles,
         }
     }
 }

@@ -41,7 +41,7 @@ fn child_pfn(e: u64) -> Pfn {
 
 pub struct RadixPageTable {
     levels: u32,
-    /// `levels` nodes' worth of 512 entries each, node `i` at `[i * 512, (i + 1) * 512)`.
+    /// Every node's 512 entries, node `i` at `[i * 512, (i + 1) * 512)`.
     entries: Vec<u64>,
     /// The physical frame of each node.
     node_frames: Vec<Pfn>,

@@ -44,6 +44,12 @@ pub struct TlbStats {
 pub trait Tlb {
     /// Find the translation of `va`, counting a hit or a miss.
     fn lookup(&mut self, asid: Asid, va: VirtAddr) -> Option<Translation>;
+    /// Whether `va` hits, with the same effect on state and counts as [`Tlb::lookup`]
+    /// but without assembling the translation (the simulator's hot path).
+    #[inline]
+    fn access(&mut self, asid: Asid, va: VirtAddr) -> bool {
+        self.lookup(asid, va).is_some()
+    }
     /// Cache the translation `t` that `va` walked to (the TLB may keep a smaller
     /// page of it when it does not hold `t.size`).
     fn fill(&mut self, asid: Asid, va: VirtAddr, t: Translation);

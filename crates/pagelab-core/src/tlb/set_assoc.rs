@@ -72,16 +72,22 @@ impl<R: Replacement> SetAssocTlb<R> {
 
     #[inline(always)]
     fn probe(&mut self, asid: Asid, va: VirtAddr, size: PageSize) -> Option<Translation> {
-        let vpn = va.vpn(size);
-        let set = self.set_of(vpn);
-        let way = self.find(set, vpn.0, meta_of(asid, size))?;
-        self.policy.touch(set, way);
-        let i = set * self.ways + way;
+        let i = self.hit_index(asid, va, size)?;
         Some(Translation {
             pfn: self.pfns[i],
             size,
             perms: self.perms[i],
         })
+    }
+
+    /// Find and touch the entry of `va` at `size`; its index into the arrays.
+    #[inline(always)]
+    fn hit_index(&mut self, asid: Asid, va: VirtAddr, size: PageSize) -> Option<usize> {
+        let vpn = va.vpn(size);
+        let set = self.set_of(vpn);
+        let way = self.find(set, vpn.0, meta_of(asid, size))?;
+        self.policy.touch(set, way);
+        Some(set * self.ways + way)
     }
 
     fn drop_where(&mut self, pred: impl Fn(TlbKey) -> bool) {
@@ -116,6 +122,20 @@ impl<R: Replacement> Tlb for SetAssocTlb<R> {
             None => self.stats.misses += 1,
         }
         found
+    }
+
+    #[inline(always)]
+    fn access(&mut self, asid: Asid, va: VirtAddr) -> bool {
+        let hit = match self.sizes[..] {
+            [size] => self.hit_index(asid, va, size).is_some(),
+            _ => (0..self.sizes.len()).any(|i| self.hit_index(asid, va, self.sizes[i]).is_some()),
+        };
+        if hit {
+            self.stats.hits += 1;
+        } else {
+            self.stats.misses += 1;
+        }
+        hit
     }
 
     fn fill(&mut self, asid: Asid, va: VirtAddr, t: Translation) {

@@ -10,7 +10,7 @@
 //! source address and a store for every non-zero destination address, all carrying
 //! `ip`. ChampSim records no access sizes; every reference gets size 1.
 
-use super::input::{open_decompressed, read_full, Compression};
+use super::input::{open_binary, read_full, Compression};
 use super::{Metadata, TraceError, TraceReader, BATCH_REFS};
 use crate::addr::VirtAddr;
 use crate::event::{AccessKind, Batch, MemRef};
@@ -30,7 +30,7 @@ pub struct ChampsimReader {
 
 impl ChampsimReader {
     pub fn open(path: &Path) -> Result<ChampsimReader, TraceError> {
-        let (input, compression) = open_decompressed(path)?;
+        let (input, compression) = open_binary(path)?;
         Ok(ChampsimReader::from_reader(input, compression, path))
     }
 

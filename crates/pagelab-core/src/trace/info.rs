@@ -18,7 +18,7 @@ pub struct TraceInfo {
     pub events: BTreeMap<String, u64>,
     /// Distinct pages touched, by page size ("4K" → n); a page is (address space, number).
     pub footprint_pages: BTreeMap<String, u64>,
-    /// References that span two pages of 4 KiB.
+    /// References that span more than one page of 4 KiB.
     pub page_crossing: u64,
     pub min_address: Option<u64>,
     pub max_address: Option<u64>,
@@ -27,8 +27,8 @@ pub struct TraceInfo {
     pub instructions: u64,
 }
 
-/// Accumulates a [`TraceInfo`] batch by batch.
-#[derive(Default)]
+/// Accumulates a [`TraceInfo`] batch by batch. Memory grows with the footprint (a set
+/// of pages per page size), not with the trace's length.
 pub struct InfoBuilder {
     info: TraceInfo,
     kinds: [u64; 4],
@@ -43,7 +43,10 @@ impl InfoBuilder {
         InfoBuilder {
             pages: vec![HashSet::new(); FOOTPRINT_SIZES.len()],
             last: vec![(Asid(u16::MAX), u64::MAX); FOOTPRINT_SIZES.len()],
-            ..InfoBuilder::default()
+            info: TraceInfo::default(),
+            kinds: [0; 4],
+            asids: HashSet::new(),
+            last_asid: None,
         }
     }
 
@@ -54,15 +57,20 @@ impl InfoBuilder {
             let a = r.addr.0;
             info.min_address = Some(info.min_address.map_or(a, |m| m.min(a)));
             info.max_address = Some(info.max_address.map_or(a, |m| m.max(a)));
-            if r.size > 1 && (a & 0xfff) + r.size as u64 > 0x1000 {
-                info.page_crossing += 1;
-            }
+            let spans = r.spans_pages();
+            info.page_crossing += spans as u64;
             for (i, size) in FOOTPRINT_SIZES.iter().enumerate() {
                 let key = (r.asid, r.addr.vpn(*size).0);
                 // Consecutive references mostly stay on a page: skip the hash then.
                 if self.last[i] != key {
                     self.last[i] = key;
                     self.pages[i].insert(key);
+                }
+                if spans {
+                    let last = r.last_byte().vpn(*size).0;
+                    for page in key.1.wrapping_add(1)..=last {
+                        self.pages[i].insert((r.asid, page));
+                    }
                 }
             }
             if self.last_asid != Some(r.asid) {
@@ -98,5 +106,11 @@ impl InfoBuilder {
         asids.sort_unstable();
         self.info.address_spaces = asids;
         self.info
+    }
+}
+
+impl Default for InfoBuilder {
+    fn default() -> Self {
+        InfoBuilder::new()
     }
 }

@@ -18,7 +18,7 @@ pub enum Compression {
 
 impl Compression {
     pub fn sniff(head: &[u8]) -> Compression {
-        if head.starts_with(&[0x1f, 0x8b]) {
+        if head.starts_with(&[0x1f, 0x8b, 0x08]) {
             Compression::Gzip
         } else if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0x00]) {
             Compression::Xz
@@ -39,7 +39,7 @@ impl Compression {
     }
 }
 
-/// Open `path` for reading; returns the first bytes (for format sniffing) too.
+/// Open `path` for reading, naming it in the error.
 pub fn open_file(path: &Path) -> Result<File, TraceError> {
     File::open(path).map_err(|e| TraceError::io(path, Location::File, &e))
 }
@@ -54,11 +54,34 @@ pub fn peek(path: &Path, n: usize) -> Result<Vec<u8>, TraceError> {
     Ok(head)
 }
 
-/// A buffered reader of the decompressed content of `path`, and which compression it had.
+/// The compression a file name announces (`.gz`, `.xz`, `.zst`).
+pub fn compression_by_name(path: &Path) -> Compression {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("gz") => Compression::Gzip,
+        Some("xz") => Compression::Xz,
+        Some("zst") => Compression::Zstd,
+        _ => Compression::None,
+    }
+}
+
+/// A buffered reader of the decompressed content of a text trace, and which
+/// compression it had (told by magic bytes: text never starts with them).
 pub fn open_decompressed(
     path: &Path,
 ) -> Result<(Box<dyn BufRead + Send>, Compression), TraceError> {
-    let compression = Compression::sniff(&peek(path, 8)?);
+    open_with(path, Compression::sniff(&peek(path, 8)?))
+}
+
+/// The same for a binary trace: its first bytes are data and may look like any magic,
+/// so only the file name says whether it is compressed.
+pub fn open_binary(path: &Path) -> Result<(Box<dyn BufRead + Send>, Compression), TraceError> {
+    open_with(path, compression_by_name(path))
+}
+
+fn open_with(
+    path: &Path,
+    compression: Compression,
+) -> Result<(Box<dyn BufRead + Send>, Compression), TraceError> {
     let file = open_file(path)?;
     let cap = 1 << 20;
     let reader: Box<dyn BufRead + Send> = match compression {

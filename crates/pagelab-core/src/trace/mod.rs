@@ -100,6 +100,23 @@ impl TraceFormat {
             })
     }
 
+    /// The format a file name announces by its extension (after any .gz/.xz/.zst).
+    pub fn from_extension(path: &Path) -> Option<TraceFormat> {
+        let name = path.file_name()?.to_string_lossy().to_lowercase();
+        let stem = ["gz", "xz", "zst"]
+            .iter()
+            .find_map(|ext| name.strip_suffix(&format!(".{ext}")))
+            .unwrap_or(&name);
+        match stem.rsplit_once('.')?.1 {
+            "plt" => Some(TraceFormat::Native),
+            "lackey" => Some(TraceFormat::Lackey),
+            "champsim" | "champsimtrace" => Some(TraceFormat::Champsim),
+            "u64" => Some(TraceFormat::U64),
+            "addrs" | "txt" => Some(TraceFormat::Addrs),
+            _ => None,
+        }
+    }
+
     /// Tell the format of a file: the native magic bytes first, then the file name's
     /// extension (after any .gz/.xz/.zst), then, for text, the shape of its first lines.
     pub fn detect(path: &Path) -> Result<TraceFormat, TraceError> {
@@ -107,22 +124,11 @@ impl TraceFormat {
         if head.starts_with(native::MAGIC) {
             return Ok(TraceFormat::Native);
         }
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().to_lowercase())
-            .unwrap_or_default();
-        let stem = ["gz", "xz", "zst"]
-            .iter()
-            .find_map(|ext| name.strip_suffix(&format!(".{ext}")))
-            .unwrap_or(&name);
-        let ext = stem.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
-        match ext {
-            "plt" => return Ok(TraceFormat::Native),
-            "lackey" => return Ok(TraceFormat::Lackey),
-            "champsim" | "champsimtrace" => return Ok(TraceFormat::Champsim),
-            "u64" => return Ok(TraceFormat::U64),
-            "addrs" => return Ok(TraceFormat::Addrs),
-            _ => {}
+        if let Some(format) = TraceFormat::from_extension(path) {
+            // A .txt file may still be lackey output: let its lines say.
+            if format != TraceFormat::Addrs {
+                return Ok(format);
+            }
         }
         // Text of unknown name: look at the first lines that are not comments.
         if let Some(format) = sniff_text(path)? {
@@ -137,7 +143,8 @@ fn sniff_text(path: &Path) -> Result<Option<TraceFormat>, TraceError> {
     use std::io::BufRead;
     let (reader, _) = input::open_decompressed(path)?;
     let mut lines = 0;
-    for line in reader.split(b'\n').take(64) {
+    // Only the first 64 KiB: a binary file of unknown name has no line endings.
+    for line in std::io::Read::take(reader, 64 << 10).split(b'\n').take(64) {
         let Ok(line) = line else { return Ok(None) };
         let Ok(text) = std::str::from_utf8(&line) else {
             return Ok(None);

@@ -2,7 +2,7 @@
 //! `*.va.u64` files of the standard benchmark generator). Every reference is a 1-byte
 //! load in address space 0.
 
-use super::input::{open_decompressed, read_full, Compression};
+use super::input::{open_binary, read_full, Compression};
 use super::{Metadata, TraceError, TraceReader, BATCH_REFS};
 use crate::event::{AccessKind, Batch, MemRef};
 use std::io::{BufRead, Write};
@@ -19,7 +19,7 @@ pub struct U64Reader {
 
 impl U64Reader {
     pub fn open(path: &Path) -> Result<U64Reader, TraceError> {
-        let (input, compression) = open_decompressed(path)?;
+        let (input, compression) = open_binary(path)?;
         Ok(U64Reader::from_reader(input, compression, path))
     }
 

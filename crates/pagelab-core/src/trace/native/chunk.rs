@@ -324,11 +324,6 @@ fn decode_events(
             .checked_add(c.varint()?)
             .filter(|&i| i <= n_refs as u64)
             .ok_or_else(|| format!("an event is placed beyond the chunk's {n_refs} references"))?;
-        if index > n_refs as u64 {
-            return Err(format!(
-                "an event is placed at reference {index} of {n_refs}"
-            ));
-        }
         let event = match c.byte()? {
             EV_ALLOC => {
                 let code = c.byte()?;

@@ -3,7 +3,6 @@
 
 use super::chunk;
 use super::{CHUNK_HEADER_LEN, CHUNK_TAG, END_LEN, END_TAG, MAGIC, MAX_CHUNK_BYTES, VERSION};
-use crate::addr::Asid;
 use crate::event::Batch;
 use crate::trace::error::TraceError;
 use crate::trace::input::{open_file, read_full};
@@ -26,7 +25,6 @@ pub struct NativeReader<R: Read> {
     done: bool,
     salvage: bool,
     warning: Option<String>,
-    asid: Asid,
 }
 
 impl NativeReader<BufReader<File>> {
@@ -103,7 +101,6 @@ impl<R: Read> NativeReader<R> {
             done: false,
             salvage: false,
             warning: None,
-            asid: Asid(0),
         })
     }
 
@@ -265,12 +262,9 @@ impl<R: Read> TraceReader for NativeReader<R> {
             }
             Err(e) => return self.fail(start, format!("chunk does not decompress: {e}")),
         }
-        match chunk::decode(&self.raw, n_refs, n_events, batch) {
-            Ok(asid) => self.asid = asid,
-            Err(e) => {
-                batch.clear();
-                return self.fail(start, format!("malformed chunk: {e}"));
-            }
+        if let Err(e) = chunk::decode(&self.raw, n_refs, n_events, batch) {
+            batch.clear();
+            return self.fail(start, format!("malformed chunk: {e}"));
         }
         self.refs += n_refs as u64;
         self.events += n_events as u64;

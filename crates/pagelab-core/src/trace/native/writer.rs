@@ -10,6 +10,10 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+/// A chunk is written once its payload reaches this size, whatever `chunk_refs` says,
+/// so that every chunk stays well within what the reader accepts.
+const RAW_CHUNK_LIMIT: usize = 64 << 20;
+
 #[derive(Clone, Debug)]
 pub struct WriterOptions {
     /// References per chunk (the unit of compression and of streaming).
@@ -101,7 +105,9 @@ impl<W: Write> NativeWriter<W> {
     #[inline]
     pub fn write_ref(&mut self, r: &MemRef) -> Result<(), TraceError> {
         self.encoder.push_ref(r);
-        if self.encoder.n_refs() >= self.options.chunk_refs {
+        if self.encoder.n_refs() >= self.options.chunk_refs
+            || self.encoder.raw_len_estimate() > RAW_CHUNK_LIMIT
+        {
             self.flush_chunk()?;
         }
         Ok(())
@@ -111,7 +117,7 @@ impl<W: Write> NativeWriter<W> {
     pub fn write_event(&mut self, e: &Event) -> Result<(), TraceError> {
         self.encoder.push_event(e);
         // Bound memory when a trace is all events.
-        if self.encoder.raw_len_estimate() > 16 << 20 {
+        if self.encoder.raw_len_estimate() > RAW_CHUNK_LIMIT {
             self.flush_chunk()?;
         }
         Ok(())
