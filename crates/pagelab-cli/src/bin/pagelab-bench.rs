@@ -19,6 +19,17 @@ use pagelab_core::{Batch, Machine, MachineConfig};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+/// `println!` that ends the program quietly when standard output has gone away
+/// (`pagelab-bench … | head`), instead of panicking.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        if writeln!(std::io::stdout(), $($arg)*).is_err() {
+            std::process::exit(0);
+        }
+    }};
+}
+
 fn peak_rss_mb() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -113,12 +124,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let (refs, sum) = read_once(&path)?;
             Ok((refs, (refs, sum)))
         })?;
-        println!("read      {rate:8.1} M refs/s   ({refs} references, address checksum {sum:#x})");
+        say!("read      {rate:8.1} M refs/s   ({refs} references, address checksum {sum:#x})");
     }
     if only != Some("read") {
         let (rate, report) = timed(repeat, || simulate_once(&path, &tlb(16, 4)))?;
         let l = &report.levels[0];
-        println!(
+        say!(
             "simulate  {rate:8.1} M refs/s   (64-entry 4-way LRU + 4-level radix: miss ratio {:.6}, {} walks, {} faults)",
             l.miss_ratio, report.counts.walks, report.counts.page_faults
         );
@@ -130,12 +141,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for (sets, ways, reference) in [(1, 64, 0.254017), (128, 12, 0.224331)] {
             let (rate, report) = timed(1, || simulate_once(&path, &tlb(sets, ways)))?;
             let ratio = report.levels[0].miss_ratio;
-            println!("check     {rate:8.1} M refs/s   ({sets} x {ways} LRU: miss ratio {ratio:.6}, reference {reference:.6})");
+            say!("check     {rate:8.1} M refs/s   ({sets} x {ways} LRU: miss ratio {ratio:.6}, reference {reference:.6})");
             if expect && format!("{ratio:.6}") != format!("{reference:.6}") {
                 return Err(format!("{sets} x {ways} LRU: miss ratio {ratio:.6} differs from the reference {reference:.6}").into());
             }
         }
     }
-    println!("peak RSS  {:8.1} MB", peak_rss_mb());
+    say!("peak RSS  {:8.1} MB", peak_rss_mb());
     Ok(())
 }
