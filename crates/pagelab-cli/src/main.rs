@@ -172,14 +172,10 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
     let config = load_config(&args.config)?;
     let mut machine = Machine::build(&config)?;
     let mut reader = trace::open(&args.trace, parse_format(&args.format)?)?;
-    let mut batch = Batch::default();
     let mut progress = progress::Progress::new("simulating", args.quiet);
-    while reader.next_batch(&mut batch)? {
-        machine
-            .run_batch(&batch)
-            .with_context(|| format!("{}: simulation stopped", args.trace.display()))?;
-        progress.tick(batch.refs.len() as u64, reader.position());
-    }
+    machine.run_trace(reader.as_mut(), &args.trace, |refs, position| {
+        progress.tick(refs, position)
+    })?;
     let elapsed = progress.finish();
     if let Some(w) = reader.warning() {
         eprintln!("pagelab: warning: {w}");

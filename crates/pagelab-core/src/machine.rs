@@ -16,8 +16,10 @@ use crate::frames::{FrameAllocator, SimpleAllocator};
 use crate::pagetable::{MapError, PageTable, Perms, RadixPageTable, Translation, Walk};
 use crate::tlb::replacement::*;
 use crate::tlb::{SetAssocTlb, Tlb, TlbStats};
+use crate::trace::{Location, TraceError, TraceReader};
 use serde::Serialize;
 use std::fmt;
+use std::path::Path;
 
 /// What went wrong in a run, with the index of the reference it happened at.
 #[derive(Debug, Clone, PartialEq)]
@@ -243,6 +245,25 @@ impl Machine {
     }
     pub fn counts(&self) -> &Counts {
         &self.counts
+    }
+
+    /// Simulate a whole trace, batch by batch; `after_batch` is told the references of
+    /// each batch and the reader's input position (for progress). A simulation error
+    /// names the trace file.
+    pub fn run_trace(
+        &mut self,
+        reader: &mut dyn TraceReader,
+        path: &Path,
+        mut after_batch: impl FnMut(u64, u64),
+    ) -> Result<(), TraceError> {
+        let mut batch = Batch::default();
+        while reader.next_batch(&mut batch)? {
+            self.run_batch(&batch).map_err(|e| {
+                TraceError::new(path, Location::File, format!("simulation stopped at {e}"))
+            })?;
+            after_batch(batch.refs.len() as u64, reader.position());
+        }
+        Ok(())
     }
 
     /// Simulate the references of a batch. Events are not acted on yet.

@@ -84,10 +84,9 @@ fn run_simulation(
     let config = MachineConfig::from_toml(config_toml, origin).map_err(input)?;
     let mut machine = Machine::build(&config).map_err(input)?;
     let (mut reader, _) = open_trace(trace, format)?;
-    let mut batch = Batch::default();
-    while reader.next_batch(&mut batch).map_err(input)? {
-        machine.run_batch(&batch).map_err(input)?;
-    }
+    machine
+        .run_trace(reader.as_mut(), Path::new(trace), |_, _| {})
+        .map_err(input)?;
     Ok(Output {
         json: serde_json::to_string(&machine.report()).map_err(|e| Failure::Bug(e.to_string()))?,
         warning: reader.warning().map(str::to_string),

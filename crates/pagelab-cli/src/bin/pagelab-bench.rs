@@ -65,10 +65,7 @@ fn simulate_once(
 ) -> Result<(u64, pagelab_core::Report), Box<dyn std::error::Error>> {
     let mut machine = Machine::build(config)?;
     let mut reader = trace::open(path, None)?;
-    let mut batch = Batch::default();
-    while reader.next_batch(&mut batch)? {
-        machine.run_batch(&batch)?;
-    }
+    machine.run_trace(reader.as_mut(), path, |_, _| {})?;
     let report = machine.report();
     Ok((report.counts.references, report))
 }
