@@ -24,12 +24,13 @@ impl Replacement for Lru {
     }
     #[inline]
     fn victim(&mut self, set: usize) -> usize {
+        // Select with conditional moves: which way is oldest is data, not control.
         let stamps = &self.stamps[set * self.ways..(set + 1) * self.ways];
-        let mut best = 0;
-        for (way, &s) in stamps.iter().enumerate() {
-            if s < stamps[best] {
-                best = way;
-            }
+        let (mut best, mut oldest) = (0, stamps[0]);
+        for (way, &s) in stamps.iter().enumerate().skip(1) {
+            let older = s < oldest;
+            best = if older { way } else { best };
+            oldest = if older { s } else { oldest };
         }
         best
     }

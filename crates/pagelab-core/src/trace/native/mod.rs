@@ -11,10 +11,11 @@
 //! end      tag "END!" | total refs u64 | total events u64 | chunks u64 | crc32 u32
 //! ```
 //!
-//! A chunk payload holds column sections (see `chunk.rs`): one byte per reference with
-//! its kind and size, zigzag-varint address deltas (instruction fetches and data each
-//! against their own previous address), optional instruction-pointer deltas, escaped
-//! large sizes, and the events with the index of the reference they precede. Deltas
+//! A chunk payload holds column sections (see `chunk.rs`): a kind byte and a size byte
+//! per reference, zigzag address deltas in as few bytes as each needs (each against one
+//! of four previous addresses that the kind byte names), optional instruction-pointer
+//! deltas, escaped large sizes, and the events with the index of the reference they
+//! precede. Deltas
 //! restart in every chunk, so chunks decode independently and a reader holds one chunk
 //! at a time: memory is constant whatever the trace's length.
 
@@ -27,7 +28,9 @@ pub use reader::NativeReader;
 pub use writer::{NativeWriter, WriterOptions};
 
 pub const MAGIC: &[u8; 8] = b"PGLTRACE";
-pub const VERSION: u16 = 1;
+/// Version 2: deltas against one of four previous addresses (version 1 had two: the
+/// last fetch and the last data address).
+pub const VERSION: u16 = 2;
 const CHUNK_TAG: &[u8; 4] = b"CHNK";
 const END_TAG: &[u8; 4] = b"END!";
 const CHUNK_HEADER_LEN: usize = 24;

@@ -81,7 +81,14 @@ impl<W: Write> NativeWriter<W> {
         let crc = crc32fast::hash(&header);
         header.extend_from_slice(&crc.to_le_bytes());
         out.write_all(&header).map_err(err)?;
-        let compressor = zstd::bulk::Compressor::new(options.level.clamp(-7, 19)).map_err(err)?;
+        let mut compressor =
+            zstd::bulk::Compressor::new(options.level.clamp(-7, 19)).map_err(err)?;
+        // Matches shorter than 7 bytes save little in these columns and cost the reader
+        // a sequence each: without them the standard trace decompresses ~20% faster and
+        // grows ~3%.
+        compressor
+            .set_parameter(zstd::stream::raw::CParameter::MinMatch(7))
+            .map_err(err)?;
         let mut encoder = ChunkEncoder::default();
         encoder.start(Asid(0));
         Ok(NativeWriter {
