@@ -20,7 +20,8 @@ if [ ! -f "$base.va.u64" ]; then
   rustc -C opt-level=3 bench/gen.rs -o "$out/gen"
   "$out/gen" "$n" "$base" 42
 fi
-if [ ! -f "$base.plt" ]; then
+# (re)convert when the native file is missing or was written in an older format version
+if ! target/release/pagelab trace info "$base.plt" >/dev/null 2>&1; then
   target/release/pagelab trace convert --from u64 --workload "standard benchmark trace, $n references, seed 42" \
     "$base.va.u64" "$base.plt"
 fi

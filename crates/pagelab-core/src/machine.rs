@@ -5,6 +5,12 @@
 //!
 //! The per-reference loop ([`Machine::run_batch`]) allocates nothing and dispatches
 //! statically to the TLB; walks, faults and their bookkeeping are out of line.
+//!
+//! **Repeated pages.** A reference to the page of the translation just before it (same
+//! address space, same page of the TLB's smallest size) hits without a lookup: that
+//! entry is the most recent of its set, and a hit on it changes no policy's state. The
+//! machine counts such hits and credits them to the TLB ([`Tlb::credit_hits`]).
+//! Anything that invalidates TLB entries must [`Machine::forget_last_page`] first.
 
 use crate::addr::{Asid, PageSize, VirtAddr};
 use crate::config::{
@@ -79,6 +85,12 @@ macro_rules! define_any_tlb {
             }
             fn flush_all(&mut self) {
                 match self { $(AnyTlb::$policy(t) => t.flush_all(),)* }
+            }
+            fn credit_hits(&mut self, n: u64) {
+                match self { $(AnyTlb::$policy(t) => t.credit_hits(n),)* }
+            }
+            fn min_page_bytes(&self) -> u64 {
+                match self { $(AnyTlb::$policy(t) => t.min_page_bytes(),)* }
             }
             fn stats(&self) -> TlbStats {
                 match self { $(AnyTlb::$policy(t) => t.stats(),)* }
@@ -224,20 +236,36 @@ pub struct Machine {
     frames: Box<dyn FrameAllocator>,
     cost: Box<dyn CostModel>,
     counts: Counts,
+    /// The page of the last translation (`u64::MAX`: none), in units of the TLB's
+    /// smallest page, with its address space; and the hits found that way.
+    last_page: u64,
+    last_asid: Asid,
+    repeat_shift: u32,
+    repeats: u64,
 }
 
 impl Machine {
     /// Resolve a configuration into components; errors name the field.
     pub fn build(config: &MachineConfig) -> Result<Machine, crate::config::ConfigError> {
         let err = crate::config::ConfigError;
+        let tlb = build_tlb(&config.tlb, config.seed).map_err(err)?;
         Ok(Machine {
             config: config.clone(),
-            tlb: build_tlb(&config.tlb, config.seed).map_err(err)?,
+            repeat_shift: tlb.min_page_bytes().trailing_zeros(),
+            tlb,
             page_table: build_page_table(&config.page_table).map_err(err)?,
             frames: build_frames(&config.frames).map_err(err)?,
             cost: build_cost(&config.cost).map_err(err)?,
             counts: Counts::default(),
+            last_page: u64::MAX,
+            last_asid: Asid(0),
+            repeats: 0,
         })
+    }
+
+    /// The next reference looks its page up even if it repeats the last one's.
+    pub fn forget_last_page(&mut self) {
+        self.last_page = u64::MAX;
     }
 
     pub fn config(&self) -> &MachineConfig {
@@ -275,14 +303,16 @@ impl Machine {
         let mut extra = 0u64;
         let mut result = Ok(());
         let mut done = 0usize;
+        let first = self.counts.references;
         for r in &batch.refs {
-            if let Err(e) = self.translate(r.asid, r.addr) {
+            let reference = first + done as u64;
+            if let Err(e) = self.translate(r.asid, r.addr, reference) {
                 result = Err(e);
                 break;
             }
             if r.spans_pages() {
                 crossing += 1;
-                match self.translate_rest(r) {
+                match self.translate_rest(r, reference) {
                     Ok(n) => extra += n,
                     Err(e) => {
                         result = Err(e);
@@ -299,43 +329,52 @@ impl Machine {
         c.page_crossing += crossing;
         c.translations += done as u64 + extra;
         c.references += done as u64;
+        self.tlb.credit_hits(std::mem::take(&mut self.repeats));
         c.tlb = self.tlb.stats();
-        result.map_err(|mut e: SimError| {
-            // Faults name the batch's first reference; make it this one.
-            e.reference += done as u64;
-            e
-        })
+        result
     }
 
     /// A reference that spans pages translates each page after its first too.
     /// Returns how many further translations that made.
     #[cold]
-    fn translate_rest(&mut self, r: &crate::event::MemRef) -> Result<u64, SimError> {
+    fn translate_rest(
+        &mut self,
+        r: &crate::event::MemRef,
+        reference: u64,
+    ) -> Result<u64, SimError> {
         let first = r.addr.vpn(PageSize::K4).0;
         let last = r.last_byte().vpn(PageSize::K4).0;
         for page in first.wrapping_add(1)..=last {
-            self.translate(r.asid, crate::addr::Vpn(page).base(PageSize::K4))?;
+            let va = crate::addr::Vpn(page).base(PageSize::K4);
+            self.translate(r.asid, va, reference)?;
         }
         Ok(last.wrapping_sub(first))
     }
 
     #[inline(always)]
-    fn translate(&mut self, asid: Asid, va: VirtAddr) -> Result<(), SimError> {
+    fn translate(&mut self, asid: Asid, va: VirtAddr, reference: u64) -> Result<(), SimError> {
+        let page = va.0 >> self.repeat_shift;
+        if page == self.last_page && asid == self.last_asid {
+            self.repeats += 1;
+            return Ok(());
+        }
+        self.last_page = page;
+        self.last_asid = asid;
         if self.tlb.access(asid, va) {
             return Ok(());
         }
-        self.miss(asid, va)
+        self.miss(asid, va, reference)
     }
 
     #[inline(never)]
-    fn miss(&mut self, asid: Asid, va: VirtAddr) -> Result<(), SimError> {
+    fn miss(&mut self, asid: Asid, va: VirtAddr, reference: u64) -> Result<(), SimError> {
         let walk = self.page_table.walk(asid, va);
         self.counts.walks += 1;
         self.counts.walk_refs += walk.refs().len() as u64;
         self.counts.walk_lines += walk.distinct_lines() as u64;
         let t = match walk.translation {
             Some(t) => t,
-            None => self.fault(asid, va)?,
+            None => self.fault(asid, va, reference)?,
         };
         self.tlb.fill(asid, va, t);
         Ok(())
@@ -343,9 +382,8 @@ impl Machine {
 
     /// Demand paging: map a fresh base frame at `va`'s page and retry the walk.
     #[cold]
-    fn fault(&mut self, asid: Asid, va: VirtAddr) -> Result<Translation, SimError> {
+    fn fault(&mut self, asid: Asid, va: VirtAddr, reference: u64) -> Result<Translation, SimError> {
         self.counts.page_faults += 1;
-        let reference = self.counts.references;
         let error = |message: String| SimError { reference, message };
         let page = va.vpn(PageSize::K4).base(PageSize::K4);
         let Some(pfn) = self.frames.alloc(PageSize::K4) else {

@@ -58,6 +58,12 @@ pub trait Tlb {
     /// Drop every entry of `asid`.
     fn flush_asid(&mut self, asid: Asid);
     fn flush_all(&mut self);
+    /// Count `n` hits the machine established without a lookup: repeated references
+    /// to the page the previous lookup hit or filled, which every policy here treats
+    /// as a hit that changes nothing (that entry is already its set's most recent).
+    fn credit_hits(&mut self, n: u64);
+    /// The smallest page size held, in bytes.
+    fn min_page_bytes(&self) -> u64;
     fn stats(&self) -> TlbStats;
     fn capacity(&self) -> usize;
 }

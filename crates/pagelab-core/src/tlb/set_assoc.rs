@@ -146,23 +146,29 @@ impl<R: Replacement> Tlb for SetAssocTlb<R> {
         let vpn = va.vpn(size);
         let meta = meta_of(asid, size);
         let set = self.set_of(vpn);
-        let way = match self.find(set, vpn.0, meta) {
-            Some(w) => w,
-            None => {
-                let base = set * self.ways;
-                match self.meta[base..base + self.ways]
-                    .iter()
-                    .position(|&m| m == 0)
-                {
-                    Some(w) => w,
-                    None => {
-                        self.stats.evictions += 1;
-                        self.policy.victim(set)
-                    }
-                }
+        let base = set * self.ways;
+        let tags = &self.tags[base..base + self.ways];
+        let metas = &self.meta[base..base + self.ways];
+        // One pass: the way holding this page already (refilled in place), else the
+        // first free way, else the policy's victim.
+        let (mut same, mut free) = (usize::MAX, usize::MAX);
+        for w in (0..self.ways).rev() {
+            if metas[w] == meta && tags[w] == vpn.0 {
+                same = w;
             }
+            if metas[w] == 0 {
+                free = w;
+            }
+        }
+        let way = if same != usize::MAX {
+            same
+        } else if free != usize::MAX {
+            free
+        } else {
+            self.stats.evictions += 1;
+            self.policy.victim(set)
         };
-        let i = set * self.ways + way;
+        let i = base + way;
         self.tags[i] = vpn.0;
         self.meta[i] = meta;
         self.pfns[i] = t.pfn;
@@ -184,6 +190,14 @@ impl<R: Replacement> Tlb for SetAssocTlb<R> {
 
     fn flush_all(&mut self) {
         self.drop_where(|_| true);
+    }
+
+    fn credit_hits(&mut self, n: u64) {
+        self.stats.hits += n;
+    }
+
+    fn min_page_bytes(&self) -> u64 {
+        self.sizes.last().map_or(4096, |s| s.bytes())
     }
 
     fn stats(&self) -> TlbStats {
