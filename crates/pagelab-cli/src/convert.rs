@@ -16,7 +16,7 @@ pub struct ConvertArgs {
     input: PathBuf,
     /// The file to write.
     output: PathBuf,
-    /// Input format (native, lackey, champsim, addrs, u64); detected when omitted.
+    /// Input format (native, lackey, champsim, addrs, u64, pgrec); detected when omitted.
     #[arg(long)]
     from: Option<String>,
     /// Output format (native, lackey, addrs, u64); from the output's extension, else native.
@@ -28,6 +28,10 @@ pub struct ConvertArgs {
     /// References per chunk of the native format.
     #[arg(long, default_value_t = WriterOptions::default().chunk_refs)]
     chunk_refs: u32,
+    /// Read a native trace that was cut short (an interrupted recording) up to its last
+    /// complete chunk, with a warning, instead of failing.
+    #[arg(long)]
+    salvage: bool,
     /// zstd level of the native format (-7 fastest .. 19 smallest).
     #[arg(long, default_value_t = WriterOptions::default().level, allow_negative_numbers = true)]
     level: i32,
@@ -82,6 +86,9 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
     if to == TraceFormat::Champsim {
         bail!("writing ChampSim traces is not supported (it would drop sizes and events); write native instead");
     }
+    if to == TraceFormat::Pgrec {
+        bail!("pgrec is what the recorder writes, not an output format; write native instead");
+    }
     if same_file(&args.input, &args.output) {
         bail!(
             "{}: input and output are the same file",
@@ -116,7 +123,7 @@ fn convert(
     to: TraceFormat,
     out: &Path,
 ) -> Result<()> {
-    let mut reader = trace::open(&args.input, from)?;
+    let mut reader = trace::open_salvaging(&args.input, from, args.salvage)?;
     let mut progress = Progress::new("converting", args.quiet);
     match to {
         TraceFormat::Native => {
@@ -164,7 +171,7 @@ fn convert(
             |w, r| rawu64::write_ref(w, r),
             &mut progress,
         )?,
-        TraceFormat::Champsim => unreachable!("refused above"),
+        TraceFormat::Champsim | TraceFormat::Pgrec => unreachable!("refused above"),
     }
     let elapsed = progress.finish();
     if let Some(w) = reader.warning() {

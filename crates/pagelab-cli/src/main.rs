@@ -2,6 +2,7 @@
 
 mod convert;
 mod progress;
+mod record;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -27,6 +28,9 @@ enum Command {
     /// Inspect and convert traces.
     #[command(subcommand)]
     Trace(TraceCommand),
+    /// Run a program under Valgrind and record its memory references, allocations and
+    /// memory map as a native trace: `pagelab record -o app.plt -- ./app args`.
+    Record(record::RecordArgs),
     /// Simulate one machine configuration over one trace.
     Simulate(SimulateArgs),
     /// Print a machine configuration with every default filled in.
@@ -42,12 +46,16 @@ enum TraceCommand {
     /// What a trace holds: references by kind, events, footprint per page size.
     Info {
         file: PathBuf,
-        /// Input format (native, lackey, champsim, addrs, u64); detected when omitted.
+        /// Input format (native, lackey, champsim, addrs, u64, pgrec); detected when omitted.
         #[arg(long)]
         format: Option<String>,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Read a native trace that was cut short (an interrupted recording) up to its
+        /// last complete chunk, with a warning, instead of failing.
+        #[arg(long)]
+        salvage: bool,
     },
     /// Convert a trace between formats (by default into pagelab's native format).
     Convert(convert::ConvertArgs),
@@ -61,9 +69,13 @@ struct SimulateArgs {
     /// The machine, as a TOML configuration; the default machine when omitted.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Input format (native, lackey, champsim, addrs, u64); detected when omitted.
+    /// Input format (native, lackey, champsim, addrs, u64, pgrec); detected when omitted.
     #[arg(long)]
     format: Option<String>,
+    /// Read a native trace that was cut short (an interrupted recording) up to its last
+    /// complete chunk, with a warning, instead of failing.
+    #[arg(long)]
+    salvage: bool,
     /// Also write the results as JSON to this file ("-" for standard output, instead of the table).
     #[arg(long)]
     json: Option<PathBuf>,
@@ -86,8 +98,8 @@ fn load_config(path: &Option<PathBuf>) -> Result<MachineConfig> {
     })
 }
 
-fn trace_info(file: &Path, format: Option<TraceFormat>, json: bool) -> Result<()> {
-    let mut reader = trace::open(file, format)?;
+fn trace_info(file: &Path, format: Option<TraceFormat>, json: bool, salvage: bool) -> Result<()> {
+    let mut reader = trace::open_salvaging(file, format, salvage)?;
     let mut builder = InfoBuilder::new();
     let mut batch = Batch::default();
     let mut progress = progress::Progress::new("reading", false);
@@ -171,7 +183,7 @@ fn human_bytes(b: u64) -> String {
 fn simulate(args: &SimulateArgs) -> Result<()> {
     let config = load_config(&args.config)?;
     let mut machine = Machine::build(&config)?;
-    let mut reader = trace::open(&args.trace, parse_format(&args.format)?)?;
+    let mut reader = trace::open_salvaging(&args.trace, parse_format(&args.format)?, args.salvage)?;
     let mut progress = progress::Progress::new("simulating", args.quiet);
     machine.run_trace(reader.as_mut(), &args.trace, |refs, position| {
         progress.tick(refs, position)
@@ -220,11 +232,15 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Trace(TraceCommand::Info { file, format, json }) => {
-            trace_info(&file, parse_format(&format)?, json)
-        }
+        Command::Trace(TraceCommand::Info {
+            file,
+            format,
+            json,
+            salvage,
+        }) => trace_info(&file, parse_format(&format)?, json, salvage),
         Command::Trace(TraceCommand::Convert(args)) => convert::run(&args),
         Command::Simulate(args) => simulate(&args),
+        Command::Record(args) => record::run(&args),
         Command::Config { config } => {
             let config = load_config(&config)?;
             Machine::build(&config)?;

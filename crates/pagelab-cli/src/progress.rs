@@ -11,6 +11,8 @@ pub struct Progress {
     refs: u64,
     show: bool,
     shown: bool,
+    /// What the position counts: bytes "read" or "written".
+    position_is: &'static str,
 }
 
 impl Progress {
@@ -23,7 +25,14 @@ impl Progress {
             refs: 0,
             show: !quiet && std::io::stderr().is_terminal(),
             shown: false,
+            position_is: "read",
         }
+    }
+
+    /// The position given to [`Progress::tick`] is bytes written, not read.
+    pub fn counting_output(mut self) -> Progress {
+        self.position_is = "written";
+        self
     }
 
     #[inline]
@@ -39,11 +48,12 @@ impl Progress {
         self.last = now;
         let secs = now.duration_since(self.start).as_secs_f64();
         eprint!(
-            "\r{} {:>14} refs  {:>7.1} M refs/s  {:>10.1} MB read",
+            "\r{} {:>14} refs  {:>7.1} M refs/s  {:>10.1} MB {}",
             self.what,
             self.refs,
             self.refs as f64 / secs / 1e6,
-            position as f64 / 1e6
+            position as f64 / 1e6,
+            self.position_is
         );
         let _ = std::io::stderr().flush();
         self.shown = true;

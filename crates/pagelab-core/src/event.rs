@@ -188,6 +188,10 @@ pub enum Event {
     SwitchAddressSpace {
         asid: Asid,
     },
+    /// From here on references are made by this thread (of the same address space).
+    Thread {
+        tid: u32,
+    },
 }
 
 /// A batch of a trace: references in order, and events each placed before the

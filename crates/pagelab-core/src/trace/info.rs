@@ -84,6 +84,7 @@ impl InfoBuilder {
                 Event::Segment(_) => "segment",
                 Event::Marker { .. } => "marker",
                 Event::SwitchAddressSpace { .. } => "switch_address_space",
+                Event::Thread { .. } => "thread",
             };
             *info.events.entry(name.to_string()).or_default() += 1;
         }

@@ -3,7 +3,8 @@
 //! length are read in constant memory.
 //!
 //! Formats (see [`TraceFormat`]): pagelab's native `.plt`, Valgrind lackey text,
-//! ChampSim binary records, plain text address lists, raw little-endian u64 addresses.
+//! ChampSim binary records, plain text address lists, raw little-endian u64 addresses,
+//! and the stream of pagelab's Valgrind recorder.
 
 pub mod addrs;
 pub mod champsim;
@@ -12,6 +13,7 @@ pub mod info;
 pub mod input;
 pub mod lackey;
 pub mod native;
+pub mod pgrec;
 pub mod rawu64;
 
 pub use error::{Location, TraceError};
@@ -68,15 +70,18 @@ pub enum TraceFormat {
     Addrs,
     /// Raw little-endian u64 virtual addresses, 8 bytes each.
     U64,
+    /// The stream of pagelab's Valgrind recorder (recorder/FORMAT.md).
+    Pgrec,
 }
 
 impl TraceFormat {
-    pub const ALL: [TraceFormat; 5] = [
+    pub const ALL: [TraceFormat; 6] = [
         TraceFormat::Native,
         TraceFormat::Lackey,
         TraceFormat::Champsim,
         TraceFormat::Addrs,
         TraceFormat::U64,
+        TraceFormat::Pgrec,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -85,6 +90,7 @@ impl TraceFormat {
             TraceFormat::Champsim => "champsim",
             TraceFormat::Addrs => "addrs",
             TraceFormat::U64 => "u64",
+            TraceFormat::Pgrec => "pgrec",
         }
     }
     pub fn parse(name: &str) -> Result<TraceFormat, String> {
@@ -112,6 +118,7 @@ impl TraceFormat {
             "lackey" => Some(TraceFormat::Lackey),
             "champsim" | "champsimtrace" => Some(TraceFormat::Champsim),
             "u64" => Some(TraceFormat::U64),
+            "pgrec" => Some(TraceFormat::Pgrec),
             "addrs" | "txt" => Some(TraceFormat::Addrs),
             _ => None,
         }
@@ -123,6 +130,9 @@ impl TraceFormat {
         let head = input::peek(path, 8)?;
         if head.starts_with(native::MAGIC) {
             return Ok(TraceFormat::Native);
+        }
+        if head.starts_with(pgrec::MAGIC) {
+            return Ok(TraceFormat::Pgrec);
         }
         if let Some(format) = TraceFormat::from_extension(path) {
             // A .txt file may still be lackey output: let its lines say.
@@ -172,16 +182,28 @@ pub fn open(
     path: &Path,
     format: Option<TraceFormat>,
 ) -> Result<Box<dyn TraceReader + Send>, TraceError> {
+    open_salvaging(path, format, false)
+}
+
+/// [`open`], and with `salvage` a native trace that is cut short or corrupt ends after
+/// its last good chunk with a warning ([`TraceReader::warning`]) instead of an error:
+/// how an interrupted recording is read.
+pub fn open_salvaging(
+    path: &Path,
+    format: Option<TraceFormat>,
+    salvage: bool,
+) -> Result<Box<dyn TraceReader + Send>, TraceError> {
     let format = match format {
         Some(f) => f,
         None => TraceFormat::detect(path)?,
     };
     Ok(match format {
-        TraceFormat::Native => Box::new(native::NativeReader::open(path)?),
+        TraceFormat::Native => Box::new(native::NativeReader::open(path)?.salvage(salvage)),
         TraceFormat::Lackey => Box::new(lackey::LackeyReader::open(path)?),
         TraceFormat::Champsim => Box::new(champsim::ChampsimReader::open(path)?),
         TraceFormat::Addrs => Box::new(addrs::AddrsReader::open(path)?),
         TraceFormat::U64 => Box::new(rawu64::U64Reader::open(path)?),
+        TraceFormat::Pgrec => Box::new(pgrec::PgrecReader::open(path)?),
     })
 }
 

@@ -46,6 +46,7 @@ const EV_ALLOC: u8 = 0;
 const EV_SEGMENT: u8 = 1;
 const EV_MARKER: u8 = 2;
 const EV_SWITCH: u8 = 3;
+const EV_THREAD: u8 = 4;
 
 /// Builds one chunk's payload reference by reference.
 #[derive(Default)]
@@ -176,6 +177,10 @@ impl ChunkEncoder {
                 out.push(EV_MARKER);
                 varint::put(out, *id as u64);
                 put_str(out, name);
+            }
+            Event::Thread { tid } => {
+                out.push(EV_THREAD);
+                varint::put(out, *tid as u64);
             }
             Event::SwitchAddressSpace { asid } => {
                 out.push(EV_SWITCH);
@@ -384,6 +389,9 @@ fn decode_events(
             }
             EV_SWITCH => Event::SwitchAddressSpace {
                 asid: asid_from(c.varint()?)?,
+            },
+            EV_THREAD => Event::Thread {
+                tid: u32::try_from(c.varint()?).map_err(|_| "a thread id exceeds 32 bits")?,
             },
             other => return Err(format!("unknown event type {other}")),
         };

@@ -122,7 +122,14 @@ impl<R: Read> NativeReader<R> {
             ));
             Ok(false)
         } else {
-            Err(TraceError::at_offset(&self.path, offset, message))
+            Err(TraceError::at_offset(
+                &self.path,
+                offset,
+                format!(
+                    "{message} (salvage mode keeps the {} references of the {} complete chunks before it)",
+                    self.refs, self.chunks
+                ),
+            ))
         }
     }
 

@@ -1,0 +1,383 @@
+//! `pagelab record`: run a program under Valgrind and write what it did to memory as a
+//! native trace, as it runs.
+//!
+//! The fast path is pagelab's own Valgrind tool (recorder/, built by `make recorder`
+//! into `target/valgrind/{full,bare}`): it writes the compact `.pgrec` stream into a
+//! FIFO, and this process compresses it into the native format on the other core. Where
+//! the tool is not built, Valgrind's stock lackey tool runs instead (its text through
+//! the same FIFO), which is much slower and has no allocation events or client requests.
+//!
+//! Robustness: the trace is written in place as it goes. A program that crashes or is
+//! killed still leaves a complete trace of what it did until then (with a warning); if
+//! this process is killed, the file holds every chunk written so far, which
+//! `--salvage` reads; if the disk fills, recording stops with an error and the file
+//! keeps the chunks written before.
+
+use crate::progress::Progress;
+use anyhow::{bail, Context, Result};
+use pagelab_core::event::AccessKind;
+use pagelab_core::trace::input::Compression;
+use pagelab_core::trace::lackey::LackeyReader;
+use pagelab_core::trace::native::{NativeWriter, WriterOptions};
+use pagelab_core::trace::pgrec::PgrecReader;
+use pagelab_core::trace::{Metadata, TraceReader};
+use pagelab_core::Batch;
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus};
+use std::sync::mpsc;
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Fetches {
+    /// Data references only.
+    None,
+    /// One instruction fetch whenever execution moves to another 4 KiB page (enough
+    /// for an instruction TLB, and much cheaper).
+    Page,
+    /// Every instruction fetch.
+    All,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Tool {
+    /// pagelab's own Valgrind tool (recorder/), when built; else lackey.
+    Auto,
+    /// pagelab's own Valgrind tool; an error when it is not built.
+    Pagelab,
+    /// Valgrind's stock lackey tool: slower, no allocation events, no client requests.
+    Lackey,
+}
+
+#[derive(clap::Args)]
+pub struct RecordArgs {
+    /// The native trace to write.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Which instruction fetches to record.
+    #[arg(long, value_enum, default_value_t = Fetches::Page)]
+    fetches: Fetches,
+    /// Record one reference in N (of every kind).
+    #[arg(long, default_value_t = 1)]
+    sample: u32,
+    /// Start with tracing off; the program switches it on and off with PAGELAB_START()
+    /// and PAGELAB_STOP() (recorder/include/pagelab.h).
+    #[arg(long)]
+    start_off: bool,
+    /// Do not record malloc/free and friends (the program's memory layout is then
+    /// exactly what other Valgrind tools see: no preload library).
+    #[arg(long)]
+    no_allocs: bool,
+    #[arg(long, value_enum, default_value_t = Tool::Auto)]
+    tool: Tool,
+    /// What was traced, recorded in the trace's header (default: the command line).
+    #[arg(long)]
+    workload: Option<String>,
+    /// zstd level of the native format (-7 fastest .. 19 smallest).
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    level: i32,
+    /// No progress on standard error, and Valgrind's own messages only on errors.
+    #[arg(long, short)]
+    quiet: bool,
+    /// The program and its arguments (after `--`).
+    #[arg(required = true, last = true)]
+    command: Vec<OsString>,
+}
+
+/// Where `make recorder` puts the tool: `VALGRIND_LIB` folders with and without the
+/// allocation-wrapping preload library. `PAGELAB_VALGRIND_LIB` overrides the search.
+pub fn recorder_dir() -> Option<PathBuf> {
+    let has_tool = |d: &Path| d.join("full/pagelab-amd64-linux").is_file();
+    if let Some(d) = std::env::var_os("PAGELAB_VALGRIND_LIB") {
+        return Some(PathBuf::from(d)).filter(|d| has_tool(d));
+    }
+    let mut candidates = Vec::new();
+    if let Ok(exe) = std::env::current_exe() {
+        // target/release/pagelab -> target/valgrind
+        if let Some(target) = exe.parent().and_then(Path::parent) {
+            candidates.push(target.join("valgrind"));
+        }
+    }
+    candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/valgrind"));
+    candidates.into_iter().find(|d| has_tool(d))
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join(program))
+            .find(|p| p.is_file())
+    })
+}
+
+/// A FIFO in a fresh private folder, removed on drop.
+struct Fifo {
+    dir: PathBuf,
+    path: PathBuf,
+}
+
+impl Fifo {
+    fn new() -> Result<Fifo> {
+        let base = std::env::temp_dir();
+        for attempt in 0..100u32 {
+            let dir = base.join(format!("pagelab-record-{}-{attempt}", std::process::id()));
+            if std::fs::create_dir(&dir).is_err() {
+                continue;
+            }
+            let path = dir.join("stream");
+            let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())?;
+            // SAFETY: `c` is a valid NUL-terminated path; mkfifo only creates a file.
+            if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
+                let e = std::io::Error::last_os_error();
+                let _ = std::fs::remove_dir(&dir);
+                bail!("{}: cannot make a FIFO: {e}", path.display());
+            }
+            return Ok(Fifo { dir, path });
+        }
+        bail!("{}: cannot make a private folder", base.display())
+    }
+}
+
+impl Drop for Fifo {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// Open the FIFO for reading once Valgrind opens it for writing; if Valgrind exits
+/// first (a bad option, a program that does not exist), say how it ended.
+fn open_when_written(fifo: &Path, child: &mut Child) -> Result<File> {
+    let (tx, rx) = mpsc::channel();
+    let path = fifo.to_path_buf();
+    std::thread::spawn(move || {
+        let _ = tx.send(File::open(&path));
+    });
+    loop {
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(file) => return file.with_context(|| format!("{}: cannot open", fifo.display())),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Some(status) = child.try_wait()? {
+                    // Release the opener thread (it waits for a writer), then report.
+                    let _ = std::fs::OpenOptions::new().write(true).open(fifo);
+                    bail!(
+                        "valgrind ended ({}) before it started recording; see its messages above",
+                        describe(status)
+                    );
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => bail!("the FIFO opener stopped"),
+        }
+    }
+}
+
+fn describe(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(c), _) => format!("exit status {c}"),
+        (None, Some(s)) => format!("killed by signal {s}"),
+        _ => status.to_string(),
+    }
+}
+
+/// What lackey cannot do itself, done on its stream: fetch filtering and sampling.
+struct LackeyFilter {
+    fetches: Fetches,
+    sample: u32,
+    count: u32,
+    last_fetch_page: u64,
+}
+
+impl LackeyFilter {
+    fn apply(&mut self, batch: &mut Batch) {
+        batch.refs.retain(|r| {
+            if r.kind == AccessKind::Fetch {
+                match self.fetches {
+                    Fetches::None => return false,
+                    Fetches::Page => {
+                        let page = r.addr.0 >> 12;
+                        if page == self.last_fetch_page {
+                            return false;
+                        }
+                        self.last_fetch_page = page;
+                    }
+                    Fetches::All => {}
+                }
+            }
+            self.count += 1;
+            if self.count == self.sample {
+                self.count = 0;
+                true
+            } else {
+                false
+            }
+        });
+    }
+}
+
+pub fn run(args: &RecordArgs) -> Result<()> {
+    if args.sample == 0 {
+        bail!("--sample: must be at least 1");
+    }
+    let valgrind = which("valgrind").context(
+        "valgrind is not installed (on Debian: apt-get install valgrind); pagelab record runs programs under it",
+    )?;
+    let dir = recorder_dir();
+    let use_lackey = match (args.tool, &dir) {
+        (Tool::Lackey, _) => true,
+        (Tool::Pagelab, None) => bail!(
+            "pagelab's Valgrind tool is not built (make recorder builds it into target/valgrind)"
+        ),
+        (Tool::Pagelab, Some(_)) => false,
+        (Tool::Auto, None) => {
+            eprintln!(
+                "pagelab: warning: pagelab's Valgrind tool is not built (make recorder); \
+                 recording with lackey, which is many times slower and records no allocations"
+            );
+            true
+        }
+        (Tool::Auto, Some(_)) => false,
+    };
+    if use_lackey && args.start_off {
+        bail!("--start-off needs pagelab's Valgrind tool: lackey ignores client requests");
+    }
+    let fifo = Fifo::new()?;
+    let mut cmd = Command::new(&valgrind);
+    if let Some(d) = &dir {
+        // The same VALGRIND_LIB for every tool, so that the program sees the same
+        // environment (and stack addresses) under lackey and under pagelab's tool.
+        let lib = if args.no_allocs || use_lackey {
+            d.join("bare")
+        } else {
+            d.join("full")
+        };
+        cmd.env("VALGRIND_LIB", lib);
+    }
+    if args.quiet {
+        cmd.arg("-q");
+    }
+    if use_lackey {
+        cmd.arg("--tool=lackey")
+            .arg("--trace-mem=yes")
+            .arg(format!("--log-file={}", fifo.path.display()));
+    } else {
+        let fetches = match args.fetches {
+            Fetches::None => "none",
+            Fetches::Page => "page",
+            Fetches::All => "all",
+        };
+        cmd.arg("--tool=pagelab")
+            .arg(format!("--out={}", fifo.path.display()))
+            .arg(format!("--fetches={fetches}"))
+            .arg(format!("--sample={}", args.sample))
+            .arg(format!(
+                "--start={}",
+                if args.start_off { "no" } else { "yes" }
+            ));
+    }
+    cmd.args(&args.command);
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("cannot run {}", valgrind.display()))?;
+    let result = record(args, &fifo, &mut child, use_lackey);
+    if result.is_err() {
+        // Do not leave the program running with no one reading its trace.
+        let _ = child.kill();
+    }
+    let status = child.wait()?;
+    let summary = result?;
+    if !status.success() {
+        eprintln!(
+            "pagelab: warning: the recorded program ended with {} (the trace holds what it did until then)",
+            describe(status)
+        );
+    }
+    if !args.quiet {
+        eprintln!("pagelab: {summary}");
+    }
+    Ok(())
+}
+
+/// Read the FIFO into the native writer; a one-line summary.
+fn record(args: &RecordArgs, fifo: &Fifo, child: &mut Child, lackey: bool) -> Result<String> {
+    let file = open_when_written(&fifo.path, child)?;
+    let input = Box::new(BufReader::with_capacity(4 << 20, file));
+    let (mut reader, mut filter): (Box<dyn TraceReader>, _) = if lackey {
+        let filter = LackeyFilter {
+            fetches: args.fetches,
+            sample: args.sample,
+            count: 0,
+            last_fetch_page: u64::MAX,
+        };
+        (
+            Box::new(LackeyReader::from_reader(input, &fifo.path)),
+            Some(filter),
+        )
+    } else {
+        let r = PgrecReader::from_reader(input, Compression::None, &fifo.path)
+            .context("the recorder's stream")?;
+        (Box::new(r), None)
+    };
+    let command_line: Vec<String> = args
+        .command
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let mut metadata = Metadata {
+        source_format: if lackey { "lackey" } else { "pgrec" }.into(),
+        workload: args
+            .workload
+            .clone()
+            .unwrap_or_else(|| command_line.join(" ")),
+        created_by: format!("pagelab {} record", env!("CARGO_PKG_VERSION")),
+        extra: reader.metadata().extra.clone(),
+    };
+    metadata
+        .extra
+        .insert("command".into(), command_line.join(" "));
+    metadata.extra.insert(
+        "tool".into(),
+        if lackey { "lackey" } else { "pagelab" }.into(),
+    );
+    if lackey {
+        metadata.extra.insert(
+            "fetches".into(),
+            format!("{:?}", args.fetches).to_lowercase(),
+        );
+        metadata
+            .extra
+            .insert("sample".into(), args.sample.to_string());
+    }
+    let options = WriterOptions {
+        level: args.level,
+        ..WriterOptions::default()
+    };
+    let mut writer = NativeWriter::create(&args.output, &metadata, options)?;
+    let mut progress = Progress::new("recording", args.quiet).counting_output();
+    let mut batch = Batch::default();
+    while reader.next_batch(&mut batch)? {
+        if let Some(f) = filter.as_mut() {
+            f.apply(&mut batch);
+        }
+        writer.write_batch(&batch).context(
+            "recording stopped: the trace keeps the chunks written before (read it with --salvage)",
+        )?;
+        progress.tick(batch.refs.len() as u64, writer.bytes_written());
+    }
+    let refs = writer.refs_written();
+    writer.finish()?;
+    let elapsed = progress.finish();
+    if let Some(w) = reader.warning() {
+        eprintln!("pagelab: warning: {w}");
+    }
+    let bytes = std::fs::metadata(&args.output).map_or(0, |m| m.len());
+    Ok(format!(
+        "recorded {refs} references into {} ({bytes} bytes) in {:.2} s ({:.2} M refs/s){}",
+        args.output.display(),
+        elapsed.as_secs_f64(),
+        refs as f64 / elapsed.as_secs_f64().max(1e-9) / 1e6,
+        if lackey { " with lackey" } else { "" }
+    ))
+}

@@ -1,0 +1,431 @@
+//! The stream the Valgrind recorder writes (`.pgrec`, specified in recorder/FORMAT.md):
+//! a two-word header, then one little-endian u64 word per reference and tagged event
+//! records. `pagelab record` reads it from a FIFO as the program runs and writes the
+//! native format; `pagelab trace convert` reads a saved one.
+//!
+//! A stream that stops without its END record was cut short (the program or the
+//! recorder was killed): everything before the cut is kept and [`TraceReader::warning`]
+//! says what was lost. A malformed record in the middle is an error naming its offset.
+
+use super::input::{open_binary, Compression};
+use super::{Metadata, TraceError, TraceReader, BATCH_REFS};
+use crate::addr::VirtAddr;
+use crate::event::{AccessKind, Alloc, AllocOp, Batch, Event, MemRef, Segment, SegmentKind};
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+/// The header's first word: the bytes `PGLREC01`.
+pub const MAGIC: &[u8; 8] = b"PGLREC01";
+pub const VERSION: u8 = 1;
+
+const EVENT: u64 = 1 << 63;
+const ADDR_MASK: u64 = (1 << 48) - 1;
+const TAG_LONGREF: u8 = 0;
+const TAG_ALLOC: u8 = 1;
+const TAG_SEGMENT: u8 = 2;
+const TAG_MARKER: u8 = 3;
+const TAG_THREAD: u8 = 4;
+const TAG_END: u8 = 5;
+
+/// What the END record says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EndCounts {
+    /// References the program made while tracing was on (before sampling).
+    pub seen: u64,
+    /// References written to the stream.
+    pub written: u64,
+}
+
+pub struct PgrecReader {
+    input: Box<dyn BufRead + Send>,
+    compression: Compression,
+    path: PathBuf,
+    /// Bytes consumed.
+    offset: u64,
+    metadata: Metadata,
+    end: Option<EndCounts>,
+    /// Set when the stream ends without its END record.
+    cut: Option<String>,
+    refs_read: u64,
+    done: bool,
+}
+
+/// Why reading a word stopped.
+enum Stop {
+    /// The stream ended cleanly before the word began.
+    Eof,
+    /// The stream ended inside the word, after this many bytes of it.
+    Partial(usize),
+    Io(std::io::Error),
+}
+
+impl PgrecReader {
+    pub fn open(path: &Path) -> Result<PgrecReader, TraceError> {
+        let (input, compression) = open_binary(path)?;
+        PgrecReader::from_reader(input, compression, path)
+    }
+
+    /// Read from an open input (a FIFO, a decompressing reader); `path` names it in
+    /// errors. Reads and checks the header.
+    pub fn from_reader(
+        input: Box<dyn BufRead + Send>,
+        compression: Compression,
+        path: &Path,
+    ) -> Result<PgrecReader, TraceError> {
+        let mut r = PgrecReader {
+            input,
+            compression,
+            path: path.to_path_buf(),
+            offset: 0,
+            metadata: Metadata {
+                source_format: "pgrec".into(),
+                ..Metadata::default()
+            },
+            end: None,
+            cut: None,
+            refs_read: 0,
+            done: false,
+        };
+        let short = |r: &PgrecReader| {
+            TraceError::at_offset(
+                &r.path,
+                r.offset,
+                "not a recorder stream: it ends inside its 16-byte header (did the recorder start?)",
+            )
+        };
+        let magic = r.word().map_err(|_| short(&r))?;
+        if magic.to_le_bytes() != *MAGIC {
+            return Err(TraceError::at_offset(
+                &r.path,
+                0,
+                "not a recorder stream: it does not start with PGLREC01",
+            ));
+        }
+        let info = r.word().map_err(|_| short(&r))?;
+        let version = info as u8;
+        if version != VERSION {
+            return Err(TraceError::at_offset(
+                &r.path,
+                8,
+                format!("recorder stream version {version} is not supported (this pagelab reads version {VERSION})"),
+            ));
+        }
+        let fetches = match (info >> 8) as u8 {
+            0 => "none",
+            1 => "page",
+            2 => "all",
+            other => {
+                return Err(TraceError::at_offset(
+                    &r.path,
+                    8,
+                    format!("unknown fetch mode {other} in the header"),
+                ))
+            }
+        };
+        let sample = (info >> 16) as u32;
+        r.metadata.extra.insert("fetches".into(), fetches.into());
+        r.metadata
+            .extra
+            .insert("sample".into(), sample.max(1).to_string());
+        Ok(r)
+    }
+
+    /// The END record's counts, once it has been read.
+    pub fn end_counts(&self) -> Option<EndCounts> {
+        self.end
+    }
+
+    /// The next word, or why there is none.
+    #[inline]
+    fn next_word(&mut self) -> Result<u64, Stop> {
+        let buf = match self.input.fill_buf() {
+            Ok(b) => b,
+            Err(e) => return Err(Stop::Io(e)),
+        };
+        if buf.len() >= 8 {
+            let w = u64::from_le_bytes(buf[..8].try_into().unwrap());
+            self.input.consume(8);
+            self.offset += 8;
+            return Ok(w);
+        }
+        // A word split across the reader's buffer, or the end of the stream.
+        let mut bytes = [0u8; 8];
+        let mut have = 0;
+        while have < 8 {
+            let buf = match self.input.fill_buf() {
+                Ok(b) => b,
+                Err(e) => return Err(Stop::Io(e)),
+            };
+            if buf.is_empty() {
+                return Err(if have == 0 {
+                    Stop::Eof
+                } else {
+                    Stop::Partial(have)
+                });
+            }
+            let n = buf.len().min(8 - have);
+            bytes[have..have + n].copy_from_slice(&buf[..n]);
+            self.input.consume(n);
+            self.offset += n as u64;
+            have += n;
+        }
+        Ok(u64::from_le_bytes(bytes))
+    }
+
+    fn word(&mut self) -> Result<u64, Stop> {
+        self.next_word()
+    }
+
+    /// Mark the stream as cut short at the current offset.
+    fn cut_short(&mut self, what: &str) {
+        self.done = true;
+        self.cut = Some(format!(
+            "{}: offset {}: the recording stops {what} without its END record \
+             (the program or the recorder was killed, or the disk filled): kept the {} \
+             references before it",
+            self.path.display(),
+            self.offset,
+            self.refs_read
+        ));
+    }
+
+    fn io_error(&self, e: std::io::Error) -> TraceError {
+        TraceError::at_offset(
+            &self.path,
+            self.offset,
+            format!("cannot read: {e}{}", self.compression.offset_note()),
+        )
+    }
+
+    /// The `n` words an event record carries, or `None` when the stream is cut inside it.
+    fn event_words<const N: usize>(&mut self) -> Result<Option<[u64; N]>, TraceError> {
+        let mut out = [0u64; N];
+        for w in out.iter_mut() {
+            match self.word() {
+                Ok(v) => *w = v,
+                Err(Stop::Io(e)) => return Err(self.io_error(e)),
+                Err(_) => return Ok(None),
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// A name of `len` bytes in ⌈len/8⌉ zero-padded words.
+    fn name(&mut self, len: usize, at: u64) -> Result<Option<String>, TraceError> {
+        let mut bytes = Vec::with_capacity(len.next_multiple_of(8));
+        for _ in 0..len.div_ceil(8) {
+            match self.word() {
+                Ok(v) => bytes.extend_from_slice(&v.to_le_bytes()),
+                Err(Stop::Io(e)) => return Err(self.io_error(e)),
+                Err(_) => return Ok(None),
+            }
+        }
+        bytes.truncate(len);
+        String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| TraceError::at_offset(&self.path, at, "a name is not UTF-8"))
+    }
+
+    /// Decode the event record that starts with `w` (at offset `at`) into `batch`.
+    /// `Ok(false)`: the stream was cut inside it.
+    fn event(&mut self, w: u64, at: u64, batch: &mut Batch) -> Result<bool, TraceError> {
+        let tag = ((w >> 56) & 0x7f) as u8;
+        let p = w & ((1 << 56) - 1);
+        let path = self.path.clone();
+        let bad = |msg: String| TraceError::at_offset(&path, at, msg);
+        match tag {
+            TAG_LONGREF => {
+                let Some([addr, size]) = self.event_words::<2>()? else {
+                    return Ok(false);
+                };
+                let size = u32::try_from(size)
+                    .map_err(|_| bad(format!("a reference of {size} bytes is too large")))?;
+                self.push_ref(batch, addr, size, (p & 3) as u8);
+            }
+            TAG_ALLOC => {
+                let code = p as u8;
+                let op = AllocOp::from_code(code)
+                    .ok_or_else(|| bad(format!("unknown allocation operation {code}")))?;
+                let Some([addr, size, old_addr, flags, callsite]) = self.event_words::<5>()? else {
+                    return Ok(false);
+                };
+                batch.push_event(Event::Alloc(Alloc {
+                    op,
+                    addr,
+                    size,
+                    old_addr,
+                    flags,
+                    callsite,
+                }));
+            }
+            TAG_SEGMENT => {
+                let perms = p as u8;
+                let code = (p >> 8) as u8;
+                let kind = SegmentKind::from_code(code)
+                    .ok_or_else(|| bad(format!("unknown segment kind {code}")))?;
+                let len = ((p >> 16) & 0xffff) as usize;
+                let Some([start, end]) = self.event_words::<2>()? else {
+                    return Ok(false);
+                };
+                let Some(name) = self.name(len, at)? else {
+                    return Ok(false);
+                };
+                batch.push_event(Event::Segment(Segment {
+                    start,
+                    end,
+                    perms,
+                    kind,
+                    name,
+                }));
+            }
+            TAG_MARKER => {
+                let id = p as u32;
+                let len = ((p >> 32) & 0xffff) as usize;
+                let Some(name) = self.name(len, at)? else {
+                    return Ok(false);
+                };
+                batch.push_event(Event::Marker { id, name });
+            }
+            TAG_THREAD => batch.push_event(Event::Thread { tid: p as u32 }),
+            TAG_END => {
+                let Some([seen, written]) = self.event_words::<2>()? else {
+                    return Ok(false);
+                };
+                self.end = Some(EndCounts { seen, written });
+            }
+            other => return Err(bad(format!("unknown record tag {other}"))),
+        }
+        Ok(true)
+    }
+
+    #[inline]
+    fn push_ref(&mut self, batch: &mut Batch, addr: u64, size: u32, kind: u8) {
+        batch.refs.push(MemRef {
+            addr: VirtAddr(addr),
+            ip: 0,
+            size,
+            kind: AccessKind::from_code(kind),
+            asid: crate::addr::Asid(0),
+        });
+        self.refs_read += 1;
+    }
+}
+
+impl TraceReader for PgrecReader {
+    fn next_batch(&mut self, batch: &mut Batch) -> Result<bool, TraceError> {
+        batch.clear();
+        while !self.done && batch.refs.len() < BATCH_REFS {
+            let at = self.offset;
+            let w = match self.next_word() {
+                Ok(w) => w,
+                Err(Stop::Io(e)) => return Err(self.io_error(e)),
+                Err(Stop::Eof) => {
+                    if self.end.is_none() {
+                        self.cut_short("at a record boundary");
+                    }
+                    self.done = true;
+                    break;
+                }
+                Err(Stop::Partial(n)) => {
+                    self.cut_short(&format!("{n} bytes into a record"));
+                    break;
+                }
+            };
+            if self.end.is_some() {
+                return Err(TraceError::at_offset(
+                    &self.path,
+                    at,
+                    "data after the END record",
+                ));
+            }
+            if w & EVENT == 0 {
+                // The common case: one word per reference.
+                let size = ((w >> 48) & 0xfff) as u32;
+                let kind = ((w >> 60) & 3) as u8;
+                if w & (1 << 62) != 0 || size == 0 {
+                    return Err(TraceError::at_offset(
+                        &self.path,
+                        at,
+                        format!("malformed reference word {w:#018x}"),
+                    ));
+                }
+                self.push_ref(batch, w & ADDR_MASK, size, kind);
+            } else if !self.event(w, at, batch)? {
+                self.cut_short("inside an event record");
+            }
+        }
+        Ok(!batch.is_empty())
+    }
+    fn metadata(&self) -> &Metadata {
+        &self.metadata
+    }
+    fn position(&self) -> u64 {
+        self.offset
+    }
+    fn warning(&self) -> Option<&str> {
+        self.cut.as_deref()
+    }
+}
+
+/// Write the stream (for tests and fixtures): header, the batch's references and events
+/// in order, and an END record unless `end` is `None`.
+pub fn write(batch: &Batch, fetches: u8, sample: u32, end: Option<EndCounts>) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut put = |w: u64| out.extend_from_slice(&w.to_le_bytes());
+    put(u64::from_le_bytes(*MAGIC));
+    put(VERSION as u64 | (fetches as u64) << 8 | (sample as u64) << 16);
+    let ev = |tag: u8, p: u64| EVENT | (tag as u64) << 56 | p;
+    let mut events = batch.events.iter().peekable();
+    let mut emit_events = |upto: usize, put: &mut dyn FnMut(u64)| {
+        while let Some((_, e)) = events.next_if(|(i, _)| *i <= upto) {
+            let name_words = |s: &str, put: &mut dyn FnMut(u64)| {
+                for chunk in s.as_bytes().chunks(8) {
+                    let mut b = [0u8; 8];
+                    b[..chunk.len()].copy_from_slice(chunk);
+                    put(u64::from_le_bytes(b));
+                }
+            };
+            match e {
+                Event::Alloc(a) => {
+                    put(ev(TAG_ALLOC, a.op as u64));
+                    for v in [a.addr, a.size, a.old_addr, a.flags, a.callsite] {
+                        put(v);
+                    }
+                }
+                Event::Segment(s) => {
+                    put(ev(
+                        TAG_SEGMENT,
+                        s.perms as u64 | (s.kind as u64) << 8 | (s.name.len() as u64) << 16,
+                    ));
+                    put(s.start);
+                    put(s.end);
+                    name_words(&s.name, put);
+                }
+                Event::Marker { id, name } => {
+                    put(ev(TAG_MARKER, *id as u64 | (name.len() as u64) << 32));
+                    name_words(name, put);
+                }
+                Event::Thread { tid } => put(ev(TAG_THREAD, *tid as u64)),
+                Event::SwitchAddressSpace { .. } => {} // not in recorder streams
+            }
+        }
+    };
+    for (i, r) in batch.refs.iter().enumerate() {
+        emit_events(i, &mut put);
+        let (a, s) = (r.addr.0, r.size);
+        if a <= ADDR_MASK && (1..4096).contains(&s) {
+            put(a | (s as u64) << 48 | (r.kind as u64) << 60);
+        } else {
+            put(ev(TAG_LONGREF, r.kind as u64));
+            put(a);
+            put(s as u64);
+        }
+    }
+    emit_events(usize::MAX, &mut put);
+    if let Some(e) = end {
+        put(ev(TAG_END, 0));
+        put(e.seen);
+        put(e.written);
+    }
+    out
+}

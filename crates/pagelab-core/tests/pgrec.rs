@@ -1,0 +1,161 @@
+//! The recorder's stream (`.pgrec`): what is written reads back exactly, a stream cut
+//! anywhere keeps the references before the cut and says so, malformed records are
+//! errors naming their offset.
+
+use pagelab_core::addr::VirtAddr;
+use pagelab_core::event::{AccessKind, Alloc, AllocOp, Batch, Event, MemRef, Segment, SegmentKind};
+use pagelab_core::trace::input::Compression;
+use pagelab_core::trace::pgrec::{self, EndCounts, PgrecReader};
+use pagelab_core::trace::{read_all, TraceReader};
+use proptest::prelude::*;
+use std::path::Path;
+
+fn reader(bytes: Vec<u8>) -> Result<PgrecReader, pagelab_core::trace::TraceError> {
+    PgrecReader::from_reader(
+        Box::new(std::io::Cursor::new(bytes)),
+        Compression::None,
+        Path::new("test.pgrec"),
+    )
+}
+
+fn memref() -> impl Strategy<Value = MemRef> {
+    (
+        prop_oneof![0u64..1 << 20, 0u64..1 << 48, any::<u64>()],
+        prop_oneof![1u32..16, 1u32..5000, Just(0u32)],
+        0u8..4,
+    )
+        .prop_map(|(addr, size, kind)| MemRef {
+            addr: VirtAddr(addr),
+            size,
+            kind: AccessKind::from_code(kind),
+            ..MemRef::default()
+        })
+}
+
+fn event() -> impl Strategy<Value = Event> {
+    prop_oneof![
+        (0u8..10, any::<[u64; 5]>()).prop_map(|(op, v)| Event::Alloc(Alloc {
+            op: AllocOp::from_code(op).unwrap(),
+            addr: v[0],
+            size: v[1],
+            old_addr: v[2],
+            flags: v[3],
+            callsite: v[4],
+        })),
+        (
+            any::<u64>(),
+            any::<u64>(),
+            0u8..8,
+            0u8..7,
+            "[a-z/.\\[\\]]{0,20}"
+        )
+            .prop_map(|(start, end, perms, kind, name)| Event::Segment(Segment {
+                start,
+                end,
+                perms,
+                kind: SegmentKind::from_code(kind).unwrap(),
+                name,
+            })),
+        (any::<u32>(), "[a-z ]{0,17}").prop_map(|(id, name)| Event::Marker { id, name }),
+        any::<u32>().prop_map(|tid| Event::Thread { tid }),
+    ]
+}
+
+fn batch() -> impl Strategy<Value = Batch> {
+    (
+        prop::collection::vec(memref(), 0..200),
+        prop::collection::vec((0usize..200, event()), 0..20),
+    )
+        .prop_map(|(refs, mut events)| {
+            for (i, _) in events.iter_mut() {
+                *i = (*i).min(refs.len());
+            }
+            events.sort_by_key(|(i, _)| *i);
+            Batch { refs, events }
+        })
+}
+
+proptest! {
+    #[test]
+    fn written_streams_read_back(b in batch()) {
+        let end = EndCounts { seen: 7 + b.refs.len() as u64, written: b.refs.len() as u64 };
+        let bytes = pgrec::write(&b, 2, 1, Some(end));
+        let mut r = reader(bytes).unwrap();
+        let back = read_all(&mut r).unwrap();
+        prop_assert_eq!(&back, &b);
+        prop_assert_eq!(r.end_counts(), Some(end));
+        prop_assert!(r.warning().is_none());
+        prop_assert_eq!(r.metadata().extra.get("fetches").map(String::as_str), Some("all"));
+    }
+
+    /// Whatever length a stream is cut to, its complete records before the cut are
+    /// kept and the cut is reported; never an error, never a panic.
+    #[test]
+    fn cut_streams_keep_what_came_before(b in batch(), cut in 0.0f64..1.0) {
+        let full = pgrec::write(&b, 1, 1, Some(EndCounts { seen: 0, written: 0 }));
+        let len = 16 + ((full.len() - 16) as f64 * cut) as usize;
+        let mut r = reader(full[..len].to_vec()).unwrap();
+        let back = read_all(&mut r).unwrap();
+        prop_assert!(back.refs.len() <= b.refs.len());
+        prop_assert_eq!(&back.refs[..], &b.refs[..back.refs.len()]);
+        let warning = r.warning().expect("a cut stream is reported");
+        prop_assert!(warning.contains("without its END record"), "{}", warning);
+        prop_assert!(warning.contains(&format!("kept the {} references", back.refs.len())), "{}", warning);
+    }
+}
+
+#[test]
+fn header_problems_are_errors() {
+    let good = pgrec::write(&Batch::default(), 0, 1, None);
+    let e = reader(good[..11].to_vec()).err().unwrap().to_string();
+    assert!(e.contains("ends inside its 16-byte header"), "{e}");
+    let mut bad = good.clone();
+    bad[0] = b'X';
+    let e = reader(bad).err().unwrap().to_string();
+    assert!(
+        e.contains("test.pgrec: offset 0: not a recorder stream"),
+        "{e}"
+    );
+    let mut v2 = good.clone();
+    v2[8] = 2;
+    let e = reader(v2).err().unwrap().to_string();
+    assert!(e.contains("version 2 is not supported"), "{e}");
+}
+
+#[test]
+fn malformed_records_name_their_offset() {
+    let b = Batch {
+        refs: vec![MemRef::new(0x1000, 4, AccessKind::Load); 3],
+        events: vec![],
+    };
+    let mut bytes = pgrec::write(&b, 0, 1, None);
+    // The third reference (offset 16 + 2*8) becomes an event with tag 99.
+    bytes[32 + 7] = 0x80 | 99;
+    let e = read_all(&mut reader(bytes).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("offset 32: unknown record tag 99"), "{e}");
+
+    let mut bytes = pgrec::write(&b, 0, 1, None);
+    bytes[24 + 6] = 0; // size 0
+    bytes[24 + 7] = 0;
+    let e = read_all(&mut reader(bytes).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("offset 24: malformed reference word"), "{e}");
+
+    let mut bytes = pgrec::write(
+        &b,
+        0,
+        1,
+        Some(EndCounts {
+            seen: 3,
+            written: 3,
+        }),
+    );
+    bytes.extend_from_slice(&bytes[16..24].to_vec());
+    let e = read_all(&mut reader(bytes).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("data after the END record"), "{e}");
+}
