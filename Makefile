@@ -7,9 +7,10 @@ CARGO     ?= cargo
 PAGELAB   := target/release/pagelab
 DEMO_TRACE := data/traces/xz.plt
 
-.PHONY: all build demo test test-rust test-python fuzz-build bench venv python clean
+.PHONY: all build demo test test-rust test-python fuzz-build bench venv python clean \
+	recorder recorder-deps test-recorder bench-record
 
-all: build
+all: build recorder
 
 build:
 	$(CARGO) build --release -p pagelab-cli
@@ -20,11 +21,32 @@ demo: build
 	$(PAGELAB) trace info $(DEMO_TRACE)
 	$(PAGELAB) simulate --trace $(DEMO_TRACE)
 
-test: test-rust fuzz-build test-python
+test: recorder test-rust test-recorder fuzz-build test-python
 
+# The CLI's recording tests run pagelab's Valgrind tool: `make recorder` comes first.
 test-rust:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) test --release -p pagelab-core -p pagelab-cli
+
+# pagelab's Valgrind tool (recorder/): Debian's valgrind package ships the headers and
+# archives an out-of-tree tool links against; installed here when missing.
+VG_HEADER  := /usr/include/valgrind/pub_tool_basics.h
+VG_ARCHIVE := /usr/lib/x86_64-linux-gnu/valgrind/libcoregrind-amd64-linux.a
+recorder-deps:
+	@if [ ! -f $(VG_HEADER) ] || [ ! -f $(VG_ARCHIVE) ] || ! command -v valgrind >/dev/null || ! command -v gcc >/dev/null; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing valgrind and gcc (apt-get)"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends valgrind gcc make libc6-dev; \
+		else \
+			echo "pagelab's recorder needs valgrind (with $(VG_HEADER)) and gcc: on Debian, apt-get install valgrind gcc"; exit 1; \
+		fi; \
+	fi
+
+recorder: recorder-deps
+	$(MAKE) -C recorder OUT=$(CURDIR)/target/valgrind
+
+test-recorder: recorder
+	$(MAKE) -C recorder OUT=$(CURDIR)/target/valgrind check
 
 # The fuzz targets must build (running them needs nightly: see fuzz/README.md).
 fuzz-build:
@@ -52,6 +74,10 @@ test-python:
 # Throughput on the standard 100-million-reference trace (several GB in bench/out).
 bench: build
 	bench/run.sh
+
+# Recording throughput of pagelab's Valgrind tool against lackey on a real program.
+bench-record: build recorder
+	bench/record.sh
 
 clean:
 	$(CARGO) clean

@@ -3,6 +3,7 @@
 mod convert;
 mod progress;
 mod record;
+mod workloads;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};

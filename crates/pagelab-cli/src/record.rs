@@ -72,9 +72,14 @@ pub struct RecordArgs {
     no_allocs: bool,
     #[arg(long, value_enum, default_value_t = Tool::Auto)]
     tool: Tool,
-    /// What was traced, recorded in the trace's header (default: the command line).
+    /// Record a workload of the catalogue (workloads/catalogue.toml) instead of a
+    /// command: its inputs are prepared in a work folder first. Install what it needs
+    /// with `workloads/setup.sh NAME`. `--workload list` lists them.
     #[arg(long)]
     workload: Option<String>,
+    /// What was traced, for the trace's header (default: the workload or command line).
+    #[arg(long)]
+    label: Option<String>,
     /// zstd level of the native format (-7 fastest .. 19 smallest).
     #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
     level: i32,
@@ -82,8 +87,36 @@ pub struct RecordArgs {
     #[arg(long, short)]
     quiet: bool,
     /// The program and its arguments (after `--`).
-    #[arg(required = true, last = true)]
+    #[arg(required_unless_present = "workload", last = true)]
     command: Vec<OsString>,
+}
+
+/// What runs under Valgrind, and how.
+pub struct Target {
+    pub command: Vec<OsString>,
+    pub cwd: Option<PathBuf>,
+    pub stdin: Option<PathBuf>,
+    /// A shell command run beside the program once it has started (servers' load).
+    pub driver: Option<String>,
+    pub env: Vec<(String, OsString)>,
+    pub label: String,
+}
+
+impl Target {
+    fn from_command(command: &[OsString]) -> Target {
+        let line: Vec<String> = command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        Target {
+            command: command.to_vec(),
+            cwd: None,
+            stdin: None,
+            driver: None,
+            env: Vec::new(),
+            label: line.join(" "),
+        }
+    }
 }
 
 /// Where `make recorder` puts the tool: `VALGRIND_LIB` folders with and without the
@@ -218,8 +251,20 @@ impl LackeyFilter {
 }
 
 pub fn run(args: &RecordArgs) -> Result<()> {
+    if args.workload.as_deref() == Some("list") {
+        return crate::workloads::list();
+    }
     if args.sample == 0 {
         bail!("--sample: must be at least 1");
+    }
+    // Past a file-size limit a write fails (EFBIG) like on a full disk, instead of the
+    // signal killing us before we can say so.
+    // SAFETY: setting a signal's disposition to "ignore" has no other effect.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+    if args.workload.is_some() && !args.command.is_empty() {
+        bail!("give either --workload or a command after --, not both");
     }
     let valgrind = which("valgrind").context(
         "valgrind is not installed (on Debian: apt-get install valgrind); pagelab record runs programs under it",
@@ -243,8 +288,23 @@ pub fn run(args: &RecordArgs) -> Result<()> {
     if use_lackey && args.start_off {
         bail!("--start-off needs pagelab's Valgrind tool: lackey ignores client requests");
     }
+    let target = match &args.workload {
+        Some(name) => crate::workloads::target(name, args.quiet)?,
+        None => Target::from_command(&args.command),
+    };
     let fifo = Fifo::new()?;
     let mut cmd = Command::new(&valgrind);
+    if let Some(cwd) = &target.cwd {
+        cmd.current_dir(cwd);
+    }
+    for (k, v) in &target.env {
+        cmd.env(k, v);
+    }
+    if let Some(stdin) = &target.stdin {
+        let file =
+            File::open(stdin).with_context(|| format!("{}: cannot open", stdin.display()))?;
+        cmd.stdin(file);
+    }
     if let Some(d) = &dir {
         // The same VALGRIND_LIB for every tool, so that the program sees the same
         // environment (and stack addresses) under lackey and under pagelab's tool.
@@ -277,11 +337,11 @@ pub fn run(args: &RecordArgs) -> Result<()> {
                 if args.start_off { "no" } else { "yes" }
             ));
     }
-    cmd.args(&args.command);
+    cmd.args(&target.command);
     let mut child = cmd
         .spawn()
         .with_context(|| format!("cannot run {}", valgrind.display()))?;
-    let result = record(args, &fifo, &mut child, use_lackey);
+    let result = record(args, &target, &fifo, &mut child, use_lackey);
     if result.is_err() {
         // Do not leave the program running with no one reading its trace.
         let _ = child.kill();
@@ -301,8 +361,32 @@ pub fn run(args: &RecordArgs) -> Result<()> {
 }
 
 /// Read the FIFO into the native writer; a one-line summary.
-fn record(args: &RecordArgs, fifo: &Fifo, child: &mut Child, lackey: bool) -> Result<String> {
+fn record(
+    args: &RecordArgs,
+    target: &Target,
+    fifo: &Fifo,
+    child: &mut Child,
+    lackey: bool,
+) -> Result<String> {
     let file = open_when_written(&fifo.path, child)?;
+    // The program runs: start what drives it (a server's load), which ends it.
+    let mut driver = match &target.driver {
+        Some(script) => {
+            let mut d = Command::new("sh");
+            d.arg("-c").arg(script);
+            if let Some(cwd) = &target.cwd {
+                d.current_dir(cwd);
+            }
+            for (k, v) in &target.env {
+                d.env(k, v);
+            }
+            if args.quiet {
+                d.stdout(std::process::Stdio::null());
+            }
+            Some(d.spawn().context("cannot start the workload's driver")?)
+        }
+        None => None,
+    };
     let input = Box::new(BufReader::with_capacity(4 << 20, file));
     let (mut reader, mut filter): (Box<dyn TraceReader>, _) = if lackey {
         let filter = LackeyFilter {
@@ -320,17 +404,14 @@ fn record(args: &RecordArgs, fifo: &Fifo, child: &mut Child, lackey: bool) -> Re
             .context("the recorder's stream")?;
         (Box::new(r), None)
     };
-    let command_line: Vec<String> = args
+    let command_line: Vec<String> = target
         .command
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     let mut metadata = Metadata {
         source_format: if lackey { "lackey" } else { "pgrec" }.into(),
-        workload: args
-            .workload
-            .clone()
-            .unwrap_or_else(|| command_line.join(" ")),
+        workload: args.label.clone().unwrap_or_else(|| target.label.clone()),
         created_by: format!("pagelab {} record", env!("CARGO_PKG_VERSION")),
         extra: reader.metadata().extra.clone(),
     };
@@ -354,7 +435,7 @@ fn record(args: &RecordArgs, fifo: &Fifo, child: &mut Child, lackey: bool) -> Re
         level: args.level,
         ..WriterOptions::default()
     };
-    let mut writer = NativeWriter::create(&args.output, &metadata, options)?;
+    let mut writer = NativeWriter::create(&args.output, &metadata, options)?.flush_each_chunk(true);
     let mut progress = Progress::new("recording", args.quiet).counting_output();
     let mut batch = Batch::default();
     while reader.next_batch(&mut batch)? {
@@ -368,6 +449,15 @@ fn record(args: &RecordArgs, fifo: &Fifo, child: &mut Child, lackey: bool) -> Re
     }
     let refs = writer.refs_written();
     writer.finish()?;
+    if let Some(d) = driver.as_mut() {
+        let status = d.wait()?;
+        if !status.success() {
+            eprintln!(
+                "pagelab: warning: the workload's driver ended with {}",
+                describe(status)
+            );
+        }
+    }
     let elapsed = progress.finish();
     if let Some(w) = reader.warning() {
         eprintln!("pagelab: warning: {w}");

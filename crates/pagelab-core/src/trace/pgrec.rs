@@ -315,6 +315,49 @@ impl TraceReader for PgrecReader {
     fn next_batch(&mut self, batch: &mut Batch) -> Result<bool, TraceError> {
         batch.clear();
         while !self.done && batch.refs.len() < BATCH_REFS {
+            if self.end.is_none() {
+                // The common case: whole reference words in the input's buffer, decoded
+                // in one pass and consumed at once.
+                let buf = self.input.fill_buf().map_err(|e| {
+                    TraceError::at_offset(&self.path, self.offset, format!("cannot read: {e}"))
+                })?;
+                let room = BATCH_REFS - batch.refs.len();
+                let mut used = 0usize;
+                let mut bad = None;
+                for word in buf.chunks_exact(8).take(room) {
+                    let w = u64::from_le_bytes(word.try_into().unwrap());
+                    if w & EVENT != 0 {
+                        break;
+                    }
+                    let size = ((w >> 48) & 0xfff) as u32;
+                    if w & (1 << 62) != 0 || size == 0 {
+                        bad = Some(w);
+                        break;
+                    }
+                    batch.refs.push(MemRef {
+                        addr: VirtAddr(w & ADDR_MASK),
+                        ip: 0,
+                        size,
+                        kind: AccessKind::from_code((w >> 60) as u8),
+                        asid: crate::addr::Asid(0),
+                    });
+                    used += 8;
+                }
+                self.input.consume(used);
+                self.offset += used as u64;
+                self.refs_read += (used / 8) as u64;
+                if let Some(w) = bad {
+                    return Err(TraceError::at_offset(
+                        &self.path,
+                        self.offset,
+                        format!("malformed reference word {w:#018x}"),
+                    ));
+                }
+                if used > 0 {
+                    continue;
+                }
+            }
+            // One record at a time: an event, a word split across the buffer, the end.
             let at = self.offset;
             let w = match self.next_word() {
                 Ok(w) => w,

@@ -114,26 +114,36 @@ impl ChunkEncoder {
         if size_code == SIZE_ESCAPE {
             varint::put(&mut self.extras, r.size as u64);
         }
-        let delta_bytes = |prev: u64| {
-            let d = zigzag(r.addr.0.wrapping_sub(prev) as i64);
-            (64 - d.leading_zeros()).div_ceil(8)
-        };
-        let mut slot = 0;
-        for s in 1..SLOTS {
-            if delta_bytes(self.slots[s]) < delta_bytes(self.slots[slot]) {
-                slot = s;
+        // The nearest slot (the first of equals); none near: the least recently used.
+        let a = r.addr.0;
+        let (mut slot, mut delta, mut len) = (0usize, 0u64, u32::MAX);
+        for (s, &prev) in self.slots.iter().enumerate() {
+            let d = zigzag(a.wrapping_sub(prev) as i64);
+            let l = (64 - d.leading_zeros()).div_ceil(8);
+            if l < len {
+                (slot, delta, len) = (s, d, l);
             }
         }
-        if delta_bytes(self.slots[slot]) >= FAR_BYTES {
-            slot = (0..SLOTS).min_by_key(|&s| self.slot_used[s]).unwrap_or(0);
+        if len >= FAR_BYTES {
+            let mut lru = 0;
+            for s in 1..SLOTS {
+                if self.slot_used[s] < self.slot_used[lru] {
+                    lru = s;
+                }
+            }
+            slot = lru;
+            delta = zigzag(a.wrapping_sub(self.slots[slot]) as i64);
+            len = (64 - delta.leading_zeros()).div_ceil(8);
         }
-        let delta = zigzag(r.addr.0.wrapping_sub(self.slots[slot]) as i64);
-        let len = (64 - delta.leading_zeros()).div_ceil(8) as usize;
-        self.slots[slot] = r.addr.0;
+        self.slots[slot] = a;
         self.slot_used[slot] = self.kinds.len() as u64 + 1;
         self.kinds
             .push(r.kind as u8 | (len as u8) << 2 | (slot as u8) << 6);
-        self.addrs.extend_from_slice(&delta.to_le_bytes()[..len]);
+        // A fixed 8-byte copy, then drop the bytes not needed: cheaper than a copy of
+        // variable length.
+        let end = self.addrs.len() + len as usize;
+        self.addrs.extend_from_slice(&delta.to_le_bytes());
+        self.addrs.truncate(end);
         if r.ip != 0 && !self.has_ips {
             // The first instruction pointer in this chunk: earlier references had none.
             self.has_ips = true;

@@ -43,6 +43,7 @@ pub struct NativeWriter<W: Write> {
     total_refs: u64,
     total_events: u64,
     chunks: u64,
+    flush_chunks: bool,
 }
 
 impl NativeWriter<BufWriter<File>> {
@@ -106,6 +107,7 @@ impl<W: Write> NativeWriter<W> {
             total_refs: 0,
             total_events: 0,
             chunks: 0,
+            flush_chunks: false,
         })
     }
 
@@ -145,6 +147,14 @@ impl<W: Write> NativeWriter<W> {
         Ok(())
     }
 
+    /// Hand every chunk to the output as soon as it is written, rather than when the
+    /// output's buffer fills: a recording that is killed then keeps every chunk but the
+    /// one in progress.
+    pub fn flush_each_chunk(mut self, on: bool) -> Self {
+        self.flush_chunks = on;
+        self
+    }
+
     /// Bytes written so far.
     pub fn bytes_written(&self) -> u64 {
         self.offset
@@ -182,6 +192,11 @@ impl<W: Write> NativeWriter<W> {
         self.total_refs += n_refs as u64;
         self.total_events += n_events as u64;
         self.chunks += 1;
+        if self.flush_chunks {
+            self.out
+                .flush()
+                .map_err(|e| TraceError::io(&self.path, Location::Offset(self.offset), &e))?;
+        }
         let asid = self.encoder.asid();
         self.encoder.start(asid);
         Ok(())

@@ -1,0 +1,166 @@
+//! The catalogue of real workloads (workloads/catalogue.toml) that `pagelab record
+//! --workload NAME` records: programs from the package registries, their inputs made by
+//! a `prepare` command in a work folder, optionally a driver that loads a server.
+
+use crate::record::Target;
+use anyhow::{bail, Context, Result};
+use serde::Deserialize;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Catalogue {
+    workload: Vec<Workload>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workload {
+    name: String,
+    description: String,
+    #[serde(default)]
+    apt: Vec<String>,
+    #[serde(default)]
+    pip: Vec<String>,
+    #[serde(default)]
+    prepare: String,
+    command: Vec<String>,
+    #[serde(default)]
+    stdin: String,
+    #[serde(default)]
+    driver: String,
+    #[serde(default)]
+    size: String,
+}
+
+/// The folder of the catalogue: `PAGELAB_WORKLOADS`, else beside the build.
+pub fn folder() -> Option<PathBuf> {
+    let has = |d: &Path| d.join("catalogue.toml").is_file();
+    if let Some(d) = std::env::var_os("PAGELAB_WORKLOADS") {
+        return Some(PathBuf::from(d)).filter(|d| has(d));
+    }
+    let mut candidates = Vec::new();
+    if let Ok(exe) = std::env::current_exe() {
+        // target/release/pagelab -> the repository
+        if let Some(repo) = exe.parent().and_then(Path::parent).and_then(Path::parent) {
+            candidates.push(repo.join("workloads"));
+        }
+    }
+    candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads"));
+    candidates
+        .into_iter()
+        .find(|d| has(d))
+        .and_then(|d| d.canonicalize().ok())
+}
+
+fn load(dir: &Path) -> Result<Vec<Workload>> {
+    let path = dir.join("catalogue.toml");
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let catalogue: Catalogue = toml::from_str(&text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| text[..s.start].matches('\n').count() + 1)
+            .unwrap_or(0);
+        anyhow::anyhow!("{}: line {line}: {}", path.display(), e.message())
+    })?;
+    Ok(catalogue.workload)
+}
+
+/// Print the catalogue, one workload per line.
+pub fn list() -> Result<()> {
+    let dir = folder().context(
+        "the workload catalogue (workloads/catalogue.toml) is not found; set PAGELAB_WORKLOADS",
+    )?;
+    for w in load(&dir)? {
+        let needs: Vec<&str> = w.apt.iter().chain(&w.pip).map(String::as_str).collect();
+        println!(
+            "{:<16} {:<7} {}{}",
+            w.name,
+            w.size,
+            w.description,
+            if needs.is_empty() {
+                String::new()
+            } else {
+                format!(" [needs {}]", needs.join(", "))
+            }
+        );
+    }
+    Ok(())
+}
+
+/// The program is on PATH (or is a path that exists).
+fn runnable(program: &str) -> bool {
+    if program.contains('/') {
+        return Path::new(program).is_file();
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|p| p.join(program).is_file()))
+}
+
+/// Prepare workload `name`'s inputs and say how to run it.
+pub fn target(name: &str, quiet: bool) -> Result<Target> {
+    let dir = folder().context(
+        "the workload catalogue (workloads/catalogue.toml) is not found; set PAGELAB_WORKLOADS",
+    )?;
+    let all = load(&dir)?;
+    let Some(w) = all.iter().find(|w| w.name == name) else {
+        let names: Vec<&str> = all.iter().map(|w| w.name.as_str()).collect();
+        bail!("unknown workload {name:?} (known: {})", names.join(", "));
+    };
+    let repo = dir.parent().unwrap_or(&dir);
+    let venv_python = repo.join(".venv/bin/python");
+    let python = if venv_python.is_file() {
+        venv_python
+    } else {
+        PathBuf::from("python3")
+    };
+    let fill = |s: &str| {
+        s.replace("${PAGELAB_WORKLOADS}", &dir.to_string_lossy())
+            .replace("${PYTHON}", &python.to_string_lossy())
+    };
+    let command: Vec<String> = w.command.iter().map(|a| fill(a)).collect();
+    let Some(program) = command.first() else {
+        bail!("workload {name}: its command is empty");
+    };
+    if !runnable(program) {
+        bail!(
+            "workload {name}: {program} is not installed; run `workloads/setup.sh {name}` (it installs {})",
+            w.apt.iter().chain(&w.pip).cloned().collect::<Vec<_>>().join(", ")
+        );
+    }
+    let work = std::env::temp_dir().join("pagelab-workloads").join(name);
+    std::fs::create_dir_all(&work).with_context(|| format!("{}: cannot create", work.display()))?;
+    let env = vec![
+        ("PAGELAB_WORKLOADS".to_string(), OsString::from(&dir)),
+        ("PYTHON".to_string(), OsString::from(&python)),
+    ];
+    if !w.prepare.is_empty() {
+        if !quiet {
+            eprintln!("pagelab: preparing {name} in {}", work.display());
+        }
+        let status = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&w.prepare)
+            .current_dir(&work)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .status()
+            .context("cannot run sh")?;
+        if !status.success() {
+            bail!(
+                "workload {name}: its prepare command `{}` failed ({status})",
+                w.prepare
+            );
+        }
+    }
+    let stdin = (!w.stdin.is_empty()).then(|| work.join(fill(&w.stdin)));
+    Ok(Target {
+        command: command.iter().map(OsString::from).collect(),
+        cwd: Some(work),
+        stdin,
+        driver: (!w.driver.is_empty()).then(|| w.driver.clone()),
+        env,
+        label: format!("{name}: {}", w.description),
+    })
+}
