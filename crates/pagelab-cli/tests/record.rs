@@ -128,7 +128,7 @@ fn kill(pid: u32) {
 fn a_killed_program_leaves_the_trace_of_what_it_did() {
     let exe = compile("spin-a", SPIN);
     let out = scratch("killed.plt");
-    let mut rec = Command::new(PAGELAB)
+    let rec = Command::new(PAGELAB)
         .args(["record", "-q", "--fetches", "none", "-o"])
         .arg(&out)
         .arg("--")
