@@ -53,9 +53,9 @@ pub enum Tool {
 
 #[derive(clap::Args)]
 pub struct RecordArgs {
-    /// The native trace to write.
-    #[arg(short, long)]
-    output: PathBuf,
+    /// The native trace to write (with --workload, NAME.plt by default).
+    #[arg(short, long, required_unless_present = "workload")]
+    output: Option<PathBuf>,
     /// Which instruction fetches to record.
     #[arg(long, value_enum, default_value_t = Fetches::Page)]
     fetches: Fetches,
@@ -292,6 +292,11 @@ pub fn run(args: &RecordArgs) -> Result<()> {
         Some(name) => crate::workloads::target(name, args.quiet)?,
         None => Target::from_command(&args.command),
     };
+    let output = match (&args.output, &args.workload) {
+        (Some(o), _) => o.clone(),
+        (None, Some(name)) => PathBuf::from(format!("{name}.plt")),
+        (None, None) => bail!("-o/--output: name the trace to write"),
+    };
     let fifo = Fifo::new()?;
     let mut cmd = Command::new(&valgrind);
     if let Some(cwd) = &target.cwd {
@@ -341,7 +346,7 @@ pub fn run(args: &RecordArgs) -> Result<()> {
     let mut child = cmd
         .spawn()
         .with_context(|| format!("cannot run {}", valgrind.display()))?;
-    let result = record(args, &target, &fifo, &mut child, use_lackey);
+    let result = record(args, &target, &fifo, &mut child, use_lackey, &output);
     if result.is_err() {
         // Do not leave the program running with no one reading its trace.
         let _ = child.kill();
@@ -367,6 +372,7 @@ fn record(
     fifo: &Fifo,
     child: &mut Child,
     lackey: bool,
+    output: &Path,
 ) -> Result<String> {
     let file = open_when_written(&fifo.path, child)?;
     // The program runs: start what drives it (a server's load), which ends it.
@@ -435,7 +441,7 @@ fn record(
         level: args.level,
         ..WriterOptions::default()
     };
-    let mut writer = NativeWriter::create(&args.output, &metadata, options)?.flush_each_chunk(true);
+    let mut writer = NativeWriter::create(output, &metadata, options)?.flush_each_chunk(true);
     let mut progress = Progress::new("recording", args.quiet).counting_output();
     let mut batch = Batch::default();
     while reader.next_batch(&mut batch)? {
@@ -462,10 +468,10 @@ fn record(
     if let Some(w) = reader.warning() {
         eprintln!("pagelab: warning: {w}");
     }
-    let bytes = std::fs::metadata(&args.output).map_or(0, |m| m.len());
+    let bytes = std::fs::metadata(output).map_or(0, |m| m.len());
     Ok(format!(
         "recorded {refs} references into {} ({bytes} bytes) in {:.2} s ({:.2} M refs/s){}",
-        args.output.display(),
+        output.display(),
         elapsed.as_secs_f64(),
         refs as f64 / elapsed.as_secs_f64().max(1e-9) / 1e6,
         if lackey { " with lackey" } else { "" }

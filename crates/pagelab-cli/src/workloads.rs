@@ -73,9 +73,12 @@ pub fn list() -> Result<()> {
     let dir = folder().context(
         "the workload catalogue (workloads/catalogue.toml) is not found; set PAGELAB_WORKLOADS",
     )?;
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
     for w in load(&dir)? {
         let needs: Vec<&str> = w.apt.iter().chain(&w.pip).map(String::as_str).collect();
-        println!(
+        writeln!(
+            out,
             "{:<16} {:<7} {}{}",
             w.name,
             w.size,
@@ -85,7 +88,7 @@ pub fn list() -> Result<()> {
             } else {
                 format!(" [needs {}]", needs.join(", "))
             }
-        );
+        )?;
     }
     Ok(())
 }
