@@ -9,8 +9,8 @@
 //!
 //! Robustness: the trace is written in place as it goes. A program that crashes or is
 //! killed still leaves a complete trace of what it did until then (with a warning); if
-//! this process is killed, the file holds every chunk written so far, which
-//! `--salvage` reads; if the disk fills, recording stops with an error and the file
+//! this process is killed, the program gets a SIGTERM and the file holds every chunk
+//! written so far, which `--salvage` reads; if the disk fills, recording stops with an error and the file
 //! keeps the chunks written before.
 
 use crate::progress::Progress;
@@ -343,6 +343,16 @@ pub fn run(args: &RecordArgs) -> Result<()> {
             ));
     }
     cmd.args(&target.command);
+    // If this process dies, Valgrind and the program stop too, rather than run on
+    // with no one reading their trace.
+    // SAFETY: only prctl, which is async-signal-safe, runs between fork and exec.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
     let mut child = cmd
         .spawn()
         .with_context(|| format!("cannot run {}", valgrind.display()))?;
