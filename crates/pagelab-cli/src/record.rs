@@ -100,6 +100,10 @@ pub struct Target {
     pub driver: Option<String>,
     pub env: Vec<(String, OsString)>,
     pub label: String,
+    /// Run with only `env` (and VALGRIND_LIB) in the environment.
+    pub clean_env: bool,
+    /// Where the program's standard output goes (inherited when `None`).
+    pub stdout: Option<PathBuf>,
 }
 
 impl Target {
@@ -115,6 +119,8 @@ impl Target {
             driver: None,
             env: Vec::new(),
             label: line.join(" "),
+            clean_env: false,
+            stdout: None,
         }
     }
 }
@@ -302,8 +308,16 @@ pub fn run(args: &RecordArgs) -> Result<()> {
     if let Some(cwd) = &target.cwd {
         cmd.current_dir(cwd);
     }
+    if target.clean_env {
+        cmd.env_clear();
+    }
     for (k, v) in &target.env {
         cmd.env(k, v);
+    }
+    if let Some(out) = &target.stdout {
+        let file =
+            File::create(out).with_context(|| format!("{}: cannot create", out.display()))?;
+        cmd.stdout(file);
     }
     if let Some(stdin) = &target.stdin {
         let file =
@@ -392,6 +406,9 @@ fn record(
             d.arg("-c").arg(script);
             if let Some(cwd) = &target.cwd {
                 d.current_dir(cwd);
+            }
+            if target.clean_env {
+                d.env_clear();
             }
             for (k, v) in &target.env {
                 d.env(k, v);

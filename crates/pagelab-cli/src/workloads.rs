@@ -135,9 +135,21 @@ pub fn target(name: &str, quiet: bool) -> Result<Target> {
     }
     let work = std::env::temp_dir().join("pagelab-workloads").join(name);
     std::fs::create_dir_all(&work).with_context(|| format!("{}: cannot create", work.display()))?;
+    // A fixed, clean environment: the locale alone doubles what `sort` does, and git
+    // reads $HOME. (VALGRIND_LIB is added by the recorder.)
     let env = vec![
         ("PAGELAB_WORKLOADS".to_string(), OsString::from(&dir)),
         ("PYTHON".to_string(), OsString::from(&python)),
+        (
+            "PATH".to_string(),
+            OsString::from("/usr/local/bin:/usr/bin:/bin:/usr/games"),
+        ),
+        ("HOME".to_string(), OsString::from(&work)),
+        ("LC_ALL".to_string(), OsString::from("C")),
+        ("TZ".to_string(), OsString::from("UTC")),
+        ("PYTHONHASHSEED".to_string(), OsString::from("0")),
+        ("PERL_HASH_SEED".to_string(), OsString::from("0")),
+        ("PERL_PERTURB_KEYS".to_string(), OsString::from("0")),
     ];
     if !w.prepare.is_empty() {
         if !quiet {
@@ -147,6 +159,7 @@ pub fn target(name: &str, quiet: bool) -> Result<Target> {
             .arg("-c")
             .arg(&w.prepare)
             .current_dir(&work)
+            .env_clear()
             .envs(env.iter().map(|(k, v)| (k, v)))
             .status()
             .context("cannot run sh")?;
@@ -160,10 +173,12 @@ pub fn target(name: &str, quiet: bool) -> Result<Target> {
     let stdin = (!w.stdin.is_empty()).then(|| work.join(fill(&w.stdin)));
     Ok(Target {
         command: command.iter().map(OsString::from).collect(),
-        cwd: Some(work),
+        cwd: Some(work.clone()),
         stdin,
         driver: (!w.driver.is_empty()).then(|| w.driver.clone()),
         env,
+        clean_env: true,
+        stdout: Some(work.join("stdout.txt")),
         label: format!("{name}: {}", w.description),
     })
 }
