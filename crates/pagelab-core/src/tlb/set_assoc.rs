@@ -86,7 +86,7 @@ impl<R: Replacement> SetAssocTlb<R> {
         let vpn = va.vpn(size);
         let set = self.set_of(vpn);
         let way = self.find(set, vpn.0, meta_of(asid, size))?;
-        self.policy.touch(set, way);
+        self.policy.hit(set, way);
         Some(set * self.ways + way)
     }
 
@@ -173,7 +173,7 @@ impl<R: Replacement> Tlb for SetAssocTlb<R> {
         self.meta[i] = meta;
         self.pfns[i] = t.pfn;
         self.perms[i] = t.perms;
-        self.policy.touch(set, way);
+        self.policy.fill(set, way);
     }
 
     fn invalidate_range(&mut self, asid: Asid, start: VirtAddr, len: u64) {

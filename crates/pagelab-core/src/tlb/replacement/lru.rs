@@ -18,7 +18,7 @@ impl Replacement for Lru {
         }
     }
     #[inline]
-    fn touch(&mut self, set: usize, way: usize) {
+    fn hit(&mut self, set: usize, way: usize) {
         self.clock += 1;
         self.stamps[set * self.ways + way] = self.clock;
     }
@@ -46,11 +46,11 @@ mod tests {
     #[test]
     fn evicts_least_recently_touched() {
         let mut lru = Lru::new(1, 3, 0);
-        lru.touch(0, 0);
-        lru.touch(0, 1);
-        lru.touch(0, 2);
+        lru.hit(0, 0);
+        lru.hit(0, 1);
+        lru.hit(0, 2);
         assert_eq!(lru.victim(0), 0);
-        lru.touch(0, 0);
+        lru.hit(0, 0);
         assert_eq!(lru.victim(0), 1);
     }
 }

@@ -13,8 +13,15 @@ pub trait Replacement {
     fn new(sets: usize, ways: usize, seed: u64) -> Self
     where
         Self: Sized;
-    /// `way` of `set` was hit, or filled with a new entry.
-    fn touch(&mut self, set: usize, way: usize);
+    /// `way` of `set` was hit. A hit on the way hit just before it in the same set
+    /// must change nothing (the machine credits such repeated hits without a lookup).
+    fn hit(&mut self, set: usize, way: usize);
+    /// `way` of `set` was filled with a new entry (a free way, or the victim).
+    /// By default a fill counts as a hit.
+    #[inline]
+    fn fill(&mut self, set: usize, way: usize) {
+        self.hit(set, way)
+    }
     /// Every way of `set` is valid; choose one to evict.
     fn victim(&mut self, set: usize) -> usize;
     /// `way` of `set` was invalidated (by a flush or shootdown).
