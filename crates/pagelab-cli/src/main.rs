@@ -36,10 +36,26 @@ enum Command {
     Simulate(SimulateArgs),
     /// Print a machine configuration with every default filled in.
     Config {
-        /// A TOML configuration; without it, the default machine.
-        #[arg(long)]
-        config: Option<PathBuf>,
+        #[command(flatten)]
+        machine: MachineArgs,
     },
+    /// List the machine presets (`simulate --machine NAME`) with their sources.
+    Machines {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Which machine: a preset by name or a TOML file; the default machine without either.
+#[derive(clap::Args)]
+struct MachineArgs {
+    /// The machine, as a TOML configuration.
+    #[arg(long, conflicts_with = "machine")]
+    config: Option<PathBuf>,
+    /// The machine, as a preset name (`pagelab machines` lists them).
+    #[arg(long)]
+    machine: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -64,12 +80,16 @@ enum TraceCommand {
 
 #[derive(clap::Args)]
 struct SimulateArgs {
-    /// The trace to simulate.
-    #[arg(long)]
-    trace: PathBuf,
-    /// The machine, as a TOML configuration; the default machine when omitted.
-    #[arg(long)]
-    config: Option<PathBuf>,
+    /// The trace to simulate. Given more than once, the traces run as processes of
+    /// one machine, each in its own address space, switched every `--quantum` references.
+    #[arg(long, required = true)]
+    trace: Vec<PathBuf>,
+    /// References each process runs before the scheduler switches to the next (with
+    /// several traces).
+    #[arg(long, default_value_t = 1_000_000)]
+    quantum: usize,
+    #[command(flatten)]
+    machine: MachineArgs,
     /// Input format (native, lackey, champsim, addrs, u64, pgrec); detected when omitted.
     #[arg(long)]
     format: Option<String>,
@@ -92,11 +112,60 @@ fn parse_format(name: &Option<String>) -> Result<Option<TraceFormat>> {
         .map_err(anyhow::Error::msg)
 }
 
-fn load_config(path: &Option<PathBuf>) -> Result<MachineConfig> {
-    Ok(match path {
-        Some(p) => MachineConfig::load(p)?,
-        None => MachineConfig::default(),
+fn load_config(args: &MachineArgs) -> Result<MachineConfig> {
+    Ok(match (&args.config, &args.machine) {
+        (Some(p), _) => MachineConfig::load(p)?,
+        (None, Some(name)) => pagelab_core::presets::load(name)?,
+        (None, None) => MachineConfig::default(),
     })
+}
+
+/// One line per level: "l1d: 64×4K + 32×2M (lru) → stlb".
+fn describe_levels(config: &MachineConfig) -> Result<Vec<String>> {
+    let machine = Machine::build(config)?;
+    let tlb = machine.tlb();
+    Ok(tlb
+        .levels()
+        .iter()
+        .map(|l| {
+            let parent = l
+                .parent_name(tlb)
+                .map_or_else(|| "walk".to_string(), str::to_string);
+            format!(
+                "{} ({:?}, {} entries, {}) → {parent}",
+                l.name,
+                l.serves,
+                l.entries(),
+                l.shape()
+            )
+        })
+        .collect())
+}
+
+fn machines(json: bool) -> Result<()> {
+    let mut rows = Vec::new();
+    for name in pagelab_core::presets::names() {
+        let config = pagelab_core::presets::load(name)?;
+        rows.push((name, describe_levels(&config)?, config));
+    }
+    let mut out = std::io::stdout().lock();
+    if json {
+        let list: Vec<_> = rows
+            .iter()
+            .map(|(name, levels, c)| {
+                serde_json::json!({"name": name, "description": c.description, "levels": levels, "config": c})
+            })
+            .collect();
+        writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
+        return Ok(());
+    }
+    for (name, levels, c) in rows {
+        writeln!(out, "{name}\n  {}", c.description)?;
+        for l in levels {
+            writeln!(out, "    {l}")?;
+        }
+    }
+    Ok(())
 }
 
 fn trace_info(file: &Path, format: Option<TraceFormat>, json: bool, salvage: bool) -> Result<()> {
@@ -182,11 +251,29 @@ fn human_bytes(b: u64) -> String {
 }
 
 fn simulate(args: &SimulateArgs) -> Result<()> {
-    let config = load_config(&args.config)?;
+    let config = load_config(&args.machine)?;
     let mut machine = Machine::build(&config)?;
-    let mut reader = trace::open_salvaging(&args.trace, parse_format(&args.format)?, args.salvage)?;
+    let format = parse_format(&args.format)?;
+    let mut readers = Vec::with_capacity(args.trace.len());
+    for path in &args.trace {
+        readers.push(trace::open_salvaging(path, format, args.salvage)?);
+    }
+    let mut reader: Box<dyn trace::TraceReader> = if readers.len() == 1 {
+        readers.pop().expect("one reader")
+    } else {
+        Box::new(
+            trace::interleave::Interleaved::new(readers, args.quantum)
+                .map_err(anyhow::Error::msg)?,
+        )
+    };
+    let names = args
+        .trace
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" + ");
     let mut progress = progress::Progress::new("simulating", args.quiet);
-    machine.run_trace(reader.as_mut(), &args.trace, |refs, position| {
+    machine.run_trace(reader.as_mut(), Path::new(&names), |refs, position| {
         progress.tick(refs, position)
     })?;
     let elapsed = progress.finish();
@@ -216,17 +303,9 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
         Some(p) => {
             std::fs::write(p, json()? + "\n")
                 .with_context(|| format!("{}: cannot write", p.display()))?;
-            write!(
-                std::io::stdout(),
-                "trace {}\n{report}",
-                args.trace.display()
-            )?;
+            write!(std::io::stdout(), "trace {names}\n{report}",)?;
         }
-        None => write!(
-            std::io::stdout(),
-            "trace {}\n{report}",
-            args.trace.display()
-        )?,
+        None => write!(std::io::stdout(), "trace {names}\n{report}",)?,
     }
     Ok(())
 }
@@ -242,8 +321,9 @@ fn run(cli: Cli) -> Result<()> {
         Command::Trace(TraceCommand::Convert(args)) => convert::run(&args),
         Command::Simulate(args) => simulate(&args),
         Command::Record(args) => record::run(&args),
-        Command::Config { config } => {
-            let config = load_config(&config)?;
+        Command::Machines { json } => machines(json),
+        Command::Config { machine } => {
+            let config = load_config(&machine)?;
             Machine::build(&config)?;
             write!(std::io::stdout(), "{}", config.to_toml())?;
             Ok(())

@@ -143,9 +143,11 @@ fn simulate_bundled_trace_table_and_json() {
     let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let counts = &json["report"]["counts"];
     assert_eq!(counts["references"], 3_463_872);
+    let tlb = &json["report"]["levels"][0];
+    assert_eq!(tlb["name"], "tlb");
     let (hits, misses) = (
-        counts["tlb"]["hits"].as_u64().unwrap(),
-        counts["tlb"]["misses"].as_u64().unwrap(),
+        tlb["hits"].as_u64().unwrap(),
+        tlb["misses"].as_u64().unwrap(),
     );
     assert_eq!(hits + misses, counts["translations"].as_u64().unwrap());
     assert!(counts["page_faults"].as_u64().unwrap() > 100);

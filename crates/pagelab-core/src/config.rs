@@ -39,8 +39,14 @@ pub struct MachineConfig {
     /// Seed of every random choice a component makes (deterministic runs).
     #[serde(default)]
     pub seed: u64,
+    /// The page size demand paging maps. Default "4K" ("8K" for Alpha).
+    #[serde(default = "default_base_page")]
+    pub base_page: PageSize,
     #[serde(default)]
     pub tlb: TlbConfig,
+    /// Paging-structure (page-walk) caches of a radix table. Default none.
+    #[serde(default)]
+    pub walk_caches: Vec<WalkCacheConfig>,
     #[serde(default)]
     pub page_table: PageTableConfig,
     #[serde(default)]
@@ -53,13 +59,19 @@ fn default_name() -> String {
     "default".into()
 }
 
+fn default_base_page() -> PageSize {
+    PageSize::K4
+}
+
 impl Default for MachineConfig {
     fn default() -> Self {
         MachineConfig {
             name: default_name(),
             description: String::new(),
             seed: 0,
+            base_page: default_base_page(),
             tlb: TlbConfig::default(),
+            walk_caches: Vec::new(),
             page_table: PageTableConfig::default(),
             frames: FramesConfig::default(),
             cost: CostConfig::default(),
@@ -71,7 +83,10 @@ impl Default for MachineConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum TlbConfig {
+    /// One TLB for every reference: a hierarchy of one level named "tlb".
     SetAssociative(SetAssocConfig),
+    /// Named levels, each of one or more arrays, linked child to parent.
+    Hierarchy(HierarchyConfig),
 }
 
 impl Default for TlbConfig {
@@ -80,7 +95,99 @@ impl Default for TlbConfig {
     }
 }
 
-/// A set-associative TLB (`sets = 1` is fully associative).
+/// A TLB hierarchy: levels listed child first; a level's `parent` is named later.
+/// Data references start at the first level that serves data, instruction fetches at
+/// the first that serves instructions.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HierarchyConfig {
+    /// Entries carry no address-space tag: a switch of address space flushes every
+    /// level (and the walk caches). Default false (tagged, like ASIDs or PCIDs).
+    pub flush_on_switch: bool,
+    pub levels: Vec<LevelConfig>,
+}
+
+/// One level of a TLB hierarchy.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LevelConfig {
+    /// Shown in reports; unique within the hierarchy.
+    pub name: String,
+    /// Which references the level translates. Default "all".
+    pub serves: Serves,
+    /// The level a miss goes to next; none: a miss walks the page table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// Cycles a hit at this level adds to the access. Default 0 (overlapped with the
+    /// cache lookup, as for an L1 TLB).
+    pub hit_cycles: f64,
+    /// Arrays probed in parallel (x86 parts have one per page size).
+    pub arrays: Vec<SetAssocConfig>,
+}
+
+impl Default for LevelConfig {
+    fn default() -> Self {
+        LevelConfig {
+            name: String::new(),
+            serves: Serves::All,
+            parent: None,
+            hit_cycles: 0.0,
+            arrays: Vec::new(),
+        }
+    }
+}
+
+/// Which references a TLB level translates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Serves {
+    /// Loads, stores and modifies.
+    Data,
+    /// Instruction fetches.
+    Instruction,
+    /// Both (a unified TLB).
+    All,
+}
+
+impl Serves {
+    /// Whether the level translates side `side` (0 data, 1 instruction).
+    pub fn covers(self, side: usize) -> bool {
+        match self {
+            Serves::All => true,
+            Serves::Data => side == 0,
+            Serves::Instruction => side == 1,
+        }
+    }
+}
+
+/// A paging-structure cache: it holds entries of one level of a radix table, so a
+/// walk that hits it skips the references to that level and the levels above.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WalkCacheConfig {
+    /// Which table level's entries it holds: 4 = PML4 entries, 3 = PDPT entries,
+    /// 2 = page-directory entries (5 = PML5 entries with a 5-level table). Default 2.
+    pub level: u32,
+    /// Default 1 (fully associative).
+    pub sets: usize,
+    /// Default 32.
+    pub ways: usize,
+    /// Default "lru".
+    pub replacement: String,
+}
+
+impl Default for WalkCacheConfig {
+    fn default() -> Self {
+        WalkCacheConfig {
+            level: 2,
+            sets: 1,
+            ways: 32,
+            replacement: "lru".into(),
+        }
+    }
+}
+
+/// A set-associative TLB array (`sets = 1` is fully associative).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SetAssocConfig {
@@ -93,6 +200,14 @@ pub struct SetAssocConfig {
     pub replacement: String,
     /// Page sizes the TLB holds, probed in turn. Default ["4K"].
     pub page_sizes: Vec<PageSize>,
+    /// Cycles a hit adds (only for a single TLB; a hierarchy gives each level its
+    /// own `hit_cycles`). Default 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub hit_cycles: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 impl Default for SetAssocConfig {
@@ -102,6 +217,7 @@ impl Default for SetAssocConfig {
             ways: 4,
             replacement: "lru".into(),
             page_sizes: vec![PageSize::K4],
+            hit_cycles: 0.0,
         }
     }
 }
@@ -182,9 +298,6 @@ pub struct SimpleCostConfig {
     /// Cycles of a reference apart from translation (the baseline the overhead is
     /// relative to). Default 1.0.
     pub base_cycles_per_ref: f64,
-    /// Cycles added by a TLB hit (0 when the lookup overlaps the cache access, as for
-    /// an L1 TLB). Default 0.
-    pub tlb_hit_cycles: f64,
     /// Cycles per memory reference of a page walk. Default 8, so that a 4-level walk
     /// costs about 30 cycles, "the typical cost of a TLB miss"
     /// (papers/variable-radix-page-table.md §1.1).
@@ -198,7 +311,6 @@ impl Default for SimpleCostConfig {
     fn default() -> Self {
         SimpleCostConfig {
             base_cycles_per_ref: 1.0,
-            tlb_hit_cycles: 0.0,
             walk_ref_cycles: 8.0,
             page_fault_cycles: 5000.0,
         }
@@ -297,7 +409,9 @@ mod tests {
             "t",
         )
         .unwrap();
-        let TlbConfig::SetAssociative(t) = &c.tlb;
+        let TlbConfig::SetAssociative(t) = &c.tlb else {
+            panic!("a set-associative TLB")
+        };
         assert_eq!((t.sets, t.ways), (1, 64));
         assert_eq!(t.page_sizes, vec![PageSize::K4, PageSize::M2]);
         let FramesConfig::Simple(f) = &c.frames;

@@ -10,6 +10,7 @@ pub mod frames;
 pub mod hugemem;
 pub mod machine;
 pub mod pagetable;
+pub mod presets;
 pub mod tlb;
 pub mod trace;
 

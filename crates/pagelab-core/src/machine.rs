@@ -6,22 +6,22 @@
 //! The per-reference loop ([`Machine::run_batch`]) allocates nothing and dispatches
 //! statically to the TLB; walks, faults and their bookkeeping are out of line.
 //!
-//! **Repeated pages.** A reference to the page of the translation just before it (same
-//! address space, same page of the TLB's smallest size) hits without a lookup: that
-//! entry is the most recent of its set, and a hit on it changes no policy's state. The
-//! machine counts such hits and credits them to the TLB ([`Tlb::credit_hits`]).
+//! **Repeated pages.** A reference to the page of the translation just before it on the
+//! same side (data or instruction; same address space, same page of the first levels'
+//! smallest size) hits without a lookup: that entry was the last touched in its set,
+//! and a second hit on it changes no policy's state. The machine counts such hits by
+//! side and entry size and credits them to the first level at the end of each batch.
 //! Anything that invalidates TLB entries must [`Machine::forget_last_page`] first.
 
 use crate::addr::{Asid, PageSize, VirtAddr};
-use crate::config::{
-    CostConfig, FramesConfig, MachineConfig, PageTableConfig, SetAssocConfig, TlbConfig,
-};
+use crate::config::{CostConfig, FramesConfig, MachineConfig, PageTableConfig};
 use crate::cost::{CostModel, Cycles, SimpleCost};
-use crate::event::Batch;
+use crate::event::{AccessKind, Batch};
 use crate::frames::{FrameAllocator, SimpleAllocator};
 use crate::pagetable::{MapError, PageTable, Perms, RadixPageTable, Translation, Walk};
-use crate::tlb::replacement::*;
-use crate::tlb::{SetAssocTlb, Tlb, TlbStats};
+use crate::tlb::hierarchy::{SizeCounts, DATA, INSTRUCTION};
+use crate::tlb::walk_cache::WalkCacheReport;
+use crate::tlb::{Hierarchy, WalkCaches};
 use crate::trace::{Location, TraceError, TraceReader};
 use serde::Serialize;
 use std::fmt;
@@ -42,68 +42,6 @@ impl fmt::Display for SimError {
 
 impl std::error::Error for SimError {}
 
-macro_rules! define_any_tlb {
-    ($($name:literal => $policy:ident,)*) => {
-        /// The set-associative TLB with each replacement policy, as one type, so the
-        /// machine dispatches with a `match` the compiler can inline, not a vtable.
-        pub enum AnyTlb {
-            $($policy(SetAssocTlb<$policy>),)*
-        }
-
-        /// Replacement policy names the configuration accepts.
-        pub const REPLACEMENT_POLICIES: &[&str] = &[$($name),*];
-
-        impl AnyTlb {
-            fn set_associative(c: &SetAssocConfig, seed: u64) -> Result<AnyTlb, String> {
-                match c.replacement.as_str() {
-                    $($name => Ok(AnyTlb::$policy(SetAssocTlb::new(c.sets, c.ways, &c.page_sizes, seed))),)*
-                    other => Err(format!(
-                        "tlb.replacement: unknown policy {other:?} (known: {})",
-                        REPLACEMENT_POLICIES.join(", ")
-                    )),
-                }
-            }
-        }
-
-        impl Tlb for AnyTlb {
-            #[inline(always)]
-            fn lookup(&mut self, asid: Asid, va: VirtAddr) -> Option<Translation> {
-                match self { $(AnyTlb::$policy(t) => t.lookup(asid, va),)* }
-            }
-            #[inline(always)]
-            fn access(&mut self, asid: Asid, va: VirtAddr) -> bool {
-                match self { $(AnyTlb::$policy(t) => t.access(asid, va),)* }
-            }
-            fn fill(&mut self, asid: Asid, va: VirtAddr, tr: Translation) {
-                match self { $(AnyTlb::$policy(t) => t.fill(asid, va, tr),)* }
-            }
-            fn invalidate_range(&mut self, asid: Asid, start: VirtAddr, len: u64) {
-                match self { $(AnyTlb::$policy(t) => t.invalidate_range(asid, start, len),)* }
-            }
-            fn flush_asid(&mut self, asid: Asid) {
-                match self { $(AnyTlb::$policy(t) => t.flush_asid(asid),)* }
-            }
-            fn flush_all(&mut self) {
-                match self { $(AnyTlb::$policy(t) => t.flush_all(),)* }
-            }
-            fn credit_hits(&mut self, n: u64) {
-                match self { $(AnyTlb::$policy(t) => t.credit_hits(n),)* }
-            }
-            fn min_page_bytes(&self) -> u64 {
-                match self { $(AnyTlb::$policy(t) => t.min_page_bytes(),)* }
-            }
-            fn stats(&self) -> TlbStats {
-                match self { $(AnyTlb::$policy(t) => t.stats(),)* }
-            }
-            fn capacity(&self) -> usize {
-                match self { $(AnyTlb::$policy(t) => t.capacity(),)* }
-            }
-        }
-    };
-}
-
-crate::for_each_policy!(define_any_tlb);
-
 /// Every page-table structure, as one type.
 pub enum AnyPageTable {
     Radix(RadixPageTable),
@@ -121,45 +59,14 @@ impl AnyPageTable {
             AnyPageTable::Radix(t) => t,
         }
     }
+    fn as_ref(&self) -> &dyn PageTable {
+        match self {
+            AnyPageTable::Radix(t) => t,
+        }
+    }
     fn footprint_bytes(&self) -> u64 {
         match self {
             AnyPageTable::Radix(t) => t.footprint_bytes(),
-        }
-    }
-}
-
-/// The most entries a TLB array may have (a guard against typos that would exhaust memory).
-pub const MAX_TLB_ENTRIES: usize = 1 << 24;
-
-fn build_tlb(c: &TlbConfig, seed: u64) -> Result<AnyTlb, String> {
-    match c {
-        TlbConfig::SetAssociative(s) => {
-            if s.sets == 0 {
-                return Err("tlb.sets: must be at least 1".into());
-            }
-            if s.ways == 0 {
-                return Err("tlb.ways: must be at least 1".into());
-            }
-            if s.page_sizes.is_empty() {
-                return Err("tlb.page_sizes: name at least one page size".into());
-            }
-            match s.sets.checked_mul(s.ways) {
-                Some(n) if n <= MAX_TLB_ENTRIES => {}
-                _ => {
-                    return Err(format!(
-                        "tlb.sets × tlb.ways: {} × {} entries is more than the {MAX_TLB_ENTRIES} a TLB may have",
-                        s.sets, s.ways
-                    ))
-                }
-            }
-            if !s.page_sizes.iter().any(|&p| p <= PageSize::K4) {
-                return Err(format!(
-                    "tlb.page_sizes: {:?} holds no page of 4K or less, but demand paging maps 4K pages, \
-                     so every reference would miss",
-                    s.page_sizes.iter().map(|p| p.to_string()).collect::<Vec<_>>()
-                ));
-            }
-            AnyTlb::set_associative(s, seed)
         }
     }
 }
@@ -195,7 +102,6 @@ fn build_cost(c: &CostConfig) -> Result<Box<dyn CostModel>, String> {
         CostConfig::Simple(s) => {
             for (field, v) in [
                 ("base_cycles_per_ref", s.base_cycles_per_ref),
-                ("tlb_hit_cycles", s.tlb_hit_cycles),
                 ("walk_ref_cycles", s.walk_ref_cycles),
                 ("page_fault_cycles", s.page_fault_cycles),
             ] {
@@ -217,55 +123,94 @@ pub struct Counts {
     /// TLB lookups: one per reference, two for a reference that spans two base pages.
     pub translations: u64,
     pub page_crossing: u64,
-    pub tlb: TlbStats,
     /// Page walks after TLB misses.
     pub walks: u64,
-    /// Memory references made by those walks.
+    /// Memory references made by those walks (after the walk caches).
     pub walk_refs: u64,
+    /// References the walk caches saved.
+    pub walk_refs_skipped: u64,
     /// Distinct 64-byte cache lines per walk, summed over walks.
     pub walk_lines: u64,
     pub page_faults: u64,
     /// Memory references of the walks retried after page faults (charged to faults).
     pub fault_walk_refs: u64,
+    /// References whose address space differs from the reference before.
+    pub address_space_switches: u64,
 }
 
 pub struct Machine {
     config: MachineConfig,
-    tlb: AnyTlb,
+    tlb: Hierarchy,
+    walk_caches: WalkCaches,
     page_table: AnyPageTable,
     frames: Box<dyn FrameAllocator>,
     cost: Box<dyn CostModel>,
     counts: Counts,
-    /// The page of the last translation (`u64::MAX`: none), in units of the TLB's
-    /// smallest page, with its address space; and the hits found that way.
-    last_page: u64,
-    last_asid: Asid,
+    /// The address space of the last reference.
+    current_asid: Asid,
+    /// Per repeat filter: the page of the last translation (`u64::MAX`: none), in units
+    /// of the first levels' smallest page, its address space, and the log2 size of the
+    /// entry it hit or filled. Data and instruction sides have a filter each when they
+    /// start at different levels, and share filter 0 when they share the first level.
+    filter_of: [usize; 2],
+    last_page: [u64; 2],
+    last_asid: [Asid; 2],
+    last_shift: [u8; 2],
     repeat_shift: u32,
-    repeats: u64,
+    /// Repeated-page hits by side and entry size (log2), not yet credited.
+    repeats: [[u64; 64]; 2],
 }
 
 impl Machine {
     /// Resolve a configuration into components; errors name the field.
     pub fn build(config: &MachineConfig) -> Result<Machine, crate::config::ConfigError> {
         let err = crate::config::ConfigError;
-        let tlb = build_tlb(&config.tlb, config.seed).map_err(err)?;
+        let tlb = Hierarchy::build(&config.tlb, config.base_page, config.seed).map_err(err)?;
+        let page_table = build_page_table(&config.page_table).map_err(err)?;
+        if !page_table.as_ref().page_sizes().contains(&config.base_page) {
+            return Err(err(format!(
+                "base_page: the page table cannot map {} pages (it maps {})",
+                config.base_page,
+                page_table
+                    .as_ref()
+                    .page_sizes()
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let table_levels = match &config.page_table {
+            PageTableConfig::Radix(r) => Some(r.levels),
+        };
+        let tlb_split = tlb.path_names(DATA)[0] != tlb.path_names(INSTRUCTION)[0];
         Ok(Machine {
             config: config.clone(),
-            repeat_shift: tlb.min_page_bytes().trailing_zeros(),
+            repeat_shift: tlb.min_first_page_bytes().trailing_zeros(),
+            walk_caches: WalkCaches::build(&config.walk_caches, table_levels, config.seed)
+                .map_err(err)?,
             tlb,
-            page_table: build_page_table(&config.page_table).map_err(err)?,
+            page_table,
             frames: build_frames(&config.frames).map_err(err)?,
             cost: build_cost(&config.cost).map_err(err)?,
             counts: Counts::default(),
-            last_page: u64::MAX,
-            last_asid: Asid(0),
-            repeats: 0,
+            current_asid: Asid(0),
+            filter_of: [0, if tlb_split { 1 } else { 0 }],
+            last_page: [u64::MAX; 2],
+            last_asid: [Asid(0); 2],
+            last_shift: [0; 2],
+            repeats: [[0; 64]; 2],
         })
     }
 
     /// The next reference looks its page up even if it repeats the last one's.
     pub fn forget_last_page(&mut self) {
-        self.last_page = u64::MAX;
+        self.last_page = [u64::MAX; 2];
+    }
+
+    /// The TLB hierarchy (its levels and their counts).
+    pub fn tlb(&self) -> &Hierarchy {
+        &self.tlb
     }
 
     pub fn config(&self) -> &MachineConfig {
@@ -306,13 +251,17 @@ impl Machine {
         let first = self.counts.references;
         for r in &batch.refs {
             let reference = first + done as u64;
-            if let Err(e) = self.translate(r.asid, r.addr, reference) {
+            if r.asid != self.current_asid {
+                self.switch_address_space(r.asid);
+            }
+            let side = (r.kind == AccessKind::Fetch) as usize;
+            if let Err(e) = self.translate(side, r.asid, r.addr, reference) {
                 result = Err(e);
                 break;
             }
             if r.spans_pages() {
                 crossing += 1;
-                match self.translate_rest(r, reference) {
+                match self.translate_rest(side, r, reference) {
                     Ok(n) => extra += n,
                     Err(e) => {
                         result = Err(e);
@@ -329,9 +278,34 @@ impl Machine {
         c.page_crossing += crossing;
         c.translations += done as u64 + extra;
         c.references += done as u64;
-        self.tlb.credit_hits(std::mem::take(&mut self.repeats));
-        c.tlb = self.tlb.stats();
+        self.credit_repeats();
         result
+    }
+
+    /// Filter f's hits go to the first level of the side it serves (filter 0 serves
+    /// data, and instructions too when the sides share their first level).
+    fn credit_repeats(&mut self) {
+        for (f, side) in [(0, DATA), (1, INSTRUCTION)] {
+            for shift in 0..64 {
+                let n = std::mem::take(&mut self.repeats[f][shift]);
+                if n > 0 {
+                    self.tlb.credit(side, shift, n);
+                }
+            }
+        }
+    }
+
+    /// A context switch: an untagged TLB (and the walk caches) lose everything.
+    #[cold]
+    fn switch_address_space(&mut self, asid: Asid) {
+        self.current_asid = asid;
+        self.counts.address_space_switches += 1;
+        if self.tlb.flush_on_switch {
+            self.credit_repeats();
+            self.forget_last_page();
+            self.tlb.flush_all();
+            self.walk_caches.flush_all();
+        }
     }
 
     /// A reference that spans pages translates each page after its first too.
@@ -339,6 +313,7 @@ impl Machine {
     #[cold]
     fn translate_rest(
         &mut self,
+        side: usize,
         r: &crate::event::MemRef,
         reference: u64,
     ) -> Result<u64, SimError> {
@@ -346,37 +321,93 @@ impl Machine {
         let last = r.last_byte().vpn(PageSize::K4).0;
         for page in first.wrapping_add(1)..=last {
             let va = crate::addr::Vpn(page).base(PageSize::K4);
-            self.translate(r.asid, va, reference)?;
+            self.translate(side, r.asid, va, reference)?;
         }
         Ok(last.wrapping_sub(first))
     }
 
     #[inline(always)]
-    fn translate(&mut self, asid: Asid, va: VirtAddr, reference: u64) -> Result<(), SimError> {
+    fn translate(
+        &mut self,
+        side: usize,
+        asid: Asid,
+        va: VirtAddr,
+        reference: u64,
+    ) -> Result<(), SimError> {
         let page = va.0 >> self.repeat_shift;
-        if page == self.last_page && asid == self.last_asid {
-            self.repeats += 1;
+        let f = self.filter_of[side];
+        if page == self.last_page[f] && asid == self.last_asid[f] {
+            self.repeats[f][self.last_shift[f] as usize & 63] += 1;
             return Ok(());
         }
-        self.last_page = page;
-        self.last_asid = asid;
-        if self.tlb.access(asid, va) {
-            return Ok(());
+        match self.tlb.access(side, asid, va) {
+            Some(size) => {
+                self.last_page[f] = page;
+                self.last_asid[f] = asid;
+                self.last_shift[f] = size.shift() as u8;
+                Ok(())
+            }
+            None => self.miss(side, asid, va, reference),
         }
-        self.miss(asid, va, reference)
     }
 
     #[inline(never)]
-    fn miss(&mut self, asid: Asid, va: VirtAddr, reference: u64) -> Result<(), SimError> {
-        let walk = self.page_table.walk(asid, va);
-        self.counts.walks += 1;
-        self.counts.walk_refs += walk.refs().len() as u64;
-        self.counts.walk_lines += walk.distinct_lines() as u64;
-        let t = match walk.translation {
-            Some(t) => t,
-            None => self.fault(asid, va, reference)?,
+    fn miss(
+        &mut self,
+        side: usize,
+        asid: Asid,
+        va: VirtAddr,
+        reference: u64,
+    ) -> Result<(), SimError> {
+        let Machine {
+            tlb,
+            walk_caches,
+            page_table,
+            counts,
+            ..
+        } = self;
+        let mut faulted = false;
+        let filled = tlb.miss(side, asid, va, || {
+            let walk = page_table.walk(asid, va);
+            counts.walks += 1;
+            match walk.translation {
+                Some(t) => {
+                    let skip = if walk_caches.is_empty() {
+                        0
+                    } else {
+                        walk_caches.filter(asid, va, walk.refs().len())
+                    };
+                    counts.walk_refs += (walk.refs().len() - skip) as u64;
+                    counts.walk_refs_skipped += skip as u64;
+                    counts.walk_lines += walk.distinct_lines_from(skip) as u64;
+                    Ok(t)
+                }
+                None => {
+                    counts.walk_refs += walk.refs().len() as u64;
+                    counts.walk_lines += walk.distinct_lines() as u64;
+                    faulted = true;
+                    Err(())
+                }
+            }
+        });
+        let filled = match filled {
+            Ok(f) => f,
+            Err(()) => {
+                debug_assert!(faulted);
+                let t = self.fault(asid, va, reference)?;
+                // The retried access finds the translation the fault made.
+                self.tlb.miss(side, asid, va, || Ok::<_, SimError>(t))?
+            }
         };
-        self.tlb.fill(asid, va, t);
+        let f = self.filter_of[side];
+        match filled {
+            Some(size) => {
+                self.last_page[f] = va.0 >> self.repeat_shift;
+                self.last_asid[f] = asid;
+                self.last_shift[f] = size.shift() as u8;
+            }
+            None => self.last_page[f] = u64::MAX,
+        }
         Ok(())
     }
 
@@ -385,8 +416,9 @@ impl Machine {
     fn fault(&mut self, asid: Asid, va: VirtAddr, reference: u64) -> Result<Translation, SimError> {
         self.counts.page_faults += 1;
         let error = |message: String| SimError { reference, message };
-        let page = va.vpn(PageSize::K4).base(PageSize::K4);
-        let Some(pfn) = self.frames.alloc(PageSize::K4) else {
+        let base = self.config.base_page;
+        let page = va.vpn(base).base(base);
+        let Some(pfn) = self.frames.alloc(base) else {
             return Err(error(format!(
                 "out of physical memory after {} page faults (frames.memory is {} base frames; raise it)",
                 self.counts.page_faults,
@@ -397,9 +429,9 @@ impl Machine {
         let mapped = self
             .page_table
             .as_dyn()
-            .map(asid, page, PageSize::K4, pfn, Perms::RW, frames);
+            .map(asid, page, base, pfn, Perms::RW, frames);
         if let Err(e) = mapped {
-            self.frames.free(pfn, PageSize::K4);
+            self.frames.free(pfn, base);
             return Err(error(match e {
                 MapError::OutOfRange(bits) if bits < 57 => {
                     format!(
@@ -426,7 +458,9 @@ impl Machine {
     /// The results so far.
     pub fn report(&self) -> Report {
         let c = &self.counts;
-        let cycles = self.cost.cycles(c);
+        let levels = self.tlb.levels();
+        let hit_cycles: f64 = levels.iter().map(|l| l.hits() as f64 * l.hit_cycles).sum();
+        let cycles = self.cost.cycles(c, hit_cycles);
         let per_k = |n: u64| {
             if c.references > 0 {
                 1000.0 * n as f64 / c.references as f64
@@ -438,15 +472,24 @@ impl Machine {
         Report {
             machine: self.config.name.clone(),
             counts: c.clone(),
-            levels: vec![LevelReport {
-                name: "tlb".into(),
-                entries: self.tlb.capacity() as u64,
-                hits: c.tlb.hits,
-                misses: c.tlb.misses,
-                evictions: c.tlb.evictions,
-                miss_ratio: ratio(c.tlb.misses, c.tlb.hits + c.tlb.misses),
-                mpki: per_k(c.tlb.misses),
-            }],
+            levels: levels
+                .iter()
+                .map(|l| {
+                    let (hits, misses) = (l.hits(), l.misses());
+                    LevelReport {
+                        name: l.name.clone(),
+                        entries: l.entries() as u64,
+                        hits,
+                        misses,
+                        evictions: l.evictions(),
+                        miss_ratio: ratio(misses, hits + misses),
+                        mpki: per_k(misses),
+                        hit_cycles: hits as f64 * l.hit_cycles,
+                        by_size: l.by_size(),
+                    }
+                })
+                .collect(),
+            walk_caches: self.walk_caches.report(),
             walk_refs_per_walk: ratio(c.walk_refs, c.walks),
             walk_lines_per_walk: ratio(c.walk_lines, c.walks),
             page_table_bytes: self.page_table.footprint_bytes(),
@@ -470,6 +513,11 @@ pub struct LevelReport {
     pub miss_ratio: f64,
     /// Misses per thousand references.
     pub mpki: f64,
+    /// Cycles its hits cost (hits × the level's hit_cycles).
+    pub hit_cycles: f64,
+    /// Hits by the size of the entry hit, misses by the size of the translation that
+    /// served them.
+    pub by_size: Vec<SizeCounts>,
 }
 
 /// The results of a run, for a table or JSON.
@@ -478,6 +526,7 @@ pub struct Report {
     pub machine: String,
     pub counts: Counts,
     pub levels: Vec<LevelReport>,
+    pub walk_caches: Vec<WalkCacheReport>,
     pub walk_refs_per_walk: f64,
     pub walk_lines_per_walk: f64,
     pub page_table_bytes: u64,
@@ -523,6 +572,22 @@ impl fmt::Display for Report {
                 format!("{:.3}", l.mpki),
             )?;
             row(f, &format!("{} evictions", l.name), l.evictions.to_string())?;
+            if l.by_size.len() > 1 || l.by_size.first().is_some_and(|s| s.size != "4K") {
+                for s in &l.by_size {
+                    row(
+                        f,
+                        &format!("{} {} hits / misses", l.name, s.size),
+                        format!("{} / {}", s.hits, s.misses),
+                    )?;
+                }
+            }
+        }
+        for w in &self.walk_caches {
+            row(
+                f,
+                &format!("walk cache L{} ({} entries) hits", w.level, w.entries),
+                format!("{} ({:.1}%)", w.hits, 100.0 * w.hit_ratio),
+            )?;
         }
         row(f, "walks", c.walks.to_string())?;
         row(
@@ -530,6 +595,13 @@ impl fmt::Display for Report {
             "walk memory references",
             format!("{} ({:.2}/walk)", c.walk_refs, self.walk_refs_per_walk),
         )?;
+        if !self.walk_caches.is_empty() {
+            row(
+                f,
+                "walk references saved by caches",
+                c.walk_refs_skipped.to_string(),
+            )?;
+        }
         row(
             f,
             "walk cache lines",
@@ -544,6 +616,13 @@ impl fmt::Display for Report {
             "cycles: TLB hits",
             format!("{:.0}", self.cycles.tlb_hits),
         )?;
+        for l in self.levels.iter().filter(|l| l.hit_cycles > 0.0) {
+            row(
+                f,
+                &format!("  {} hits", l.name),
+                format!("{:.0}", l.hit_cycles),
+            )?;
+        }
         row(f, "cycles: walks", format!("{:.0}", self.cycles.walks))?;
         row(
             f,
@@ -566,7 +645,8 @@ impl fmt::Display for Report {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{AccessKind, MemRef};
+    use crate::config::{SetAssocConfig, TlbConfig};
+    use crate::event::MemRef;
 
     fn run(config: &MachineConfig, refs: &[MemRef]) -> Report {
         let mut m = Machine::build(config).unwrap();
@@ -587,7 +667,7 @@ mod tests {
         let r = run(&MachineConfig::default(), &refs);
         let c = &r.counts;
         assert_eq!(c.page_faults, 3);
-        assert_eq!((c.tlb.hits, c.tlb.misses), (2, 3));
+        assert_eq!((r.levels[0].hits, r.levels[0].misses), (2, 3));
         // Each miss walks (4 reads; but the very first walk finds no root at all and
         // reads nothing), faults, and walks again (4 reads, charged to the fault).
         assert_eq!((c.walks, c.walk_refs, c.fault_walk_refs), (3, 8, 12));
@@ -651,7 +731,9 @@ mod tests {
     #[test]
     fn bad_values_name_their_field() {
         let mut config = MachineConfig::default();
-        let TlbConfig::SetAssociative(s) = &mut config.tlb;
+        let TlbConfig::SetAssociative(s) = &mut config.tlb else {
+            unreachable!("the default is one TLB")
+        };
         s.replacement = "clairvoyant".into();
         let e = Machine::build(&config).err().unwrap();
         assert!(

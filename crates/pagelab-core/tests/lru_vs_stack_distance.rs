@@ -175,6 +175,7 @@ fn machine(sets: usize, ways: usize) -> Machine {
         ways,
         replacement: "lru".into(),
         page_sizes: vec![PageSize::K4],
+        hit_cycles: 0.0,
     });
     Machine::build(&config).expect("the configuration is valid")
 }
@@ -267,8 +268,9 @@ proptest! {
             let want = oracle_misses(keys.iter().copied(), n).iter().filter(|&&m| m).count() as u64;
             let c = m.counts();
             prop_assert_eq!(c.translations, refs.len() as u64);
-            prop_assert_eq!(c.tlb.misses, want, "N = {}", n);
-            prop_assert_eq!(c.tlb.hits, refs.len() as u64 - want, "N = {}", n);
+            let tlb = &m.report().levels[0];
+            prop_assert_eq!(tlb.misses, want, "N = {}", n);
+            prop_assert_eq!(tlb.hits, refs.len() as u64 - want, "N = {}", n);
             let mut distinct = keys.clone();
             distinct.sort();
             distinct.dedup();
@@ -288,7 +290,7 @@ proptest! {
         let mut m = machine(sets, ways);
         m.run_batch(&Batch { refs, events: vec![] }).unwrap();
         let want = oracle_set_misses(&pages, sets, ways).iter().filter(|&&m| m).count() as u64;
-        prop_assert_eq!(m.counts().tlb.misses, want, "{} sets × {} ways", sets, ways);
+        prop_assert_eq!(m.report().levels[0].misses, want, "{} sets × {} ways", sets, ways);
     }
 }
 

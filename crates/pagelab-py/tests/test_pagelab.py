@@ -64,7 +64,6 @@ def test_simulate_hand_computed_lru(abacba):
     assert c["references"] == 6
     assert c["by_kind"] == [6, 0, 0, 0]
     assert c["translations"] == 6 and c["page_crossing"] == 0
-    assert c["tlb"] == {"hits": 1, "misses": 5, "evictions": 3}
     assert c["page_faults"] == 3
     assert (c["walks"], c["walk_refs"], c["fault_walk_refs"]) == (5, 16, 12)
     level = r["levels"][0]
@@ -78,8 +77,8 @@ def test_simulate_hand_computed_lru(abacba):
 
 def test_default_tlb_holds_all_three_pages(abacba):
     # 16 sets x 4 ways: only the three compulsory misses.
-    c = pagelab.simulate(abacba)["counts"]
-    assert (c["tlb"]["hits"], c["tlb"]["misses"], c["tlb"]["evictions"]) == (3, 3, 0)
+    level = pagelab.simulate(abacba)["levels"][0]
+    assert (level["hits"], level["misses"], level["evictions"]) == (3, 3, 0)
 
 
 def test_dict_config_equals_toml_text_and_file(abacba, tmp_path):
@@ -247,6 +246,7 @@ def test_flatten_report(abacba):
     assert row["references"] == 6
     assert (row["loads"], row["stores"], row["fetches"], row["modifies"]) == (6, 0, 0, 0)
     assert (row["tlb_hits"], row["tlb_misses"], row["tlb_evictions"]) == (1, 5, 3)
+    assert (row["tlb_4K_hits"], row["tlb_4K_misses"]) == (1, 5)
     assert row["mpki"] == pytest.approx(5000 / 6)
     assert row["walk_refs"] == 16 and row["page_faults"] == 3
     assert row["cycles_page_faults"] == 15000.0 + 12 * 8.0

@@ -52,5 +52,7 @@ impl Cycles {
 }
 
 pub trait CostModel {
-    fn cycles(&self, counts: &Counts) -> Cycles;
+    /// `tlb_hit_cycles`: what the TLB hits cost, summed over the levels (each level
+    /// has its own hit latency, part of the TLB's description).
+    fn cycles(&self, counts: &Counts, tlb_hit_cycles: f64) -> Cycles;
 }

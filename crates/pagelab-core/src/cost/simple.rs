@@ -8,11 +8,11 @@ use crate::machine::Counts;
 pub struct SimpleCost(pub SimpleCostConfig);
 
 impl CostModel for SimpleCost {
-    fn cycles(&self, c: &Counts) -> Cycles {
+    fn cycles(&self, c: &Counts, tlb_hit_cycles: f64) -> Cycles {
         let p = &self.0;
         Cycles {
             base: c.references as f64 * p.base_cycles_per_ref,
-            tlb_hits: c.tlb.hits as f64 * p.tlb_hit_cycles,
+            tlb_hits: tlb_hit_cycles,
             walks: c.walk_refs as f64 * p.walk_ref_cycles,
             page_faults: c.page_faults as f64 * p.page_fault_cycles
                 + c.fault_walk_refs as f64 * p.walk_ref_cycles,
@@ -23,28 +23,21 @@ impl CostModel for SimpleCost {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tlb::TlbStats;
 
     #[test]
     fn linear_in_each_count() {
         let model = SimpleCost(SimpleCostConfig {
             base_cycles_per_ref: 1.0,
-            tlb_hit_cycles: 0.5,
             walk_ref_cycles: 10.0,
             page_fault_cycles: 1000.0,
         });
         let counts = Counts {
             references: 100,
-            tlb: TlbStats {
-                hits: 90,
-                misses: 10,
-                evictions: 0,
-            },
             walk_refs: 40,
             page_faults: 2,
             ..Counts::default()
         };
-        let c = model.cycles(&counts);
+        let c = model.cycles(&counts, 45.0);
         assert_eq!(c.base, 100.0);
         assert_eq!(c.translation(), 45.0 + 400.0 + 2000.0);
         assert!((c.overhead_percent() - 100.0 * 2445.0 / 2545.0).abs() < 1e-9);

@@ -75,7 +75,11 @@ impl Walk {
     }
     /// Distinct 64-byte cache lines among the entries read.
     pub fn distinct_lines(&self) -> usize {
-        let refs = self.refs();
+        self.distinct_lines_from(0)
+    }
+    /// Distinct 64-byte cache lines among the entries read after the first `skip`.
+    pub fn distinct_lines_from(&self, skip: usize) -> usize {
+        let refs = &self.refs()[skip.min(self.refs().len())..];
         (0..refs.len())
             .filter(|&i| !refs[..i].iter().any(|r| r.line() == refs[i].line()))
             .count()

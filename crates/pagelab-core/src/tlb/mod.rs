@@ -3,10 +3,14 @@
 //! id and the page size, so tagged TLBs, flushes and mixed page sizes need no special
 //! cases later.
 
+pub mod hierarchy;
 pub mod replacement;
 mod set_assoc;
+pub mod walk_cache;
 
+pub use hierarchy::{AnyArray, Hierarchy, REPLACEMENT_POLICIES};
 pub use set_assoc::SetAssocTlb;
+pub use walk_cache::WalkCaches;
 
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr, Vpn};
 use crate::pagetable::Translation;
@@ -44,15 +48,18 @@ pub struct TlbStats {
 pub trait Tlb {
     /// Find the translation of `va`, counting a hit or a miss.
     fn lookup(&mut self, asid: Asid, va: VirtAddr) -> Option<Translation>;
-    /// Whether `va` hits, with the same effect on state and counts as [`Tlb::lookup`]
-    /// but without assembling the translation (the simulator's hot path).
+    /// The size of the entry `va` hits, with the same effect on state and counts as
+    /// [`Tlb::lookup`] but without assembling the translation (the simulator's hot path).
     #[inline]
-    fn access(&mut self, asid: Asid, va: VirtAddr) -> bool {
-        self.lookup(asid, va).is_some()
+    fn access(&mut self, asid: Asid, va: VirtAddr) -> Option<PageSize> {
+        self.lookup(asid, va).map(|t| t.size)
     }
     /// Cache the translation `t` that `va` walked to (the TLB may keep a smaller
-    /// page of it when it does not hold `t.size`).
-    fn fill(&mut self, asid: Asid, va: VirtAddr, t: Translation);
+    /// page of it when it does not hold `t.size`). Returns the size of the entry
+    /// made, or `None` when the TLB holds no page size small enough.
+    fn fill(&mut self, asid: Asid, va: VirtAddr, t: Translation) -> Option<PageSize>;
+    /// The largest page size held that is no larger than `size`.
+    fn fits(&self, size: PageSize) -> Option<PageSize>;
     /// Drop every entry of `asid` that overlaps `[start, start + len)`.
     fn invalidate_range(&mut self, asid: Asid, start: VirtAddr, len: u64);
     /// Drop every entry of `asid`.

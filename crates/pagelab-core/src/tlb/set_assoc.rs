@@ -53,6 +53,11 @@ impl<R: Replacement> SetAssocTlb<R> {
         }
     }
 
+    /// (sets, ways, page sizes held, largest first).
+    pub fn shape(&self) -> (usize, usize, &[PageSize]) {
+        (self.sets, self.ways, &self.sizes)
+    }
+
     #[inline(always)]
     fn set_of(&self, vpn: Vpn) -> usize {
         match self.mask {
@@ -125,12 +130,15 @@ impl<R: Replacement> Tlb for SetAssocTlb<R> {
     }
 
     #[inline(always)]
-    fn access(&mut self, asid: Asid, va: VirtAddr) -> bool {
+    fn access(&mut self, asid: Asid, va: VirtAddr) -> Option<PageSize> {
         let hit = match self.sizes[..] {
-            [size] => self.hit_index(asid, va, size).is_some(),
-            _ => (0..self.sizes.len()).any(|i| self.hit_index(asid, va, self.sizes[i]).is_some()),
+            [size] => self.hit_index(asid, va, size).map(|_| size),
+            _ => (0..self.sizes.len()).find_map(|i| {
+                let size = self.sizes[i];
+                self.hit_index(asid, va, size).map(|_| size)
+            }),
         };
-        if hit {
+        if hit.is_some() {
             self.stats.hits += 1;
         } else {
             self.stats.misses += 1;
@@ -138,10 +146,13 @@ impl<R: Replacement> Tlb for SetAssocTlb<R> {
         hit
     }
 
-    fn fill(&mut self, asid: Asid, va: VirtAddr, t: Translation) {
-        let Some(&size) = self.sizes.iter().find(|&&s| s <= t.size) else {
-            return; // this TLB holds no page size small enough
-        };
+    fn fits(&self, size: PageSize) -> Option<PageSize> {
+        self.sizes.iter().copied().find(|&s| s <= size)
+    }
+
+    fn fill(&mut self, asid: Asid, va: VirtAddr, t: Translation) -> Option<PageSize> {
+        // None: this TLB holds no page size small enough.
+        let size = self.fits(t.size)?;
         let t = sub_page(t, va, size);
         let vpn = va.vpn(size);
         let meta = meta_of(asid, size);
@@ -174,6 +185,7 @@ impl<R: Replacement> Tlb for SetAssocTlb<R> {
         self.pfns[i] = t.pfn;
         self.perms[i] = t.perms;
         self.policy.fill(set, way);
+        Some(size)
     }
 
     fn invalidate_range(&mut self, asid: Asid, start: VirtAddr, len: u64) {

@@ -11,6 +11,7 @@ pub mod champsim;
 pub mod error;
 pub mod info;
 pub mod input;
+pub mod interleave;
 pub mod lackey;
 pub mod native;
 pub mod pgrec;

@@ -227,9 +227,10 @@ def simulate(trace: PathLike, config: Config = None, format: Optional[str] = Non
 
     Returns:
         The report: ``machine`` (the configuration's name), ``counts`` (references,
-        ``by_kind`` [load, store, fetch, modify], translations, page_crossing, ``tlb``
-        hits/misses/evictions, walks, walk_refs, walk_lines, page_faults), ``levels``
-        (per TLB level: entries, hits, misses, evictions, miss_ratio, mpki),
+        ``by_kind`` [load, store, fetch, modify], translations, page_crossing,
+        walks, walk_refs, walk_lines, page_faults), ``levels`` (per TLB level: name,
+        entries, hits, misses, evictions, miss_ratio, mpki, hit_cycles, by_size),
+        ``walk_caches``,
         walk_refs_per_walk, walk_lines_per_walk, page_table_bytes, frames_used,
         ``cycles`` and translation_overhead_percent. :func:`to_frame` tabulates reports.
 
@@ -322,9 +323,11 @@ def flatten_report(report: Mapping) -> Dict[str, Any]:
 
     Counts lose their ``counts`` prefix (``references``, ``walks``, ``walk_refs``,
     ``page_faults``, ...); ``by_kind`` becomes ``loads``, ``stores``, ``fetches``,
-    ``modifies``; nested dicts join their keys with ``_`` (``tlb_hits``,
-    ``tlb_misses``, ``cycles_walks``); each TLB level's fields are prefixed with its
-    name (``tlb_mpki``, ``tlb_miss_ratio``); ``mpki`` and ``miss_ratio`` are those of
+    ``modifies``; nested dicts join their keys with ``_`` (``cycles_walks``);
+    each TLB level's fields are prefixed with its name (``tlb_hits``, ``tlb_misses``,
+    ``tlb_mpki``, ``stlb_miss_ratio``), its counts by page size with the size too
+    (``tlb_4K_hits``, ``stlb_2M_misses``); each walk cache's with its table level
+    (``walk_cache_l2_hits``); ``mpki`` and ``miss_ratio`` are those of
     the last level (whose misses walk the page table).
     """
     row: Dict[str, Any] = {}
@@ -346,10 +349,18 @@ def flatten_report(report: Mapping) -> Dict[str, Any]:
         elif key == "levels" and isinstance(value, (list, tuple)):
             for i, level in enumerate(value):
                 level = dict(level)
-                put(str(level.pop("name", f"level{i}")), level)
+                name = str(level.pop("name", f"level{i}"))
+                for by_size in level.pop("by_size", None) or []:
+                    by_size = dict(by_size)
+                    put(f"{name}_{by_size.pop('size')}", by_size)
+                put(name, level)
             if value:
                 row["miss_ratio"] = value[-1].get("miss_ratio")
                 row["mpki"] = value[-1].get("mpki")
+        elif key == "walk_caches" and isinstance(value, (list, tuple)):
+            for cache in value:
+                cache = dict(cache)
+                put(f"walk_cache_l{cache.pop('level')}", cache)
         else:
             put(key, value)
     return row

@@ -1,0 +1,230 @@
+//! Paging-structure caches ("page-walk caches") of a radix page table. The cache of
+//! table level L holds entries of level L, found by the virtual-address bits that index
+//! level L and the levels above; a walk that hits it skips the references to level L
+//! and above. Each cache is a TLB array whose "page" is the region one level-L entry
+//! covers (2M for page-directory entries, 1G for PDPT entries, 512G for PML4 entries).
+//!
+//! The caches are probed lowest level first (the hit that skips most wins, as in
+//! Intel's description); a cache is counted as looked up when it is probed. After the
+//! walk, every cache whose level's entry the walk read as a pointer to a lower table
+//! is filled.
+
+use super::hierarchy::AnyArray;
+use super::Tlb;
+use crate::addr::{Asid, PageSize, Pfn, VirtAddr};
+use crate::config::{SetAssocConfig, WalkCacheConfig};
+use crate::pagetable::{Perms, Translation};
+use serde::Serialize;
+
+struct WalkCache {
+    level: u32,
+    size: PageSize,
+    array: AnyArray,
+    hits: u64,
+    misses: u64,
+}
+
+/// Hits and misses of one walk cache.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WalkCacheReport {
+    /// The table level whose entries it holds.
+    pub level: u32,
+    pub entries: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub hit_ratio: f64,
+}
+
+#[derive(Default)]
+pub struct WalkCaches {
+    /// Lowest level first.
+    caches: Vec<WalkCache>,
+    /// Levels of the table (4 or 5): the root's entries are level `top`.
+    top: u32,
+}
+
+impl WalkCaches {
+    /// `table_levels` is the radix table's depth; `None` when the page table is no
+    /// radix table (then no walk cache may be configured).
+    pub fn build(
+        configs: &[WalkCacheConfig],
+        table_levels: Option<u32>,
+        seed: u64,
+    ) -> Result<WalkCaches, String> {
+        let mut caches = Vec::with_capacity(configs.len());
+        for (i, c) in configs.iter().enumerate() {
+            let field = format!("walk_caches[{i}]");
+            let Some(top) = table_levels else {
+                return Err(format!(
+                    "{field}: walk caches hold radix-table entries, and the page table is no radix table"
+                ));
+            };
+            if c.level < 2 || c.level > top {
+                return Err(format!(
+                    "{field}.level: {} is not a level of a {top}-level table that points to another table (2..={top})",
+                    c.level
+                ));
+            }
+            if configs[..i].iter().any(|o| o.level == c.level) {
+                return Err(format!(
+                    "{field}.level: two walk caches hold level {} entries",
+                    c.level
+                ));
+            }
+            let size = PageSize::from_shift(12 + 9 * (c.level - 1))
+                .expect("levels up to 5 cover at most 2^48 bytes");
+            let array = AnyArray::build(
+                &SetAssocConfig {
+                    sets: c.sets,
+                    ways: c.ways,
+                    replacement: c.replacement.clone(),
+                    page_sizes: vec![size],
+                    hit_cycles: 0.0,
+                },
+                seed,
+                &field,
+            )?;
+            caches.push(WalkCache {
+                level: c.level,
+                size,
+                array,
+                hits: 0,
+                misses: 0,
+            });
+        }
+        caches.sort_by_key(|c| c.level);
+        Ok(WalkCaches {
+            caches,
+            top: table_levels.unwrap_or(0),
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.caches.is_empty()
+    }
+
+    /// A walk of `va` read `walk_len` entries, root first, and found a translation:
+    /// how many of the leading references the caches made unnecessary. Fills the
+    /// caches with the pointer entries read.
+    pub fn filter(&mut self, asid: Asid, va: VirtAddr, walk_len: usize) -> usize {
+        let top = self.top as usize;
+        // The entry of level L is reference `top - L`; it points to a lower table
+        // when the walk went on past it.
+        let reads_pointer = |level: u32| top - level as usize + 1 < walk_len;
+        let mut skip = 0;
+        for c in self.caches.iter_mut() {
+            if !reads_pointer(c.level) {
+                continue;
+            }
+            if c.array.access(asid, va).is_some() {
+                c.hits += 1;
+                skip = top - c.level as usize + 1;
+                break;
+            }
+            c.misses += 1;
+        }
+        for c in self.caches.iter_mut() {
+            let at = top - c.level as usize;
+            if reads_pointer(c.level) && at >= skip {
+                let entry = Translation {
+                    pfn: Pfn(0),
+                    size: c.size,
+                    perms: Perms::NONE,
+                };
+                c.array.fill(asid, va, entry);
+            }
+        }
+        skip
+    }
+
+    pub fn invalidate_range(&mut self, asid: Asid, start: VirtAddr, len: u64) {
+        for c in self.caches.iter_mut() {
+            c.array.invalidate_range(asid, start, len);
+        }
+    }
+    pub fn flush_all(&mut self) {
+        for c in self.caches.iter_mut() {
+            c.array.flush_all();
+        }
+    }
+
+    pub fn report(&self) -> Vec<WalkCacheReport> {
+        self.caches
+            .iter()
+            .map(|c| WalkCacheReport {
+                level: c.level,
+                entries: c.array.capacity() as u64,
+                hits: c.hits,
+                misses: c.misses,
+                hit_ratio: if c.hits + c.misses > 0 {
+                    c.hits as f64 / (c.hits + c.misses) as f64
+                } else {
+                    0.0
+                },
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caches(levels: &[u32]) -> WalkCaches {
+        let configs: Vec<_> = levels
+            .iter()
+            .map(|&level| WalkCacheConfig {
+                level,
+                ..WalkCacheConfig::default()
+            })
+            .collect();
+        WalkCaches::build(&configs, Some(4), 0).unwrap()
+    }
+
+    #[test]
+    fn a_pde_hit_leaves_only_the_pte_reference() {
+        let mut c = caches(&[2, 3, 4]);
+        let a = VirtAddr(0x7f00_0020_1000);
+        // Cold: nothing skipped; all three pointer levels filled.
+        assert_eq!(c.filter(Asid(0), a, 4), 0);
+        // Same 2M region: the PDE cache hits, only the PTE is read.
+        assert_eq!(c.filter(Asid(0), VirtAddr(a.0 + 0x1000), 4), 3);
+        // Another 2M region of the same 1G region: the PDPTE cache hits.
+        assert_eq!(c.filter(Asid(0), VirtAddr(a.0 + (2 << 20)), 4), 2);
+        // Another 1G region of the same 512G region: the PML4E cache hits.
+        assert_eq!(c.filter(Asid(0), VirtAddr(a.0 + (1 << 30)), 4), 1);
+        // Another address space shares nothing.
+        assert_eq!(c.filter(Asid(1), a, 4), 0);
+        let r = c.report();
+        assert_eq!((r[0].level, r[0].hits, r[0].misses), (2, 1, 4));
+    }
+
+    #[test]
+    fn a_superpage_walk_uses_only_the_levels_above_its_leaf() {
+        let mut c = caches(&[2, 3]);
+        let a = VirtAddr(0x4000_0000);
+        // A 2M page: the walk reads PML4E, PDPTE, PDE (leaf): the PDE is no pointer.
+        assert_eq!(c.filter(Asid(0), a, 3), 0);
+        assert_eq!(c.filter(Asid(0), a, 3), 2);
+        assert_eq!(c.report()[0].hits + c.report()[0].misses, 0);
+    }
+
+    #[test]
+    fn bad_levels_are_named() {
+        let e = WalkCaches::build(
+            &[WalkCacheConfig {
+                level: 1,
+                ..WalkCacheConfig::default()
+            }],
+            Some(4),
+            0,
+        )
+        .err()
+        .unwrap();
+        assert!(e.starts_with("walk_caches[0].level"), "{e}");
+        let e = WalkCaches::build(&[WalkCacheConfig::default()], None, 0)
+            .err()
+            .unwrap();
+        assert!(e.contains("no radix table"), "{e}");
+    }
+}
