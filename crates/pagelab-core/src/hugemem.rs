@@ -1,5 +1,5 @@
-//! The simulator's own large tables (page-table arenas, trace batches) are read at
-//! random; on 4 KiB pages the host's TLB misses on them as often as the simulated one
+//! Hints to the host about the simulator's own memory. Its large tables (page-table
+//! arenas, trace batches) are read at random; on 4 KiB pages the host's TLB misses on them as often as the simulated one
 //! does. Where Linux offers transparent huge pages on request (`madvise` mode), ask for
 //! 2 MiB pages for such buffers. A hint only: where it is refused nothing changes.
 
@@ -22,4 +22,19 @@ pub fn advise<T>(v: &Vec<T>) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = v;
+}
+
+/// Ask the host processor to bring the cache line holding `x` into its caches, ahead
+/// of a read (a hint: nothing else changes).
+#[inline(always)]
+pub fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing architecturally, cannot fault, and `x` is a
+    // valid reference anyway.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(x as *const T as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }

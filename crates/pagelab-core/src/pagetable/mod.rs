@@ -150,6 +150,10 @@ pub trait PageTable {
     ) -> Result<(), MapError>;
     /// Look `va` up as the hardware (or the miss handler) would.
     fn walk(&self, asid: Asid, va: VirtAddr) -> Walk;
+    /// A hint that `va` will be walked soon: bring what its walk reads into the host's
+    /// cache. It changes nothing simulated; by default it does nothing.
+    #[inline(always)]
+    fn prefetch(&self, _asid: Asid, _va: VirtAddr) {}
     /// Bytes of memory the structure occupies.
     fn footprint_bytes(&self) -> u64;
     /// Page sizes the structure can map.

@@ -281,6 +281,28 @@ impl PageTable for RadixPageTable {
         walk
     }
 
+    /// Follows the interior entries down to the last node present and prefetches the
+    /// entry the walk will read there: the interior levels are few and stay in the
+    /// host's cache, the leaf entries of a large address space do not.
+    #[inline(always)]
+    fn prefetch(&self, asid: Asid, va: VirtAddr) {
+        let mut node = self.root(asid);
+        if node == NO_ROOT {
+            return;
+        }
+        let Some(va) = self.canonical(va) else {
+            return;
+        };
+        for level in (1..self.levels).rev() {
+            let e = self.entries[Self::slot(node, index(va, level))];
+            if e & (PRESENT | LEAF) != PRESENT {
+                return;
+            }
+            node = child_node(e);
+        }
+        crate::hugemem::prefetch(&self.entries[Self::slot(node, index(va, 0))]);
+    }
+
     fn footprint_bytes(&self) -> u64 {
         self.live_nodes * (FANOUT as u64 * 8)
     }

@@ -18,11 +18,15 @@ use crate::config::{CostConfig, FramesConfig, MachineConfig, PageTableConfig};
 use crate::cost::{CostModel, Cycles, SimpleCost};
 use crate::event::{AccessKind, Batch};
 use crate::frames::{FrameAllocator, SimpleAllocator};
-use crate::pagetable::{MapError, PageTable, Perms, RadixPageTable, Translation, Walk};
+use crate::pagetable::{PageTable, RadixPageTable, Walk};
 use crate::tlb::hierarchy::{SizeCounts, DATA, INSTRUCTION};
 use crate::tlb::walk_cache::WalkCacheReport;
 use crate::tlb::{Hierarchy, WalkCaches};
 use crate::trace::{Location, TraceError, TraceReader};
+use walker::Walker;
+
+pub mod decoupled;
+mod walker;
 use serde::Serialize;
 use std::fmt;
 use std::path::Path;
@@ -52,6 +56,12 @@ impl AnyPageTable {
     fn walk(&self, asid: Asid, va: VirtAddr) -> Walk {
         match self {
             AnyPageTable::Radix(t) => t.walk(asid, va),
+        }
+    }
+    #[inline(always)]
+    fn prefetch(&self, asid: Asid, va: VirtAddr) {
+        match self {
+            AnyPageTable::Radix(t) => t.prefetch(asid, va),
         }
     }
     fn as_dyn(&mut self) -> &mut dyn PageTable {
@@ -141,10 +151,13 @@ pub struct Counts {
 pub struct Machine {
     config: MachineConfig,
     tlb: Hierarchy,
-    walk_caches: WalkCaches,
-    page_table: AnyPageTable,
-    frames: Box<dyn FrameAllocator>,
+    walker: Walker,
     cost: Box<dyn CostModel>,
+    /// Whether batches run decoupled (see [`decoupled`]): true while every
+    /// translation is a base page.
+    decoupled: bool,
+    /// The decoupled run's TLB misses awaiting their walks.
+    misses: Vec<decoupled::Miss>,
     counts: Counts,
     /// The address space of the last reference.
     current_asid: Asid,
@@ -187,12 +200,17 @@ impl Machine {
         Ok(Machine {
             config: config.clone(),
             repeat_shift: tlb.min_first_page_bytes().trailing_zeros(),
-            walk_caches: WalkCaches::build(&config.walk_caches, table_levels, config.seed)
-                .map_err(err)?,
+            walker: Walker {
+                walk_caches: WalkCaches::build(&config.walk_caches, table_levels, config.seed)
+                    .map_err(err)?,
+                page_table,
+                frames: build_frames(&config.frames).map_err(err)?,
+                base_page: config.base_page,
+            },
             tlb,
-            page_table,
-            frames: build_frames(&config.frames).map_err(err)?,
             cost: build_cost(&config.cost).map_err(err)?,
+            decoupled: true,
+            misses: Vec::new(),
             counts: Counts::default(),
             current_asid: Asid(0),
             filter_of: [0, if tlb_split { 1 } else { 0 }],
@@ -241,9 +259,30 @@ impl Machine {
 
     /// Simulate the references of a batch. Events are not acted on yet.
     ///
+    /// While every translation is a base page the batch runs decoupled: the TLBs
+    /// first, then the walks of their misses (see [`decoupled`]); the counts are the
+    /// same as in order. After an error the counts are not meaningful.
+    pub fn run_batch(&mut self, batch: &Batch) -> Result<(), SimError> {
+        if self.decoupled {
+            self.run_refs::<true>(batch)?;
+            self.walk_deferred()
+        } else {
+            self.run_refs::<false>(batch)
+        }
+    }
+
+    /// Run every reference of a batch in order, each walk as its miss happens, even
+    /// when the batch could run decoupled (for tests and measurements).
+    pub fn set_decoupled(&mut self, on: bool) {
+        self.decoupled = on;
+    }
+
+    /// The loop over a batch's references; with `DECOUPLED`, a miss that reaches the
+    /// page table is queued for [`Machine::walk_deferred`] instead of walked.
+    ///
     /// The loop keeps its counts in locals, so that they live in registers rather than
     /// in memory chains from one reference to the next; they are added up at the end.
-    pub fn run_batch(&mut self, batch: &Batch) -> Result<(), SimError> {
+    fn run_refs<const DECOUPLED: bool>(&mut self, batch: &Batch) -> Result<(), SimError> {
         let mut crossing = 0u64;
         let mut extra = 0u64;
         let mut result = Ok(());
@@ -252,16 +291,16 @@ impl Machine {
         for r in &batch.refs {
             let reference = first + done as u64;
             if r.asid != self.current_asid {
-                self.switch_address_space(r.asid);
+                self.switch_address_space::<DECOUPLED>(r.asid, reference);
             }
             let side = (r.kind == AccessKind::Fetch) as usize;
-            if let Err(e) = self.translate(side, r.asid, r.addr, reference) {
+            if let Err(e) = self.translate::<DECOUPLED>(side, r.asid, r.addr, reference) {
                 result = Err(e);
                 break;
             }
             if r.spans_pages() {
                 crossing += 1;
-                match self.translate_rest(side, r, reference) {
+                match self.translate_rest::<DECOUPLED>(side, r, reference) {
                     Ok(n) => extra += n,
                     Err(e) => {
                         result = Err(e);
@@ -297,21 +336,26 @@ impl Machine {
 
     /// A context switch: an untagged TLB (and the walk caches) lose everything.
     #[cold]
-    fn switch_address_space(&mut self, asid: Asid) {
+    fn switch_address_space<const DECOUPLED: bool>(&mut self, asid: Asid, reference: u64) {
         self.current_asid = asid;
         self.counts.address_space_switches += 1;
         if self.tlb.flush_on_switch {
             self.credit_repeats();
             self.forget_last_page();
             self.tlb.flush_all();
-            self.walk_caches.flush_all();
+            if DECOUPLED {
+                // The walk caches empty between the walks before and after the switch.
+                self.misses.push(decoupled::Miss::flush(reference));
+            } else {
+                self.walker.walk_caches.flush_all();
+            }
         }
     }
 
     /// A reference that spans pages translates each page after its first too.
     /// Returns how many further translations that made.
     #[cold]
-    fn translate_rest(
+    fn translate_rest<const DECOUPLED: bool>(
         &mut self,
         side: usize,
         r: &crate::event::MemRef,
@@ -321,13 +365,13 @@ impl Machine {
         let last = r.last_byte().vpn(PageSize::K4).0;
         for page in first.wrapping_add(1)..=last {
             let va = crate::addr::Vpn(page).base(PageSize::K4);
-            self.translate(side, r.asid, va, reference)?;
+            self.translate::<DECOUPLED>(side, r.asid, va, reference)?;
         }
         Ok(last.wrapping_sub(first))
     }
 
     #[inline(always)]
-    fn translate(
+    fn translate<const DECOUPLED: bool>(
         &mut self,
         side: usize,
         asid: Asid,
@@ -347,6 +391,10 @@ impl Machine {
                 self.last_shift[f] = size.shift() as u8;
                 Ok(())
             }
+            None if DECOUPLED => {
+                self.miss_deferred(side, asid, va, reference);
+                Ok(())
+            }
             None => self.miss(side, asid, va, reference),
         }
     }
@@ -361,44 +409,21 @@ impl Machine {
     ) -> Result<(), SimError> {
         let Machine {
             tlb,
-            walk_caches,
-            page_table,
+            walker,
             counts,
             ..
         } = self;
-        let mut faulted = false;
         let filled = tlb.miss(side, asid, va, || {
-            let walk = page_table.walk(asid, va);
-            counts.walks += 1;
-            match walk.translation {
-                Some(t) => {
-                    let skip = if walk_caches.is_empty() {
-                        0
-                    } else {
-                        walk_caches.filter(asid, va, walk.refs().len())
-                    };
-                    counts.walk_refs += (walk.refs().len() - skip) as u64;
-                    counts.walk_refs_skipped += skip as u64;
-                    counts.walk_lines += walk.distinct_lines_from(skip) as u64;
-                    Ok(t)
-                }
-                None => {
-                    counts.walk_refs += walk.refs().len() as u64;
-                    counts.walk_lines += walk.distinct_lines() as u64;
-                    faulted = true;
-                    Err(())
-                }
-            }
-        });
-        let filled = match filled {
-            Ok(f) => f,
-            Err(()) => {
-                debug_assert!(faulted);
-                let t = self.fault(asid, va, reference)?;
-                // The retried access finds the translation the fault made.
-                self.tlb.miss(side, asid, va, || Ok::<_, SimError>(t))?
-            }
-        };
+            walker.resolve(counts, asid, va, reference)
+        })?;
+        self.note_filled(side, asid, va, filled);
+        Ok(())
+    }
+
+    /// After a miss: the repeat filter of `side` holds the entry the first level made
+    /// (none: the next reference looks up).
+    #[inline(always)]
+    fn note_filled(&mut self, side: usize, asid: Asid, va: VirtAddr, filled: Option<PageSize>) {
         let f = self.filter_of[side];
         match filled {
             Some(size) => {
@@ -408,51 +433,6 @@ impl Machine {
             }
             None => self.last_page[f] = u64::MAX,
         }
-        Ok(())
-    }
-
-    /// Demand paging: map a fresh base frame at `va`'s page and retry the walk.
-    #[cold]
-    fn fault(&mut self, asid: Asid, va: VirtAddr, reference: u64) -> Result<Translation, SimError> {
-        self.counts.page_faults += 1;
-        let error = |message: String| SimError { reference, message };
-        let base = self.config.base_page;
-        let page = va.vpn(base).base(base);
-        let Some(pfn) = self.frames.alloc(base) else {
-            return Err(error(format!(
-                "out of physical memory after {} page faults (frames.memory is {} base frames; raise it)",
-                self.counts.page_faults,
-                self.frames.total_frames()
-            )));
-        };
-        let frames = self.frames.as_mut();
-        let mapped = self
-            .page_table
-            .as_dyn()
-            .map(asid, page, base, pfn, Perms::RW, frames);
-        if let Err(e) = mapped {
-            self.frames.free(pfn, base);
-            return Err(error(match e {
-                MapError::OutOfRange(bits) if bits < 57 => {
-                    format!(
-                        "address {:#x}: {e} (page_table.levels = 5 gives 57 bits)",
-                        va.0
-                    )
-                }
-                MapError::OutOfMemory => format!("{e} (raise frames.memory)"),
-                _ => format!("address {:#x}: the fault handler cannot map it: {e}", va.0),
-            }));
-        }
-        // The faulting access is retried: it walks again. That walk is the fault's cost,
-        // not the TLB's, and is counted apart.
-        let walk = self.page_table.walk(asid, va);
-        self.counts.fault_walk_refs += walk.refs().len() as u64;
-        walk.translation.ok_or_else(|| {
-            error(format!(
-                "address {:#x}: still unmapped after the fault was handled",
-                va.0
-            ))
-        })
     }
 
     /// The results so far.
@@ -489,11 +469,11 @@ impl Machine {
                     }
                 })
                 .collect(),
-            walk_caches: self.walk_caches.report(),
+            walk_caches: self.walker.walk_caches.report(),
             walk_refs_per_walk: ratio(c.walk_refs, c.walks),
             walk_lines_per_walk: ratio(c.walk_lines, c.walks),
-            page_table_bytes: self.page_table.footprint_bytes(),
-            frames_used: self.frames.used_frames(),
+            page_table_bytes: self.walker.page_table.footprint_bytes(),
+            frames_used: self.walker.frames.used_frames(),
             translation_overhead_percent: cycles.overhead_percent(),
             tlb_overhead_percent: cycles.tlb_percent(),
             cycles,

@@ -1,0 +1,109 @@
+//! What a TLB miss goes to: the page table, its walk caches and physical memory. A
+//! walk is counted (references after the walk caches, distinct cache lines); a walk
+//! that finds no translation is a page fault, which maps a fresh base frame and walks
+//! again (that walk is the fault's cost and is counted apart).
+
+use super::{AnyPageTable, Counts, SimError};
+use crate::addr::{Asid, PageSize, VirtAddr};
+use crate::frames::FrameAllocator;
+use crate::pagetable::{MapError, Perms, Translation};
+use crate::tlb::WalkCaches;
+
+pub struct Walker {
+    pub page_table: AnyPageTable,
+    pub walk_caches: WalkCaches,
+    pub frames: Box<dyn FrameAllocator>,
+    /// The page size demand paging maps.
+    pub base_page: PageSize,
+}
+
+impl Walker {
+    /// The translation of `va` after a TLB miss at reference number `reference`:
+    /// walk, and on a page fault map the page and walk again.
+    #[inline]
+    pub fn resolve(
+        &mut self,
+        counts: &mut Counts,
+        asid: Asid,
+        va: VirtAddr,
+        reference: u64,
+    ) -> Result<Translation, SimError> {
+        let walk = self.page_table.walk(asid, va);
+        counts.walks += 1;
+        match walk.translation {
+            Some(t) => {
+                let skip = if self.walk_caches.is_empty() {
+                    0
+                } else {
+                    self.walk_caches.filter(asid, va, walk.refs().len())
+                };
+                counts.walk_refs += (walk.refs().len() - skip) as u64;
+                counts.walk_refs_skipped += skip as u64;
+                counts.walk_lines += walk.distinct_lines_from(skip) as u64;
+                Ok(t)
+            }
+            None => {
+                counts.walk_refs += walk.refs().len() as u64;
+                counts.walk_lines += walk.distinct_lines() as u64;
+                self.fault(counts, asid, va, reference)
+            }
+        }
+    }
+
+    /// A hint that `va` will be resolved soon: the page table may bring the entries
+    /// its walk will read into the host's cache. Changes nothing simulated.
+    #[inline(always)]
+    pub fn prefetch(&self, asid: Asid, va: VirtAddr) {
+        self.page_table.prefetch(asid, va);
+    }
+
+    /// Demand paging: map a fresh base frame at `va`'s page and retry the walk.
+    #[cold]
+    #[inline(never)]
+    fn fault(
+        &mut self,
+        counts: &mut Counts,
+        asid: Asid,
+        va: VirtAddr,
+        reference: u64,
+    ) -> Result<Translation, SimError> {
+        counts.page_faults += 1;
+        let error = |message: String| SimError { reference, message };
+        let base = self.base_page;
+        let page = va.vpn(base).base(base);
+        let Some(pfn) = self.frames.alloc(base) else {
+            return Err(error(format!(
+                "out of physical memory after {} page faults (frames.memory is {} base frames; raise it)",
+                counts.page_faults,
+                self.frames.total_frames()
+            )));
+        };
+        let mapped =
+            self.page_table
+                .as_dyn()
+                .map(asid, page, base, pfn, Perms::RW, self.frames.as_mut());
+        if let Err(e) = mapped {
+            self.frames.free(pfn, base);
+            return Err(error(match e {
+                MapError::OutOfRange(bits) if bits < 57 => {
+                    format!(
+                        "address {:#x}: {e} (page_table.levels = 5 gives 57 bits)",
+                        va.0
+                    )
+                }
+                MapError::OutOfMemory => format!("{e} (raise frames.memory)"),
+                _ => format!("address {:#x}: the fault handler cannot map it: {e}", va.0),
+            }));
+        }
+        // The faulting access is retried: it walks again. That walk is the fault's cost,
+        // not the TLB's, and is counted apart.
+        let walk = self.page_table.walk(asid, va);
+        counts.fault_walk_refs += walk.refs().len() as u64;
+        walk.translation.ok_or_else(|| {
+            error(format!(
+                "address {:#x}: still unmapped after the fault was handled",
+                va.0
+            ))
+        })
+    }
+}
