@@ -22,8 +22,12 @@
 //! [`Walker::prefetch`]: super::walker::Walker::prefetch
 
 use super::{Machine, SimError};
-use crate::addr::{Asid, Pfn, VirtAddr};
+use crate::addr::{Asid, PageSize, Pfn, VirtAddr};
+use crate::event::{AccessKind, MemRef};
 use crate::pagetable::{Perms, Translation};
+use crate::tlb::hierarchy::{Above, VisitArray, DATA};
+use crate::tlb::replacement::Replacement;
+use crate::tlb::{SetAssocTlb, Tlb};
 
 /// How many queued misses ahead the walker prefetches.
 const AHEAD: usize = 8;
@@ -50,6 +54,40 @@ impl Miss {
 }
 
 impl Machine {
+    /// Run references from the start of `refs` (the first numbered `first`) through
+    /// the [`Kernel`] while they are its kind; how many it ran.
+    pub(super) fn run_kernel(&mut self, refs: &[MemRef], first: u64) -> usize {
+        let base = self.walker.base_page;
+        let split = self.tlb.split();
+        let asid = self.current_asid;
+        // In a decoupled run the filter's entry is a base page whenever it holds one.
+        let last_page = if self.last_asid[0] == asid && self.last_shift[0] == base.shift() as u8 {
+            self.last_page[0]
+        } else {
+            u64::MAX
+        };
+        let repeat_shift = self.repeat_shift;
+        let Some((array, above)) = self.tlb.base_parts(DATA, base) else {
+            return 0;
+        };
+        let end = array.visit(Kernel {
+            above,
+            misses: &mut self.misses,
+            refs,
+            first,
+            asid,
+            split,
+            base,
+            last_page,
+            repeat_shift,
+        });
+        self.repeats[0][base.shift() as usize] += end.repeats;
+        self.last_page[0] = end.last_page;
+        self.last_asid[0] = asid;
+        self.last_shift[0] = base.shift() as u8;
+        end.done
+    }
+
     /// A first-level miss of the TLB loop: the parent levels are looked up and every
     /// level that missed is filled as the walk would fill it; if no level held the
     /// page, its walk is queued.
@@ -100,4 +138,120 @@ impl Machine {
         misses.clear();
         result
     }
+}
+
+/// The loop over a run of references that need nothing but the data side's first
+/// level and what lies above it, compiled for the first level's replacement policy:
+/// references in the current address space, data references (or any, when both
+/// sides share the first level), each within one base page. It stops at the first
+/// reference that is not so, for the general loop to take it.
+///
+/// It does what the general loop does, in fewer steps: the first level's other arrays
+/// (of larger pages) stay empty in a decoupled run, so only the base-page array is
+/// looked up; counts are kept in locals and added at the end.
+pub(super) struct Kernel<'a, 'h> {
+    pub above: Above<'h>,
+    pub misses: &'a mut Vec<Miss>,
+    pub refs: &'a [MemRef],
+    /// The number of `refs[0]` in the trace.
+    pub first: u64,
+    pub asid: Asid,
+    /// Whether instruction fetches start at another level (and end the run).
+    pub split: bool,
+    pub base: PageSize,
+    /// The repeat filter's page (in units of `1 << repeat_shift` bytes; `u64::MAX`:
+    /// none); its entry is a base page.
+    pub last_page: u64,
+    pub repeat_shift: u32,
+}
+
+/// Where a kernel run stopped, and the filter and counts it leaves.
+pub(super) struct KernelEnd {
+    pub done: usize,
+    pub last_page: u64,
+    pub repeats: u64,
+}
+
+impl VisitArray for Kernel<'_, '_> {
+    type Out = KernelEnd;
+
+    fn visit<R: Replacement>(self, array: &mut SetAssocTlb<R>) -> KernelEnd {
+        let Kernel {
+            mut above,
+            misses,
+            refs,
+            first,
+            asid,
+            split,
+            base,
+            mut last_page,
+            repeat_shift,
+        } = self;
+        let meta = SetAssocTlb::<R>::tag_meta(asid, base);
+        let size_shift = base.shift();
+        let (mut hits, mut missed, mut repeats) = (0u64, 0u64, 0u64);
+        let mut done = refs.len();
+        for (i, r) in refs.iter().enumerate() {
+            if r.asid != asid || (split & (r.kind == AccessKind::Fetch)) || r.spans_pages() {
+                done = i;
+                break;
+            }
+            let page = r.addr.0 >> repeat_shift;
+            if page == last_page {
+                repeats += 1;
+                continue;
+            }
+            last_page = page;
+            if array.touch(r.addr.0 >> size_shift, meta) {
+                hits += 1;
+                continue;
+            }
+            missed += 1;
+            kernel_miss(
+                array,
+                &mut above,
+                misses,
+                asid,
+                r.addr,
+                base,
+                first + i as u64,
+            );
+        }
+        array.count(hits, missed);
+        above.hits[size_shift as usize] += hits;
+        KernelEnd {
+            done,
+            last_page,
+            repeats,
+        }
+    }
+}
+
+/// A first-level miss in the kernel: the levels above, then the walk queue, as
+/// [`Machine::miss_deferred`] does through the general path.
+#[inline(never)]
+fn kernel_miss<R: Replacement>(
+    array: &mut SetAssocTlb<R>,
+    above: &mut Above<'_>,
+    misses: &mut Vec<Miss>,
+    asid: Asid,
+    va: VirtAddr,
+    base: PageSize,
+    reference: u64,
+) {
+    let placeholder = Translation {
+        pfn: Pfn(0),
+        size: base,
+        perms: Perms::RW,
+    };
+    let t = above.miss(asid, va, placeholder, || {
+        misses.push(Miss {
+            va,
+            reference,
+            asid,
+            flush: false,
+        })
+    });
+    above.misses[t.size.shift() as usize] += 1;
+    array.fill(asid, va, t);
 }

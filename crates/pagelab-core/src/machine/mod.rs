@@ -158,6 +158,9 @@ pub struct Machine {
     decoupled: bool,
     /// The decoupled run's TLB misses awaiting their walks.
     misses: Vec<decoupled::Miss>,
+    /// Whether decoupled runs use the specialized loop ([`decoupled::Kernel`]): the
+    /// TLB's shape allows it.
+    kernel: bool,
     counts: Counts,
     /// The address space of the last reference.
     current_asid: Asid,
@@ -197,7 +200,7 @@ impl Machine {
             PageTableConfig::Radix(r) => Some(r.levels),
         };
         let tlb_split = tlb.path_names(DATA)[0] != tlb.path_names(INSTRUCTION)[0];
-        Ok(Machine {
+        let mut machine = Machine {
             config: config.clone(),
             repeat_shift: tlb.min_first_page_bytes().trailing_zeros(),
             walker: Walker {
@@ -211,6 +214,7 @@ impl Machine {
             cost: build_cost(&config.cost).map_err(err)?,
             decoupled: true,
             misses: Vec::new(),
+            kernel: false,
             counts: Counts::default(),
             current_asid: Asid(0),
             filter_of: [0, if tlb_split { 1 } else { 0 }],
@@ -218,7 +222,9 @@ impl Machine {
             last_asid: [Asid(0); 2],
             last_shift: [0; 2],
             repeats: [[0; 64]; 2],
-        })
+        };
+        machine.kernel = machine.tlb.base_parts(DATA, config.base_page).is_some();
+        Ok(machine)
     }
 
     /// The next reference looks its page up even if it repeats the last one's.
@@ -277,6 +283,11 @@ impl Machine {
         self.decoupled = on;
     }
 
+    /// Run decoupled batches without the specialized loop (for tests and measurements).
+    pub fn set_kernel(&mut self, on: bool) {
+        self.kernel = on && self.tlb.base_parts(DATA, self.walker.base_page).is_some();
+    }
+
     /// The loop over a batch's references; with `DECOUPLED`, a miss that reaches the
     /// page table is queued for [`Machine::walk_deferred`] instead of walked.
     ///
@@ -288,7 +299,16 @@ impl Machine {
         let mut result = Ok(());
         let mut done = 0usize;
         let first = self.counts.references;
-        for r in &batch.refs {
+        let refs = &batch.refs[..];
+        while done < refs.len() {
+            if DECOUPLED && self.kernel {
+                done += self.run_kernel(&refs[done..], first + done as u64);
+                if done == refs.len() {
+                    break;
+                }
+            }
+            // The general way, one reference.
+            let r = &refs[done];
             let reference = first + done as u64;
             if r.asid != self.current_asid {
                 self.switch_address_space::<DECOUPLED>(r.asid, reference);

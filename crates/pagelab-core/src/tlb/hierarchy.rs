@@ -63,6 +63,12 @@ macro_rules! define_any_array {
         }
 
         impl AnyArray {
+            /// Hand the array, as its concrete type, to `v`.
+            #[inline]
+            pub fn visit<V: VisitArray>(&mut self, v: V) -> V::Out {
+                match self { $(AnyArray::$policy(t) => v.visit(t),)* }
+            }
+
             /// (sets, ways, page sizes, policy name).
             pub fn shape(&self) -> (usize, usize, &[PageSize], &'static str) {
                 match self { $(AnyArray::$policy(t) => {
@@ -114,6 +120,62 @@ macro_rules! define_any_array {
 
 crate::for_each_policy!(define_any_array);
 
+/// Code that runs on an array of any replacement policy, compiled for each.
+pub trait VisitArray {
+    type Out;
+    fn visit<R: Replacement>(self, array: &mut SetAssocTlb<R>) -> Self::Out;
+}
+
+/// What a specialized loop over one side's references needs besides the array of
+/// the first level that base pages fill: that level's counts, and the levels above
+/// it. See [`Hierarchy::base_parts`].
+pub struct Above<'h> {
+    /// The first level's hits and misses by entry size (log2).
+    pub hits: &'h mut [u64; 64],
+    pub misses: &'h mut [u64; 64],
+    /// The parent levels, with the path above the first level as indices into them.
+    parents: &'h mut [Level],
+    path: &'h [usize],
+    first: usize,
+}
+
+impl Above<'_> {
+    /// After a first-level miss where every level holds base pages at base size:
+    /// look the parents up in turn; fill those that missed with the entry found (or
+    /// with `walked`, the translation a walk gives, if none held it, after calling
+    /// `on_walk`). The translation, for the first level to fill.
+    #[inline]
+    pub fn miss(
+        &mut self,
+        asid: Asid,
+        va: VirtAddr,
+        walked: Translation,
+        on_walk: impl FnOnce(),
+    ) -> Translation {
+        let base = self.first + 1;
+        let mut found = None;
+        for (pos, &i) in self.path.iter().enumerate() {
+            if let Some(t) = self.parents[i - base].lookup(asid, va) {
+                found = Some((pos, t));
+                break;
+            }
+        }
+        let (missed, t) = match found {
+            Some(f) => f,
+            None => {
+                on_walk();
+                (self.path.len(), walked)
+            }
+        };
+        for &i in self.path[..missed].iter().rev() {
+            let level = &mut self.parents[i - base];
+            level.misses[t.size.shift() as usize] += 1;
+            level.fill(asid, va, t);
+        }
+        t
+    }
+}
+
 /// One level: its arrays and its counts. Counts by page size are indexed by the
 /// size's log2.
 pub struct Level {
@@ -157,16 +219,21 @@ impl Level {
         if let [one] = &mut self.arrays[..] {
             return one.fill(asid, va, t);
         }
+        let (i, _) = self.fill_array(t.size)?;
+        self.arrays[i].fill(asid, va, t)
+    }
+
+    /// The array a translation of `size` fills, and the size it keeps it as.
+    fn fill_array(&self, size: PageSize) -> Option<(usize, PageSize)> {
         let mut best: Option<(usize, PageSize)> = None;
         for (i, a) in self.arrays.iter().enumerate() {
-            if let Some(s) = a.fits(t.size) {
+            if let Some(s) = a.fits(size) {
                 if best.map_or(true, |(_, b)| s > b) {
                     best = Some((i, s));
                 }
             }
         }
-        let (i, _) = best?;
-        self.arrays[i].fill(asid, va, t)
+        best
     }
 
     pub fn entries(&self) -> usize {
@@ -381,6 +448,48 @@ impl Hierarchy {
             paths,
             flush_on_switch,
         })
+    }
+
+    /// For a run where every translation is a page of size `base`: the parts of the
+    /// hierarchy that a loop over the references of `side` touches, when every level on
+    /// the path keeps such a translation at size `base` (the first level in the one
+    /// array that would take it; other arrays stay empty). `None` when some level
+    /// would keep it otherwise (as smaller pages, say): use the general path.
+    pub fn base_parts(
+        &mut self,
+        side: usize,
+        base: PageSize,
+    ) -> Option<(&mut AnyArray, Above<'_>)> {
+        let path = &self.paths[side & 1];
+        for &i in path {
+            if self.levels[i].fill_array(base).map(|(_, s)| s) != Some(base) {
+                return None;
+            }
+        }
+        let first = path[0];
+        let (k, _) = self.levels[first].fill_array(base)?;
+        let (lower, parents) = self.levels.split_at_mut(first + 1);
+        let Level {
+            arrays,
+            hits,
+            misses,
+            ..
+        } = &mut lower[first];
+        Some((
+            &mut arrays[k],
+            Above {
+                hits,
+                misses,
+                parents,
+                path: &path[1..],
+                first,
+            },
+        ))
+    }
+
+    /// Whether data references and instruction fetches start at different levels.
+    pub fn split(&self) -> bool {
+        self.first[DATA] != self.first[INSTRUCTION]
     }
 
     /// Probe the first level of `side`: the size of the entry hit.

@@ -71,8 +71,42 @@ impl<R: Replacement> SetAssocTlb<R> {
     fn find(&self, set: usize, vpn: u64, meta: u32) -> Option<usize> {
         let base = set * self.ways;
         let tags = &self.tags[base..base + self.ways];
-        let metas = &self.meta[base..base + self.ways];
-        (0..self.ways).find(|&w| tags[w] == vpn && metas[w] == meta)
+        let metas = &self.meta[base..base + tags.len()];
+        // Without a branch on the data: which way hits is unpredictable. A page is
+        // held at most once per size, so at most one way matches.
+        let mut hit = usize::MAX;
+        for w in 0..tags.len() {
+            let matches = (tags[w] == vpn) & (metas[w] == meta);
+            hit = if matches { w } else { hit };
+        }
+        (hit != usize::MAX).then_some(hit)
+    }
+
+    /// The tag a page of `size` in `asid` is held under (with its page number).
+    #[inline(always)]
+    pub fn tag_meta(asid: Asid, size: PageSize) -> u32 {
+        meta_of(asid, size)
+    }
+
+    /// Look page `vpn` (tagged `meta`, see [`SetAssocTlb::tag_meta`]) up and touch it
+    /// on a hit, as [`Tlb::access`] does but without counting: for loops that count
+    /// for themselves and [`SetAssocTlb::count`] at the end.
+    #[inline(always)]
+    pub fn touch(&mut self, vpn: u64, meta: u32) -> bool {
+        let set = self.set_of(Vpn(vpn));
+        match self.find(set, vpn, meta) {
+            Some(way) => {
+                self.policy.hit(set, way);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Add hits and misses established by a loop over [`SetAssocTlb::touch`].
+    pub fn count(&mut self, hits: u64, misses: u64) {
+        self.stats.hits += hits;
+        self.stats.misses += misses;
     }
 
     #[inline(always)]
