@@ -15,7 +15,15 @@ macro_rules! presets {
     };
 }
 
-presets!();
+presets!(
+    "pa-risc-32",
+    "pa-risc-128",
+    "alpha-21264",
+    "mips-r4x00",
+    "sandy-bridge",
+    "skylake",
+    "zen4",
+);
 
 /// The names of the presets.
 pub fn names() -> Vec<&'static str> {
@@ -52,5 +60,6 @@ mod tests {
     fn an_unknown_name_lists_the_presets() {
         let e = load("pentium").unwrap_err();
         assert!(e.0.contains("pentium"), "{e}");
+        assert!(e.0.contains("skylake"), "{e}");
     }
 }

@@ -4,9 +4,17 @@
 //! Adding a policy: a file here implementing [`Replacement`], and one line in
 //! [`for_each_policy!`] naming it (see docs/EXTENDING.md).
 
+mod fifo;
 mod lru;
+mod nru;
+mod plru;
+mod random;
 
+pub use fifo::Fifo;
 pub use lru::Lru;
+pub use nru::Nru;
+pub use plru::TreePlru;
+pub use random::{splitmix64, Random};
 
 /// The choices an array delegates. `set` < sets, `way` < ways, as given to `new`.
 pub trait Replacement {
@@ -35,6 +43,10 @@ macro_rules! for_each_policy {
     ($m:ident) => {
         $m! {
             "lru" => Lru,
+            "nru" => Nru,
+            "plru" => TreePlru,
+            "fifo" => Fifo,
+            "random" => Random,
         }
     };
 }

@@ -1,0 +1,92 @@
+//! First-in, first-out replacement: the victim is the way filled longest ago,
+//! whatever was hit since. A hit changes nothing (so a repeated hit trivially does
+//! not); a fill, including the array's refill in place of an entry it already holds,
+//! makes the way the newest of its set. Each fill stamps its way with a counter
+//! shared by the whole array; the victim is the way with the smallest stamp.
+
+use super::Replacement;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fifo {
+    ways: usize,
+    /// When each way was last filled (0: never, or invalidated since).
+    filled: Vec<u64>,
+    clock: u64,
+}
+
+impl Replacement for Fifo {
+    fn new(sets: usize, ways: usize, _seed: u64) -> Fifo {
+        Fifo {
+            ways,
+            filled: vec![0; sets * ways],
+            clock: 0,
+        }
+    }
+
+    #[inline]
+    fn hit(&mut self, _set: usize, _way: usize) {}
+
+    #[inline]
+    fn fill(&mut self, set: usize, way: usize) {
+        self.clock += 1;
+        self.filled[set * self.ways + way] = self.clock;
+    }
+
+    #[inline]
+    fn victim(&mut self, set: usize) -> usize {
+        let filled = &self.filled[set * self.ways..(set + 1) * self.ways];
+        let (mut best, mut oldest) = (0, filled[0]);
+        for (way, &f) in filled.iter().enumerate().skip(1) {
+            let older = f < oldest;
+            best = if older { way } else { best };
+            oldest = if older { f } else { oldest };
+        }
+        best
+    }
+
+    fn invalidate(&mut self, set: usize, way: usize) {
+        self.filled[set * self.ways + way] = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hits_do_not_save_the_oldest_fill() {
+        let mut f = Fifo::new(1, 3, 0);
+        for w in [2, 0, 1] {
+            f.fill(0, w);
+        }
+        assert_eq!(f.victim(0), 2);
+        f.hit(0, 2);
+        assert_eq!(f.victim(0), 2, "a hit changes nothing");
+        f.fill(0, 2);
+        assert_eq!(f.victim(0), 0);
+        f.fill(0, 0);
+        assert_eq!(f.victim(0), 1);
+    }
+
+    #[test]
+    fn sets_keep_their_own_order() {
+        let mut f = Fifo::new(2, 2, 0);
+        f.fill(0, 1);
+        f.fill(1, 0);
+        f.fill(0, 0);
+        f.fill(1, 1);
+        assert_eq!((f.victim(0), f.victim(1)), (1, 0));
+    }
+
+    #[test]
+    fn a_hit_changes_nothing() {
+        let mut f = Fifo::new(2, 4, 0);
+        for (s, w) in [(0, 1), (1, 3), (0, 2)] {
+            f.fill(s, w);
+            let before = f.clone();
+            f.hit(s, w);
+            f.hit(s, 0);
+            assert_eq!(f, before);
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! Tree pseudo-LRU: each set keeps a binary tree of one-bit nodes over its ways. A
+//! touched way (hit or fill) turns every node on its path to point away from it; the
+//! victim is the way reached by following the pointers from the root. This is the
+//! approximation of LRU that set-associative TLBs and caches use when true LRU state
+//! (log2(ways!) bits) is too costly; it needs ways − 1 bits per set.
+//!
+//! Exact definition, for any number of ways `n ≥ 1`: the node covering ways
+//! `[lo, hi)` (the root covers `[0, n)`) splits them at `mid = lo + ⌈(hi − lo) / 2⌉`
+//! into a left part `[lo, mid)` and a right part `[mid, hi)`; a part of one way is a
+//! leaf. A node's bit is 0 when the victim search goes left, 1 when it goes right.
+//! Touching way `w` sets, on its path, each node's bit to 1 if `w` is in the left part
+//! and to 0 if it is in the right part. Every bit starts at 0, so an untouched set
+//! gives way 0 first.
+//!
+//! For a power-of-two number of ways this is the usual balanced tree PLRU. For other
+//! counts (the 12-way and 6-way TLBs of x86 parts, for example) the same rule builds a
+//! nearly balanced tree whose left subtree is the larger by at most one way: every way
+//! is a leaf, every victim is a real way, and the policy stays deterministic. Hardware
+//! for such counts is not documented; this is pagelab's generalisation.
+//!
+//! A repeated touch of the same way writes the same bits again, so it changes nothing.
+//! Invalidation changes no bit: the array refills invalid ways before it asks for a
+//! victim, and that fill points the path away from the refilled way.
+
+use super::Replacement;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TreePlru {
+    ways: usize,
+    /// `ways − 1` node bits per set. Nodes are numbered in preorder: the node covering
+    /// `[lo, hi)` is `k`, its left child `k + 1`, its right child `k + (mid − lo)` (the
+    /// left subtree of `mid − lo` leaves has `mid − lo − 1` nodes).
+    bits: Vec<bool>,
+}
+
+impl Replacement for TreePlru {
+    fn new(sets: usize, ways: usize, _seed: u64) -> TreePlru {
+        TreePlru {
+            ways,
+            bits: vec![false; sets * ways.saturating_sub(1)],
+        }
+    }
+
+    #[inline]
+    fn hit(&mut self, set: usize, way: usize) {
+        let nodes = self.ways - 1;
+        let bits = &mut self.bits[set * nodes..(set + 1) * nodes];
+        let (mut lo, mut hi, mut k) = (0, self.ways, 0);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo + 1) / 2;
+            if way < mid {
+                bits[k] = true;
+                k += 1;
+                hi = mid;
+            } else {
+                bits[k] = false;
+                k += mid - lo;
+                lo = mid;
+            }
+        }
+    }
+
+    #[inline]
+    fn victim(&mut self, set: usize) -> usize {
+        let nodes = self.ways - 1;
+        let bits = &self.bits[set * nodes..(set + 1) * nodes];
+        let (mut lo, mut hi, mut k) = (0, self.ways, 0);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo + 1) / 2;
+            if bits[k] {
+                k += mid - lo;
+                lo = mid;
+            } else {
+                k += 1;
+                hi = mid;
+            }
+        }
+        lo
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn four_ways_by_hand() {
+        // Nodes: root (ways 0-1 | 2-3), then 0|1, then 2|3.
+        let mut p = TreePlru::new(1, 4, 0);
+        for w in 0..4 {
+            p.fill(0, w);
+        }
+        // Last touches 2 then 3: root points left; 1 was touched after 0.
+        assert_eq!(p.victim(0), 0);
+        p.hit(0, 0);
+        // The root now points right, where 3 was touched last: 2, where true LRU
+        // would evict 1.
+        assert_eq!(p.bits, [true, true, false]);
+        assert_eq!(p.victim(0), 2);
+    }
+
+    #[test]
+    fn three_ways_make_an_uneven_tree() {
+        // Root (ways 0-1 | 2), then 0|1.
+        let mut p = TreePlru::new(1, 3, 0);
+        for w in 0..3 {
+            p.fill(0, w);
+        }
+        assert_eq!(p.victim(0), 0);
+        p.hit(0, 0);
+        assert_eq!(p.victim(0), 2);
+        p.hit(0, 2);
+        assert_eq!(p.victim(0), 1);
+    }
+
+    #[test]
+    fn any_way_count_gives_real_ways_and_never_the_last_touched() {
+        for ways in 1..=20 {
+            let mut p = TreePlru::new(3, ways, 0);
+            for set in 0..3 {
+                // Touching every way in order leaves way 0 the victim.
+                for w in 0..ways {
+                    p.hit(set, w);
+                }
+                assert_eq!(p.victim(set), 0, "{ways} ways");
+            }
+            let mut x = 5usize;
+            for _ in 0..300 {
+                x = (x * 37 + 3) % 1009;
+                let (set, way) = (x % 3, x % ways);
+                p.hit(set, way);
+                let v = p.victim(set);
+                assert!(v < ways);
+                if ways > 1 {
+                    assert_ne!(
+                        v, way,
+                        "{ways} ways: the way just touched is never the victim"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_repeated_hit_changes_nothing() {
+        for ways in 1..=13 {
+            let mut p = TreePlru::new(2, ways, 0);
+            let mut x = 1usize;
+            for step in 0..200 {
+                x = (x * 29 + 7) % 101;
+                let (set, way) = (x % 2, x % ways);
+                p.hit(set, way);
+                let before = p.clone();
+                p.hit(set, way);
+                assert_eq!(p, before, "{ways} ways, step {step}");
+            }
+        }
+    }
+}
