@@ -69,13 +69,33 @@ impl<R: Replacement> SetAssocTlb<R> {
     /// The way of `set` holding (vpn, meta), if any.
     #[inline(always)]
     fn find(&self, set: usize, vpn: u64, meta: u32) -> Option<usize> {
-        let base = set * self.ways;
-        let tags = &self.tags[base..base + self.ways];
-        let metas = &self.meta[base..base + tags.len()];
-        // Without a branch on the data: which way hits is unpredictable. A page is
-        // held at most once per size, so at most one way matches.
+        // The usual associativities get a loop of known length, unrolled.
+        match self.ways {
+            4 => self.find_in::<4>(set, vpn, meta),
+            8 => self.find_in::<8>(set, vpn, meta),
+            _ => {
+                let base = set * self.ways;
+                let tags = &self.tags[base..base + self.ways];
+                let metas = &self.meta[base..base + tags.len()];
+                Self::search(tags, metas, vpn, meta)
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn find_in<const W: usize>(&self, set: usize, vpn: u64, meta: u32) -> Option<usize> {
+        let base = set * W;
+        let tags: &[u64; W] = self.tags[base..base + W].try_into().expect("W ways");
+        let metas: &[u32; W] = self.meta[base..base + W].try_into().expect("W ways");
+        Self::search(tags, metas, vpn, meta)
+    }
+
+    /// Without a branch on the data: which way hits is unpredictable. A page is held
+    /// at most once per size, so at most one way matches.
+    #[inline(always)]
+    fn search(tags: &[u64], metas: &[u32], vpn: u64, meta: u32) -> Option<usize> {
         let mut hit = usize::MAX;
-        for w in 0..tags.len() {
+        for w in 0..tags.len().min(metas.len()) {
             let matches = (tags[w] == vpn) & (metas[w] == meta);
             hit = if matches { w } else { hit };
         }
@@ -184,6 +204,7 @@ impl<R: Replacement> Tlb for SetAssocTlb<R> {
         self.sizes.iter().copied().find(|&s| s <= size)
     }
 
+    #[inline]
     fn fill(&mut self, asid: Asid, va: VirtAddr, t: Translation) -> Option<PageSize> {
         // None: this TLB holds no page size small enough.
         let size = self.fits(t.size)?;
