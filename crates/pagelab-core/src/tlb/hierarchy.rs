@@ -389,7 +389,7 @@ impl Hierarchy {
                         "{field}.hit_cycles: give hit cycles to the level ({here}.hit_cycles), not to an array"
                     ));
                 }
-                arrays.push(AnyArray::build(a, seed, &field)?);
+                arrays.push(AnyArray::build(a, super::array_seed(seed, &field), &field)?);
             }
             built.push(Level {
                 name: l.name.clone(),

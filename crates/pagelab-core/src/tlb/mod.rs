@@ -75,6 +75,21 @@ pub trait Tlb {
     fn capacity(&self) -> usize;
 }
 
+/// The seed of the array at configuration field `field` (such as
+/// `tlb.levels[1].arrays[0]`), from the machine's `seed`: every array draws its own
+/// sequence, the same from run to run. (FNV-1a of the field, mixed with the seed by
+/// SplitMix64's finalizer.)
+pub fn array_seed(seed: u64, field: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in field.bytes() {
+        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    let mut z = seed ^ h;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// The frame holding `va` within a page of `size` that starts at frame `t.pfn`, when
 /// the page is cached as pages of the smaller `size`.
 #[inline]
@@ -85,5 +100,18 @@ pub fn sub_page(t: Translation, va: VirtAddr, size: PageSize) -> Translation {
         pfn: Pfn(t.pfn.0 + (offset >> crate::addr::BASE_SHIFT)),
         size,
         perms: t.perms,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::array_seed;
+
+    #[test]
+    fn arrays_draw_their_own_seeds_the_same_every_run() {
+        let a = array_seed(7, "tlb.levels[0].arrays[0]");
+        assert_eq!(a, array_seed(7, "tlb.levels[0].arrays[0]"));
+        assert_ne!(a, array_seed(7, "tlb.levels[1].arrays[0]"));
+        assert_ne!(a, array_seed(8, "tlb.levels[0].arrays[0]"));
     }
 }

@@ -81,7 +81,7 @@ impl WalkCaches {
                     page_sizes: vec![size],
                     hit_cycles: 0.0,
                 },
-                seed,
+                super::array_seed(seed, &field),
                 &field,
             )?;
             caches.push(WalkCache {
