@@ -4,22 +4,19 @@
 //! makes the way the newest of its set. Each fill stamps its way with a counter
 //! shared by the whole array; the victim is the way with the smallest stamp.
 
+use super::stamps::Stamps;
 use super::Replacement;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fifo {
-    ways: usize,
-    /// When each way was last filled (0: never, or invalidated since).
-    filled: Vec<u64>,
-    clock: u64,
+    /// When each way was last filled.
+    filled: Stamps,
 }
 
 impl Replacement for Fifo {
     fn new(sets: usize, ways: usize, _seed: u64) -> Fifo {
         Fifo {
-            ways,
-            filled: vec![0; sets * ways],
-            clock: 0,
+            filled: Stamps::new(sets, ways),
         }
     }
 
@@ -28,24 +25,16 @@ impl Replacement for Fifo {
 
     #[inline]
     fn fill(&mut self, set: usize, way: usize) {
-        self.clock += 1;
-        self.filled[set * self.ways + way] = self.clock;
+        self.filled.stamp(set, way);
     }
 
     #[inline]
     fn victim(&mut self, set: usize) -> usize {
-        let filled = &self.filled[set * self.ways..(set + 1) * self.ways];
-        let (mut best, mut oldest) = (0, filled[0]);
-        for (way, &f) in filled.iter().enumerate().skip(1) {
-            let older = f < oldest;
-            best = if older { way } else { best };
-            oldest = if older { f } else { oldest };
-        }
-        best
+        self.filled.oldest(set)
     }
 
     fn invalidate(&mut self, set: usize, way: usize) {
-        self.filled[set * self.ways + way] = 0;
+        self.filled.clear(set, way);
     }
 }
 

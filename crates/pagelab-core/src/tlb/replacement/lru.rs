@@ -1,41 +1,29 @@
 //! Least-recently-used replacement: every touch stamps the way with a global counter;
 //! the victim is the way with the oldest stamp.
 
+use super::stamps::Stamps;
 use super::Replacement;
 
 pub struct Lru {
-    ways: usize,
-    stamps: Vec<u64>,
-    clock: u64,
+    stamps: Stamps,
 }
 
 impl Replacement for Lru {
     fn new(sets: usize, ways: usize, _seed: u64) -> Lru {
         Lru {
-            ways,
-            stamps: vec![0; sets * ways],
-            clock: 0,
+            stamps: Stamps::new(sets, ways),
         }
     }
     #[inline]
     fn hit(&mut self, set: usize, way: usize) {
-        self.clock += 1;
-        self.stamps[set * self.ways + way] = self.clock;
+        self.stamps.stamp(set, way);
     }
     #[inline]
     fn victim(&mut self, set: usize) -> usize {
-        // Select with conditional moves: which way is oldest is data, not control.
-        let stamps = &self.stamps[set * self.ways..(set + 1) * self.ways];
-        let (mut best, mut oldest) = (0, stamps[0]);
-        for (way, &s) in stamps.iter().enumerate().skip(1) {
-            let older = s < oldest;
-            best = if older { way } else { best };
-            oldest = if older { s } else { oldest };
-        }
-        best
+        self.stamps.oldest(set)
     }
     fn invalidate(&mut self, set: usize, way: usize) {
-        self.stamps[set * self.ways + way] = 0;
+        self.stamps.clear(set, way);
     }
 }
 

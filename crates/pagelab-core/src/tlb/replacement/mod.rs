@@ -9,6 +9,7 @@ mod lru;
 mod nru;
 mod plru;
 mod random;
+mod stamps;
 
 pub use fifo::Fifo;
 pub use lru::Lru;
