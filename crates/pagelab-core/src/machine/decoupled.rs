@@ -239,19 +239,26 @@ fn kernel_miss<R: Replacement>(
     base: PageSize,
     reference: u64,
 ) {
+    let walk = Miss {
+        va,
+        reference,
+        asid,
+        flush: false,
+    };
+    if above.is_empty() {
+        // No level above: the walk fills the first level, with a page it did not hold.
+        misses.push(walk);
+        above.misses[base.shift() as usize] += 1;
+        let meta = SetAssocTlb::<R>::tag_meta(asid, base);
+        array.fill_absent(va.0 >> base.shift(), meta, Pfn(0), Perms::RW);
+        return;
+    }
     let placeholder = Translation {
         pfn: Pfn(0),
         size: base,
         perms: Perms::RW,
     };
-    let t = above.miss(asid, va, placeholder, || {
-        misses.push(Miss {
-            va,
-            reference,
-            asid,
-            flush: false,
-        })
-    });
+    let t = above.miss(asid, va, placeholder, || misses.push(walk));
     above.misses[t.size.shift() as usize] += 1;
     array.fill(asid, va, t);
 }

@@ -140,6 +140,12 @@ pub struct Above<'h> {
 }
 
 impl Above<'_> {
+    /// Whether the first level has no parent (a miss there goes to the page table).
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.path.is_empty()
+    }
+
     /// After a first-level miss where every level holds base pages at base size:
     /// look the parents up in turn; fill those that missed with the entry found (or
     /// with `walked`, the translation a walk gives, if none held it, after calling

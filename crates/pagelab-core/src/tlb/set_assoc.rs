@@ -149,6 +149,51 @@ impl<R: Replacement> SetAssocTlb<R> {
         Some(set * self.ways + way)
     }
 
+    /// Fill page `vpn` (tagged `meta`), known not to be held: into the first free
+    /// way of its set, else into the policy's victim (an eviction).
+    #[inline(always)]
+    pub fn fill_absent(&mut self, vpn: u64, meta: u32, pfn: Pfn, perms: Perms) {
+        let set = self.set_of(Vpn(vpn));
+        let free = match self.ways {
+            4 => Self::first_free(self.set_metas::<4>(set)),
+            8 => Self::first_free(self.set_metas::<8>(set)),
+            ways => Self::first_free(&self.meta[set * ways..(set + 1) * ways]),
+        };
+        let way = match free {
+            Some(way) => way,
+            None => {
+                self.stats.evictions += 1;
+                self.policy.victim(set)
+            }
+        };
+        self.place(set, way, vpn, meta, pfn, perms);
+    }
+
+    #[inline(always)]
+    fn set_metas<const W: usize>(&self, set: usize) -> &[u32; W] {
+        self.meta[set * W..set * W + W].try_into().expect("W ways")
+    }
+
+    /// The first invalid way, without a branch per way.
+    #[inline(always)]
+    fn first_free<M: AsRef<[u32]> + ?Sized>(metas: &M) -> Option<usize> {
+        let mut free = usize::MAX;
+        for (w, &m) in metas.as_ref().iter().enumerate().rev() {
+            free = if m == 0 { w } else { free };
+        }
+        (free != usize::MAX).then_some(free)
+    }
+
+    #[inline(always)]
+    fn place(&mut self, set: usize, way: usize, vpn: u64, meta: u32, pfn: Pfn, perms: Perms) {
+        let i = set * self.ways + way;
+        self.tags[i] = vpn;
+        self.meta[i] = meta;
+        self.pfns[i] = pfn;
+        self.perms[i] = perms;
+        self.policy.fill(set, way);
+    }
+
     fn drop_where(&mut self, pred: impl Fn(TlbKey) -> bool) {
         for i in 0..self.tags.len() {
             let meta = self.meta[i];
@@ -212,34 +257,11 @@ impl<R: Replacement> Tlb for SetAssocTlb<R> {
         let vpn = va.vpn(size);
         let meta = meta_of(asid, size);
         let set = self.set_of(vpn);
-        let base = set * self.ways;
-        let tags = &self.tags[base..base + self.ways];
-        let metas = &self.meta[base..base + self.ways];
-        // One pass: the way holding this page already (refilled in place), else the
-        // first free way, else the policy's victim.
-        let (mut same, mut free) = (usize::MAX, usize::MAX);
-        for w in (0..self.ways).rev() {
-            if metas[w] == meta && tags[w] == vpn.0 {
-                same = w;
-            }
-            if metas[w] == 0 {
-                free = w;
-            }
+        // The way holding this page already is refilled in place.
+        match self.find(set, vpn.0, meta) {
+            Some(way) => self.place(set, way, vpn.0, meta, t.pfn, t.perms),
+            None => self.fill_absent(vpn.0, meta, t.pfn, t.perms),
         }
-        let way = if same != usize::MAX {
-            same
-        } else if free != usize::MAX {
-            free
-        } else {
-            self.stats.evictions += 1;
-            self.policy.victim(set)
-        };
-        let i = base + way;
-        self.tags[i] = vpn.0;
-        self.meta[i] = meta;
-        self.pfns[i] = t.pfn;
-        self.perms[i] = t.perms;
-        self.policy.fill(set, way);
         Some(size)
     }
 

@@ -29,7 +29,23 @@ impl Stamps {
     /// conditional moves: which way is oldest is data, not control.
     #[inline]
     pub fn oldest(&self, set: usize) -> usize {
-        let stamps = &self.stamps[set * self.ways..(set + 1) * self.ways];
+        // The usual associativities get a loop of known length, unrolled.
+        match self.ways {
+            4 => Self::oldest_of(self.set::<4>(set)),
+            8 => Self::oldest_of(self.set::<8>(set)),
+            ways => Self::oldest_of(&self.stamps[set * ways..(set + 1) * ways]),
+        }
+    }
+
+    #[inline(always)]
+    fn set<const W: usize>(&self, set: usize) -> &[u64; W] {
+        self.stamps[set * W..set * W + W]
+            .try_into()
+            .expect("W ways")
+    }
+
+    #[inline(always)]
+    fn oldest_of(stamps: &[u64]) -> usize {
         let (mut best, mut oldest) = (0, stamps[0]);
         for (way, &s) in stamps.iter().enumerate().skip(1) {
             let older = s < oldest;
