@@ -176,6 +176,18 @@ impl VisitArray for Kernel<'_, '_> {
     type Out = KernelEnd;
 
     fn visit<R: Replacement>(self, array: &mut SetAssocTlb<R>) -> KernelEnd {
+        match array.ways() {
+            4 => self.run::<R, 4>(array),
+            8 => self.run::<R, 8>(array),
+            _ => self.run::<R, 0>(array),
+        }
+    }
+}
+
+impl Kernel<'_, '_> {
+    /// The loop, for an array of `W` ways (0: any number).
+    #[inline(always)]
+    fn run<R: Replacement, const W: usize>(self, array: &mut SetAssocTlb<R>) -> KernelEnd {
         let Kernel {
             mut above,
             misses,
@@ -202,7 +214,7 @@ impl VisitArray for Kernel<'_, '_> {
                 continue;
             }
             last_page = page;
-            if array.touch(r.addr.0 >> size_shift, meta) {
+            if array.touch_in::<W>(r.addr.0 >> size_shift, meta) {
                 hits += 1;
                 continue;
             }

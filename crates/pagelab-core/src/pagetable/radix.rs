@@ -53,6 +53,9 @@ pub struct RadixPageTable {
     live_nodes: u64,
 }
 
+/// The size of a leaf at level 0, 1 and 2 (only those levels hold leaves).
+const LEAF_SIZES: [PageSize; 3] = [PageSize::K4, PageSize::M2, PageSize::G1];
+
 /// The level (0 = the leaf level of 4K pages) at which a page of `size` is a leaf.
 fn leaf_level(size: PageSize) -> Option<u32> {
     match size.shift() {
@@ -252,31 +255,32 @@ impl PageTable for RadixPageTable {
     #[inline]
     fn walk(&self, asid: Asid, va: VirtAddr) -> Walk {
         let mut walk = Walk::new();
-        let mut node = self.root(asid);
+        let node = self.root(asid);
         let Some(va) = self.canonical(va) else {
             return walk;
         };
         if node == NO_ROOT {
             return walk;
         }
-        let mut table = self.node_frames[node as usize];
+        let mut node = node as usize;
+        let mut table = self.node_frames[node].addr().0;
         for level in (0..self.levels).rev() {
             let idx = index(va, level);
-            walk.push(PhysAddr(table.addr().0 + idx as u64 * 8));
-            let e = self.entries[Self::slot(node, idx)];
-            if e & PRESENT == 0 {
+            walk.push(PhysAddr(table + idx as u64 * 8));
+            let e = self.entries[node * FANOUT + idx];
+            // Absent, or a leaf: the walk ends here.
+            if e & (PRESENT | LEAF) != PRESENT {
+                if e & PRESENT != 0 {
+                    walk.translation = Some(Translation {
+                        pfn: Pfn(e >> TARGET_SHIFT),
+                        size: LEAF_SIZES[(level as usize).min(LEAF_SIZES.len() - 1)],
+                        perms: Perms((e >> PERM_SHIFT) as u8 & 7),
+                    });
+                }
                 return walk;
             }
-            if e & LEAF != 0 {
-                walk.translation = Some(Translation {
-                    pfn: Pfn(e >> TARGET_SHIFT),
-                    size: PageSize::from_shift(12 + 9 * level).unwrap(),
-                    perms: Perms((e >> PERM_SHIFT) as u8 & 7),
-                });
-                return walk;
-            }
-            node = child_node(e);
-            table = child_pfn(e);
+            node = child_node(e) as usize;
+            table = child_pfn(e).addr().0;
         }
         walk
     }

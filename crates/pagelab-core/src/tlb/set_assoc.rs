@@ -53,6 +53,10 @@ impl<R: Replacement> SetAssocTlb<R> {
         }
     }
 
+    pub fn ways(&self) -> usize {
+        self.ways
+    }
+
     /// (sets, ways, page sizes held, largest first).
     pub fn shape(&self) -> (usize, usize, &[PageSize]) {
         (self.sets, self.ways, &self.sizes)
@@ -113,8 +117,20 @@ impl<R: Replacement> SetAssocTlb<R> {
     /// for themselves and [`SetAssocTlb::count`] at the end.
     #[inline(always)]
     pub fn touch(&mut self, vpn: u64, meta: u32) -> bool {
+        self.touch_in::<0>(vpn, meta)
+    }
+
+    /// [`SetAssocTlb::touch`] for an array of `W` ways (0: any number), so that a
+    /// loop over many references decides the search once, not per reference.
+    #[inline(always)]
+    pub fn touch_in<const W: usize>(&mut self, vpn: u64, meta: u32) -> bool {
         let set = self.set_of(Vpn(vpn));
-        match self.find(set, vpn, meta) {
+        let found = if W != 0 && W == self.ways {
+            self.find_in::<W>(set, vpn, meta)
+        } else {
+            self.find(set, vpn, meta)
+        };
+        match found {
             Some(way) => {
                 self.policy.hit(set, way);
                 true
