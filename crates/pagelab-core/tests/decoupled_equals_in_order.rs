@@ -4,38 +4,15 @@
 //! spaces, instruction fetches, references spanning pages, untagged TLBs that flush on
 //! switches, walk caches) and on the bundled traces of real programs.
 
-use pagelab_core::config::{
-    HierarchyConfig, LevelConfig, Serves, SetAssocConfig, TlbConfig, WalkCacheConfig,
-};
+use pagelab_core::config::{HierarchyConfig, Serves, TlbConfig, WalkCacheConfig};
 use pagelab_core::event::{AccessKind, Batch, MemRef};
 use pagelab_core::{Asid, Machine, MachineConfig, PageSize};
 use proptest::prelude::*;
 use proptest::test_runner::Config as ProptestConfig;
 use std::path::Path;
 
-fn array(sets: usize, ways: usize, sizes: &[PageSize]) -> SetAssocConfig {
-    SetAssocConfig {
-        sets,
-        ways,
-        page_sizes: sizes.to_vec(),
-        ..SetAssocConfig::default()
-    }
-}
-
-fn level(
-    name: &str,
-    serves: Serves,
-    parent: Option<&str>,
-    arrays: Vec<SetAssocConfig>,
-) -> LevelConfig {
-    LevelConfig {
-        name: name.into(),
-        serves,
-        parent: parent.map(Into::into),
-        hit_cycles: 1.0,
-        arrays,
-    }
-}
+mod common;
+use common::{array, level};
 
 /// Machines of different shapes: one small TLB; a fully associative one; split L1s
 /// with per-size arrays under a mixed-size L2, with walk caches; a unified L1 under an

@@ -9,7 +9,7 @@
 //!   does), and every translation the hierarchy gives, at either side, is the one the
 //!   page table holds at that moment.
 
-use pagelab_core::config::{HierarchyConfig, LevelConfig, Serves, SetAssocConfig, TlbConfig};
+use pagelab_core::config::{HierarchyConfig, Serves, SetAssocConfig, TlbConfig};
 use pagelab_core::event::{AccessKind, Batch, MemRef};
 use pagelab_core::pagetable::{Perms, Translation};
 use pagelab_core::tlb::hierarchy::{DATA, INSTRUCTION};
@@ -22,28 +22,13 @@ use std::collections::{HashMap, HashSet};
 const K4: PageSize = PageSize::K4;
 const M2: PageSize = PageSize::M2;
 
+mod common;
+use common::level;
+
 fn array(sets: usize, ways: usize, sizes: &[PageSize], policy: &str) -> SetAssocConfig {
     SetAssocConfig {
-        sets,
-        ways,
-        page_sizes: sizes.to_vec(),
         replacement: policy.into(),
-        ..SetAssocConfig::default()
-    }
-}
-
-fn level(
-    name: &str,
-    serves: Serves,
-    parent: Option<&str>,
-    arrays: Vec<SetAssocConfig>,
-) -> LevelConfig {
-    LevelConfig {
-        name: name.into(),
-        serves,
-        parent: parent.map(Into::into),
-        hit_cycles: 1.0,
-        arrays,
+        ..common::array(sets, ways, sizes)
     }
 }
 
