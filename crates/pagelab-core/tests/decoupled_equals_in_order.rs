@@ -143,5 +143,10 @@ fn bundled_traces_give_the_same_report_every_way() {
         for (i, config) in machines().iter().enumerate() {
             assert_same(config, &batches, &format!("{name}, machine {i}"));
         }
+        // The presets: real hierarchies, walk caches, policies other than LRU.
+        for preset in pagelab_core::presets::names() {
+            let config = pagelab_core::presets::load(preset).unwrap();
+            assert_same(&config, &batches, &format!("{name}, preset {preset}"));
+        }
     }
 }

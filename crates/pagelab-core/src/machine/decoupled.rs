@@ -27,7 +27,7 @@ use crate::event::{AccessKind, MemRef};
 use crate::pagetable::{Perms, Translation};
 use crate::tlb::hierarchy::{Above, VisitArray, DATA};
 use crate::tlb::replacement::Replacement;
-use crate::tlb::{SetAssocTlb, Tlb};
+use crate::tlb::SetAssocTlb;
 
 /// How many queued misses ahead the walker prefetches.
 const AHEAD: usize = 8;
@@ -251,26 +251,16 @@ fn kernel_miss<R: Replacement>(
     base: PageSize,
     reference: u64,
 ) {
-    let walk = Miss {
-        va,
-        reference,
-        asid,
-        flush: false,
-    };
-    if above.is_empty() {
-        // No level above: the walk fills the first level, with a page it did not hold.
-        misses.push(walk);
-        above.misses[base.shift() as usize] += 1;
-        let meta = SetAssocTlb::<R>::tag_meta(asid, base);
-        array.fill_absent(va.0 >> base.shift(), meta, Pfn(0), Perms::RW);
-        return;
-    }
-    let placeholder = Translation {
-        pfn: Pfn(0),
-        size: base,
-        perms: Perms::RW,
-    };
-    let t = above.miss(asid, va, placeholder, || misses.push(walk));
-    above.misses[t.size.shift() as usize] += 1;
-    array.fill(asid, va, t);
+    above.miss(asid, va, || {
+        misses.push(Miss {
+            va,
+            reference,
+            asid,
+            flush: false,
+        })
+    });
+    // Every level above held the page or was filled with it; the first level missed.
+    above.misses[base.shift() as usize] += 1;
+    let meta = SetAssocTlb::<R>::tag_meta(asid, base);
+    array.fill_absent(va.0 >> base.shift(), meta, Pfn(0), Perms::RW);
 }

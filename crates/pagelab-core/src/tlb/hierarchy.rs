@@ -8,10 +8,11 @@
 //! that served it (from a parent level or the walk).
 
 use super::{Tlb, TlbStats};
-use crate::addr::{Asid, PageSize, VirtAddr};
+use crate::addr::{Asid, PageSize, Pfn, VirtAddr};
 use crate::config::{HierarchyConfig, LevelConfig, Serves, SetAssocConfig, TlbConfig};
-use crate::pagetable::Translation;
+use crate::pagetable::{Perms, Translation};
 use crate::tlb::replacement::*;
+use crate::tlb::set_assoc::tag_meta;
 use crate::tlb::SetAssocTlb;
 use serde::Serialize;
 
@@ -67,6 +68,18 @@ macro_rules! define_any_array {
             #[inline]
             pub fn visit<V: VisitArray>(&mut self, v: V) -> V::Out {
                 match self { $(AnyArray::$policy(t) => v.visit(t),)* }
+            }
+
+            /// [`SetAssocTlb::touch`] of the concrete array.
+            #[inline(always)]
+            pub fn touch(&mut self, vpn: u64, meta: u32) -> bool {
+                match self { $(AnyArray::$policy(t) => t.touch(vpn, meta),)* }
+            }
+
+            /// [`SetAssocTlb::fill_absent`] of the concrete array.
+            #[inline(always)]
+            pub fn fill_absent(&mut self, vpn: u64, meta: u32, pfn: Pfn, perms: Perms) {
+                match self { $(AnyArray::$policy(t) => t.fill_absent(vpn, meta, pfn, perms),)* }
             }
 
             /// (sets, ways, page sizes, policy name).
@@ -137,48 +150,40 @@ pub struct Above<'h> {
     parents: &'h mut [Level],
     path: &'h [usize],
     first: usize,
+    /// The page size of every translation in the run.
+    base: PageSize,
 }
 
 impl Above<'_> {
-    /// Whether the first level has no parent (a miss there goes to the page table).
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.path.is_empty()
-    }
-
-    /// After a first-level miss where every level holds base pages at base size:
-    /// look the parents up in turn; fill those that missed with the entry found (or
-    /// with `walked`, the translation a walk gives, if none held it, after calling
-    /// `on_walk`). The translation, for the first level to fill.
+    /// After a first-level miss in a run where every translation is a base page: look
+    /// the parents up in turn, each in the one array that can hold the page (the
+    /// others hold nothing in such a run); fill those that missed, calling `on_walk`
+    /// first if none held it. Counts as [`Hierarchy::miss`] does.
     #[inline]
-    pub fn miss(
-        &mut self,
-        asid: Asid,
-        va: VirtAddr,
-        walked: Translation,
-        on_walk: impl FnOnce(),
-    ) -> Translation {
-        let base = self.first + 1;
-        let mut found = None;
+    pub fn miss(&mut self, asid: Asid, va: VirtAddr, on_walk: impl FnOnce()) {
+        let offset = self.first + 1;
+        let shift = self.base.shift() as usize;
+        let vpn = va.0 >> shift;
+        let meta = tag_meta(asid, self.base);
+        let mut missed = self.path.len();
         for (pos, &i) in self.path.iter().enumerate() {
-            if let Some(t) = self.parents[i - base].lookup(asid, va) {
-                found = Some((pos, t));
+            let level = &mut self.parents[i - offset];
+            let k = level.base_array.expect("base_parts checked every level");
+            if level.arrays[k].touch(vpn, meta) {
+                level.hits[shift] += 1;
+                missed = pos;
                 break;
             }
         }
-        let (missed, t) = match found {
-            Some(f) => f,
-            None => {
-                on_walk();
-                (self.path.len(), walked)
-            }
-        };
-        for &i in self.path[..missed].iter().rev() {
-            let level = &mut self.parents[i - base];
-            level.misses[t.size.shift() as usize] += 1;
-            level.fill(asid, va, t);
+        if missed == self.path.len() {
+            on_walk();
         }
-        t
+        for &i in self.path[..missed].iter().rev() {
+            let level = &mut self.parents[i - offset];
+            let k = level.base_array.expect("base_parts checked every level");
+            level.misses[shift] += 1;
+            level.arrays[k].fill_absent(vpn, meta, Pfn(0), Perms::RW);
+        }
     }
 }
 
@@ -190,6 +195,9 @@ pub struct Level {
     pub hit_cycles: f64,
     arrays: Vec<AnyArray>,
     parent: Option<usize>,
+    /// The array that keeps a translation of the base page size at that size, if one
+    /// does (see [`Hierarchy::base_parts`]).
+    base_array: Option<usize>,
     hits: [u64; 64],
     misses: [u64; 64],
 }
@@ -310,6 +318,8 @@ pub struct Hierarchy {
     /// Level indices from the first level of each side to the last parent.
     paths: [Vec<usize>; 2],
     pub flush_on_switch: bool,
+    /// The page size the hierarchy was built for (`Level::base_array` keeps it).
+    base_page: PageSize,
 }
 
 impl Hierarchy {
@@ -397,15 +407,20 @@ impl Hierarchy {
                 }
                 arrays.push(AnyArray::build(a, super::array_seed(seed, &field), &field)?);
             }
-            built.push(Level {
+            let mut level = Level {
                 name: l.name.clone(),
                 serves: l.serves,
                 hit_cycles: l.hit_cycles,
                 arrays,
                 parent,
+                base_array: None,
                 hits: [0; 64],
                 misses: [0; 64],
-            });
+            };
+            level.base_array = level
+                .fill_array(base_page)
+                .and_then(|(k, size)| (size == base_page).then_some(k));
+            built.push(level);
         }
         let mut paths: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
         for (side, what) in [
@@ -453,6 +468,7 @@ impl Hierarchy {
             first: [paths[DATA][0], paths[INSTRUCTION][0]],
             paths,
             flush_on_switch,
+            base_page,
         })
     }
 
@@ -467,13 +483,11 @@ impl Hierarchy {
         base: PageSize,
     ) -> Option<(&mut AnyArray, Above<'_>)> {
         let path = &self.paths[side & 1];
-        for &i in path {
-            if self.levels[i].fill_array(base).map(|(_, s)| s) != Some(base) {
-                return None;
-            }
-        }
         let first = path[0];
-        let (k, _) = self.levels[first].fill_array(base)?;
+        let k = self.levels[first].base_array?;
+        if base != self.base_page || path.iter().any(|&i| self.levels[i].base_array.is_none()) {
+            return None;
+        }
         let (lower, parents) = self.levels.split_at_mut(first + 1);
         let Level {
             arrays,
@@ -489,6 +503,7 @@ impl Hierarchy {
                 parents,
                 path: &path[1..],
                 first,
+                base,
             },
         ))
     }

@@ -26,10 +26,13 @@ pub struct SetAssocTlb<R: Replacement> {
     stats: TlbStats,
 }
 
+/// The tag a page of `size` in `asid` is held under, with its page number (0 marks
+/// an invalid entry; a page size's log2 is never 0).
 #[inline(always)]
-fn meta_of(asid: Asid, size: PageSize) -> u32 {
+pub fn tag_meta(asid: Asid, size: PageSize) -> u32 {
     (asid.0 as u32) << 8 | size.shift()
 }
+use tag_meta as meta_of;
 
 impl<R: Replacement> SetAssocTlb<R> {
     /// `sizes` must be non-empty; `sets` and `ways` at least 1 (checked by the config).

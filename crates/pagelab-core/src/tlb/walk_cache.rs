@@ -10,10 +10,11 @@
 //! is filled.
 
 use super::hierarchy::AnyArray;
+use super::set_assoc::tag_meta;
 use super::Tlb;
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr};
 use crate::config::{SetAssocConfig, WalkCacheConfig};
-use crate::pagetable::{Perms, Translation};
+use crate::pagetable::Perms;
 use serde::Serialize;
 
 struct WalkCache {
@@ -116,22 +117,22 @@ impl WalkCaches {
             if !reads_pointer(c.level) {
                 continue;
             }
-            if c.array.access(asid, va).is_some() {
+            if c.array
+                .touch(va.0 >> c.size.shift(), tag_meta(asid, c.size))
+            {
                 c.hits += 1;
                 skip = top - c.level as usize + 1;
                 break;
             }
             c.misses += 1;
         }
+        // The caches filled are exactly those probed that missed (the lower ones).
         for c in self.caches.iter_mut() {
             let at = top - c.level as usize;
             if reads_pointer(c.level) && at >= skip {
-                let entry = Translation {
-                    pfn: Pfn(0),
-                    size: c.size,
-                    perms: Perms::NONE,
-                };
-                c.array.fill(asid, va, entry);
+                let vpn = va.0 >> c.size.shift();
+                c.array
+                    .fill_absent(vpn, tag_meta(asid, c.size), Pfn(0), Perms::NONE);
             }
         }
         skip
