@@ -161,6 +161,9 @@ impl Above<'_> {
     /// first if none held it. Counts as [`Hierarchy::miss`] does.
     #[inline]
     pub fn miss(&mut self, asid: Asid, va: VirtAddr, on_walk: impl FnOnce()) {
+        if self.path.is_empty() {
+            return on_walk();
+        }
         let offset = self.first + 1;
         let shift = self.base.shift() as usize;
         let vpn = va.0 >> shift;

@@ -27,47 +27,85 @@ use super::Replacement;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TreePlru {
     ways: usize,
-    /// `ways − 1` node bits per set. Nodes are numbered in preorder: the node covering
-    /// `[lo, hi)` is `k`, its left child `k + 1`, its right child `k + (mid − lo)` (the
-    /// left subtree of `mid − lo` leaves has `mid − lo − 1` nodes).
-    bits: Vec<bool>,
+    /// 64-bit words of node bits per set.
+    words: usize,
+    /// The node bits, `words` per set. Nodes are numbered in preorder: the node
+    /// covering `[lo, hi)` is `k`, its left child `k + 1`, its right child
+    /// `k + (mid − lo)`; node `k` is bit `k % 64` of the set's word `k / 64`.
+    bits: Vec<u64>,
+    /// What touching a way writes, as (word, mask of the path's nodes in it, their
+    /// new values): the entries of way `w` are `touch[starts[w]..starts[w + 1]]`
+    /// (one entry when the tree has at most 64 nodes, as for every real TLB).
+    touch: Vec<(usize, u64, u64)>,
+    starts: Vec<usize>,
+}
+
+impl TreePlru {
+    /// The bit of node `k` of `set`.
+    #[inline(always)]
+    fn bit(&self, set: usize, k: usize) -> bool {
+        self.bits[set * self.words + k / 64] >> (k % 64) & 1 != 0
+    }
 }
 
 impl Replacement for TreePlru {
     fn new(sets: usize, ways: usize, _seed: u64) -> TreePlru {
+        let nodes = ways.saturating_sub(1);
+        let words = nodes.div_ceil(64);
+        let mut touch = Vec::new();
+        let mut starts = vec![0];
+        for way in 0..ways {
+            // The path of `way`, and the bit each node on it takes.
+            let mut path: Vec<(usize, bool)> = Vec::new();
+            let (mut lo, mut hi, mut k) = (0, ways, 0);
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo).div_ceil(2);
+                if way < mid {
+                    path.push((k, true));
+                    k += 1;
+                    hi = mid;
+                } else {
+                    path.push((k, false));
+                    k += mid - lo;
+                    lo = mid;
+                }
+            }
+            for word in 0..words {
+                let (mut mask, mut value) = (0u64, 0u64);
+                for &(node, bit) in path.iter().filter(|(node, _)| node / 64 == word) {
+                    mask |= 1 << (node % 64);
+                    value |= (bit as u64) << (node % 64);
+                }
+                if mask != 0 {
+                    touch.push((word, mask, value));
+                }
+            }
+            starts.push(touch.len());
+        }
         TreePlru {
             ways,
-            bits: vec![false; sets * ways.saturating_sub(1)],
+            words,
+            bits: vec![0; sets * words],
+            touch,
+            starts,
         }
     }
 
     #[inline]
     fn hit(&mut self, set: usize, way: usize) {
-        let nodes = self.ways - 1;
-        let bits = &mut self.bits[set * nodes..(set + 1) * nodes];
-        let (mut lo, mut hi, mut k) = (0, self.ways, 0);
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo + 1) / 2;
-            if way < mid {
-                bits[k] = true;
-                k += 1;
-                hi = mid;
-            } else {
-                bits[k] = false;
-                k += mid - lo;
-                lo = mid;
-            }
+        let base = set * self.words;
+        for &(word, mask, value) in &self.touch[self.starts[way]..self.starts[way + 1]] {
+            let b = &mut self.bits[base + word];
+            *b = *b & !mask | value;
         }
     }
 
     #[inline]
     fn victim(&mut self, set: usize) -> usize {
-        let nodes = self.ways - 1;
-        let bits = &self.bits[set * nodes..(set + 1) * nodes];
         let (mut lo, mut hi, mut k) = (0, self.ways, 0);
         while hi - lo > 1 {
-            let mid = lo + (hi - lo + 1) / 2;
-            if bits[k] {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if self.bit(set, k) {
                 k += mid - lo;
                 lo = mid;
             } else {
@@ -95,7 +133,7 @@ mod tests {
         p.hit(0, 0);
         // The root now points right, where 3 was touched last: 2, where true LRU
         // would evict 1.
-        assert_eq!(p.bits, [true, true, false]);
+        assert_eq!([p.bit(0, 0), p.bit(0, 1), p.bit(0, 2)], [true, true, false]);
         assert_eq!(p.victim(0), 2);
     }
 
@@ -115,7 +153,7 @@ mod tests {
 
     #[test]
     fn any_way_count_gives_real_ways_and_never_the_last_touched() {
-        for ways in 1..=20 {
+        for ways in (1..=20).chain([64, 65, 66, 130]) {
             let mut p = TreePlru::new(3, ways, 0);
             for set in 0..3 {
                 // Touching every way in order leaves way 0 the victim.
@@ -143,7 +181,7 @@ mod tests {
 
     #[test]
     fn a_repeated_hit_changes_nothing() {
-        for ways in 1..=13 {
+        for ways in (1..=13).chain([65, 66, 130]) {
             let mut p = TreePlru::new(2, ways, 0);
             let mut x = 1usize;
             for step in 0..200 {
