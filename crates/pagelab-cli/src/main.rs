@@ -132,10 +132,11 @@ fn describe_levels(config: &MachineConfig) -> Result<Vec<String>> {
                 .parent_name(tlb)
                 .map_or_else(|| "walk".to_string(), str::to_string);
             format!(
-                "{} ({:?}, {} entries, {}) → {parent}",
+                "{} ({}, {} {}, {}) → {parent}",
                 l.name,
-                l.serves,
+                l.serves.name(),
                 l.entries(),
+                if l.entries() == 1 { "entry" } else { "entries" },
                 l.shape()
             )
         })

@@ -150,6 +150,14 @@ pub enum Serves {
 }
 
 impl Serves {
+    /// The name the configuration gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Serves::Data => "data",
+            Serves::Instruction => "instruction",
+            Serves::All => "all",
+        }
+    }
     /// Whether the level translates side `side` (0 data, 1 instruction).
     pub fn covers(self, side: usize) -> bool {
         match self {
