@@ -676,6 +676,38 @@ mod tests {
         assert_eq!(r.page_table_bytes, 4 * 4096);
     }
 
+    /// The walk caches serve walks that fault and their retries: the second page of a
+    /// 2 MiB region finds its page-directory entry cached both times.
+    #[test]
+    fn walk_caches_serve_faulting_walks_and_their_retries() {
+        let refs: Vec<_> = [0x1000u64, 0x2000]
+            .iter()
+            .map(|&a| MemRef::new(a, 8, AccessKind::Load))
+            .collect();
+        let config = MachineConfig {
+            walk_caches: vec![crate::config::WalkCacheConfig::default()],
+            ..MachineConfig::default()
+        };
+        for decoupled in [false, true] {
+            let mut m = Machine::build(&config).unwrap();
+            m.set_decoupled(decoupled);
+            m.run_batch(&Batch {
+                refs: refs.clone(),
+                events: vec![],
+            })
+            .unwrap();
+            let c = m.report().counts;
+            // First page: no root yet (no reads), then a retry of 4 reads that fills
+            // the cache. Second page: the cached entry skips 3 reads of the walk that
+            // faults (1 read left) and 3 of its retry.
+            assert_eq!(
+                (c.walks, c.walk_refs, c.walk_refs_skipped, c.fault_walk_refs),
+                (2, 1, 3, 5),
+                "decoupled: {decoupled}"
+            );
+        }
+    }
+
     #[test]
     fn a_reference_spanning_many_pages_translates_each() {
         let refs = [MemRef::new(0x1000, 65536, AccessKind::Load)];

@@ -1,12 +1,14 @@
 //! What a TLB miss goes to: the page table, its walk caches and physical memory. A
 //! walk is counted (references after the walk caches, distinct cache lines); a walk
 //! that finds no translation is a page fault, which maps a fresh base frame and walks
-//! again (that walk is the fault's cost and is counted apart).
+//! again (that walk is the fault's cost and is counted apart). The walk caches serve
+//! every walk, the one that faults and the retry included, as the hardware walker's
+//! would.
 
 use super::{AnyPageTable, Counts, SimError};
 use crate::addr::{Asid, PageSize, VirtAddr};
 use crate::frames::FrameAllocator;
-use crate::pagetable::{MapError, Perms, Translation};
+use crate::pagetable::{MapError, Perms, Translation, Walk};
 use crate::tlb::WalkCaches;
 
 pub struct Walker {
@@ -30,23 +32,25 @@ impl Walker {
     ) -> Result<Translation, SimError> {
         let walk = self.page_table.walk(asid, va);
         counts.walks += 1;
+        // The walk caches serve every walk, one that ends at an absent entry too.
+        let skip = self.cached(asid, va, &walk);
+        counts.walk_refs += (walk.refs().len() - skip) as u64;
+        counts.walk_refs_skipped += skip as u64;
+        counts.walk_lines += walk.distinct_lines_from(skip) as u64;
         match walk.translation {
-            Some(t) => {
-                let skip = if self.walk_caches.is_empty() {
-                    0
-                } else {
-                    self.walk_caches.filter(asid, va, walk.refs().len())
-                };
-                counts.walk_refs += (walk.refs().len() - skip) as u64;
-                counts.walk_refs_skipped += skip as u64;
-                counts.walk_lines += walk.distinct_lines_from(skip) as u64;
-                Ok(t)
-            }
-            None => {
-                counts.walk_refs += walk.refs().len() as u64;
-                counts.walk_lines += walk.distinct_lines() as u64;
-                self.fault(counts, asid, va, reference)
-            }
+            Some(t) => Ok(t),
+            None => self.fault(counts, asid, va, reference),
+        }
+    }
+
+    /// How many of the walk's leading references the walk caches make unnecessary
+    /// (the caches take the pointer entries the walk read).
+    #[inline]
+    fn cached(&mut self, asid: Asid, va: VirtAddr, walk: &Walk) -> usize {
+        if self.walk_caches.is_empty() {
+            0
+        } else {
+            self.walk_caches.filter(asid, va, walk.refs().len())
         }
     }
 
@@ -98,7 +102,8 @@ impl Walker {
         // The faulting access is retried: it walks again. That walk is the fault's cost,
         // not the TLB's, and is counted apart.
         let walk = self.page_table.walk(asid, va);
-        counts.fault_walk_refs += walk.refs().len() as u64;
+        let skip = self.cached(asid, va, &walk);
+        counts.fault_walk_refs += (walk.refs().len() - skip) as u64;
         walk.translation.ok_or_else(|| {
             error(format!(
                 "address {:#x}: still unmapped after the fault was handled",

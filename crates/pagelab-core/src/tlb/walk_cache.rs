@@ -104,9 +104,9 @@ impl WalkCaches {
         self.caches.is_empty()
     }
 
-    /// A walk of `va` read `walk_len` entries, root first, and found a translation:
-    /// how many of the leading references the caches made unnecessary. Fills the
-    /// caches with the pointer entries read.
+    /// A walk of `va` read `walk_len` entries, root first, and stopped at the last
+    /// (a leaf, or an absent entry: a fault): how many of the leading references the
+    /// caches made unnecessary. Fills the caches with the pointer entries read.
     pub fn filter(&mut self, asid: Asid, va: VirtAddr, walk_len: usize) -> usize {
         let top = self.top as usize;
         // The entry of level L is reference `top - L`; it points to a lower table
