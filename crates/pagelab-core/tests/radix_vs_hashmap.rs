@@ -7,6 +7,9 @@
 //! node prefixes the mapped pages need, and once everything is unmapped only the roots
 //! remain.
 
+mod common;
+
+use common::{raw_op, same, RawOp};
 use pagelab_core::addr::{Asid, PageSize, Pfn, VirtAddr};
 use pagelab_core::frames::{FrameAllocator, SimpleAllocator};
 use pagelab_core::pagetable::{MapError, PageTable, Perms, RadixPageTable, Translation};
@@ -73,52 +76,6 @@ fn page_addr(levels: u32, region: u8, g: u8, m: u8, k: u8) -> u64 {
         + (g as u64 % 2) * G1
         + (m as u64 % 4) * M2
         + (k as u64 % 8) * K4
-}
-
-/// One raw operation; `decode` gives it meaning against the current reference state
-/// (so that unmaps can aim at pages that are actually mapped).
-#[derive(Clone, Debug)]
-struct RawOp {
-    what: u8,
-    asid: u8,
-    size: u8,
-    region: u8,
-    g: u8,
-    m: u8,
-    k: u8,
-    pfn: u64,
-    perms: u8,
-    byte: u16,
-    pick: u16,
-}
-
-fn raw_op() -> impl Strategy<Value = RawOp> {
-    (
-        any::<u8>(),
-        0u8..4,
-        any::<u8>(),
-        any::<u8>(),
-        (any::<u8>(), any::<u8>(), any::<u8>()),
-        0u64..(1 << 36),
-        any::<u8>(),
-        any::<u16>(),
-        any::<u16>(),
-    )
-        .prop_map(
-            |(what, asid, size, region, (g, m, k), pfn, perms, byte, pick)| RawOp {
-                what,
-                asid,
-                size,
-                region,
-                g,
-                m,
-                k,
-                pfn,
-                perms,
-                byte,
-                pick,
-            },
-        )
 }
 
 /// What the reference holds of one address space: page base → (size, frame, perms).
@@ -233,19 +190,6 @@ impl Reference {
             nodes += prefixes.len() as u64;
         }
         nodes
-    }
-}
-
-fn same(table: Option<Translation>, reference: Option<Translation>, va: u64) -> Result<(), String> {
-    let key = |t: Option<Translation>| t.map(|t| (t.phys(VirtAddr(va)), t.size, t.perms));
-    if key(table) == key(reference) {
-        Ok(())
-    } else {
-        Err(format!(
-            "lookup of {va:#x}: table gives {:?}, reference {:?}",
-            key(table),
-            key(reference)
-        ))
     }
 }
 
@@ -561,12 +505,12 @@ proptest! {
     #![proptest_config(config())]
 
     #[test]
-    fn four_levels_match_hashmap(ops in prop::collection::vec(raw_op(), 1..300)) {
+    fn four_levels_match_hashmap(ops in prop::collection::vec(raw_op(1 << 36), 1..300)) {
         run(4, &ops)?;
     }
 
     #[test]
-    fn five_levels_match_hashmap(ops in prop::collection::vec(raw_op(), 1..300)) {
+    fn five_levels_match_hashmap(ops in prop::collection::vec(raw_op(1 << 36), 1..300)) {
         run(5, &ops)?;
     }
 }

@@ -14,8 +14,8 @@
 //! a lookup probes the HAT once per size, smallest first. Sharing: a frame has one
 //! entry, so a second mapping of a frame (a shared segment in a second address space,
 //! an alias) takes an alias entry, which holds its frame number, from an overflow
-//! area of 256-entry blocks allocated as needed and kept — the paper's "sharing a
-//! frame between multiple address spaces is hard".
+//! area of 256-entry blocks allocated as needed and freed when empty — the paper's
+//! "sharing a frame between multiple address spaces is hard".
 //! Simplification: overlaps between pages of different sizes are found in the OS's
 //! region list ([`Extents`]).
 
@@ -49,7 +49,8 @@ pub struct InvertedPageTable {
     /// alias entry.
     entries: HashMap<u64, Entry>,
     free_aliases: Vec<u64>,
-    alias_blocks: Vec<PhysAddr>,
+    /// Blocks of alias entries and their entries in use.
+    alias_blocks: Vec<Option<(PhysAddr, u32)>>,
     /// The IPT and the HAT, once allocated.
     arrays: Option<(PhysAddr, PhysAddr)>,
     mem: NodeMem,
@@ -80,7 +81,11 @@ impl InvertedPageTable {
         match i.checked_sub(self.frames_covered) {
             None => PhysAddr(ipt.0 + i * ENTRY_BYTES),
             Some(a) => PhysAddr(
-                self.alias_blocks[(a / ALIAS_BLOCK) as usize].0 + a % ALIAS_BLOCK * ENTRY_BYTES,
+                self.alias_blocks[(a / ALIAS_BLOCK) as usize]
+                    .expect("a live alias block")
+                    .0
+                     .0
+                    + a % ALIAS_BLOCK * ENTRY_BYTES,
             ),
         }
     }
@@ -142,17 +147,48 @@ impl InvertedPageTable {
         if !self.entries.contains_key(&pfn) {
             return Ok(pfn);
         }
-        if let Some(i) = self.free_aliases.pop() {
-            return Ok(i);
+        if self.free_aliases.is_empty() {
+            let addr = self
+                .mem
+                .alloc(shift_for(ALIAS_BLOCK * ENTRY_BYTES), frames)?;
+            let b = match self.alias_blocks.iter().position(Option::is_none) {
+                Some(b) => b,
+                None => {
+                    self.alias_blocks.push(None);
+                    self.alias_blocks.len() - 1
+                }
+            };
+            self.alias_blocks[b] = Some((addr, 0));
+            let first = self.frames_covered + b as u64 * ALIAS_BLOCK;
+            self.free_aliases.extend((first..first + ALIAS_BLOCK).rev());
         }
-        let block = self
-            .mem
-            .alloc(shift_for(ALIAS_BLOCK * ENTRY_BYTES), frames)?;
-        let first = self.frames_covered + self.alias_blocks.len() as u64 * ALIAS_BLOCK;
-        self.alias_blocks.push(block);
-        self.free_aliases
-            .extend((first + 1..first + ALIAS_BLOCK).rev());
-        Ok(first)
+        let i = self.free_aliases.pop().expect("a block was just added");
+        self.alias_block(i).1 += 1;
+        Ok(i)
+    }
+
+    fn alias_block(&mut self, i: u64) -> &mut (PhysAddr, u32) {
+        let b = (i - self.frames_covered) / ALIAS_BLOCK;
+        self.alias_blocks[b as usize]
+            .as_mut()
+            .expect("a live alias block")
+    }
+
+    /// Give back alias entry `i`, and its block once the block is unused.
+    fn free_alias(&mut self, i: u64, frames: &mut dyn FrameAllocator) {
+        self.free_aliases.push(i);
+        let block = self.alias_block(i);
+        block.1 -= 1;
+        if block.1 == 0 {
+            let addr = block.0;
+            let b = (i - self.frames_covered) / ALIAS_BLOCK;
+            self.alias_blocks[b as usize] = None;
+            self.mem
+                .free(addr, shift_for(ALIAS_BLOCK * ENTRY_BYTES), frames);
+            let first = self.frames_covered + b * ALIAS_BLOCK;
+            self.free_aliases
+                .retain(|&a| !(first..first + ALIAS_BLOCK).contains(&a));
+        }
     }
 
     fn find_page(
@@ -216,7 +252,7 @@ impl PageTable for InvertedPageTable {
         asid: Asid,
         va: VirtAddr,
         size: PageSize,
-        _frames: &mut dyn FrameAllocator,
+        frames: &mut dyn FrameAllocator,
     ) -> Result<UpdateCost, MapError> {
         let mut cost = UpdateCost::NONE;
         let (i, before) = self.find_page(asid, va, size, &mut cost)?;
@@ -227,7 +263,7 @@ impl PageTable for InvertedPageTable {
             None => drop(self.hat.insert(e.key.bucket(self.hat_bits), e.next)),
         }
         if i >= self.frames_covered {
-            self.free_aliases.push(i);
+            self.free_alias(i, frames);
         }
         // The link before it and the entry itself.
         cost.writes += 2;
@@ -302,6 +338,12 @@ mod tests {
         pt.unmap(Asid(1), va, PageSize::K4, &mut frames).unwrap();
         assert!(pt.walk(Asid(1), va).translation.is_none());
         assert_eq!(pt.walk(Asid(2), va).translation.unwrap().pfn, Pfn(77));
+        pt.unmap(Asid(2), va, PageSize::K4, &mut frames).unwrap();
+        assert_eq!(
+            pt.footprint_bytes(),
+            (64 + 16) << 10,
+            "the alias block went back"
+        );
         assert_eq!(
             pt.map(Asid(1), va, PageSize::K4, Pfn(4096), Perms::RW, &mut frames),
             Err(MapError::NoSuchFrame(4096))

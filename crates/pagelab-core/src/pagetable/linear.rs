@@ -65,9 +65,13 @@ impl LinearPageTable {
     }
 
     /// The first base page number and the number of PTEs of a page.
+    /// Refusals in the radix table's order: size, range, alignment.
     fn check(&self, va: VirtAddr, size: PageSize) -> Result<(u64, u64), MapError> {
-        page_last(&self.sizes, va, size)?;
+        if !self.sizes.contains(&size) {
+            return Err(MapError::UnsupportedSize(size));
+        }
         let va = Self::canonical(va).ok_or(MapError::OutOfRange(VA_BITS))?;
+        page_last(&self.sizes, VirtAddr(va), size)?;
         Ok((va >> 12, size.base_frames()))
     }
 

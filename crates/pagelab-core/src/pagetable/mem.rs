@@ -115,6 +115,7 @@ impl<T> Pool<T> {
         self.free.push(i);
     }
     /// Items not removed.
+    #[cfg(test)]
     pub fn live(&self) -> usize {
         self.items.len() - self.free.len()
     }

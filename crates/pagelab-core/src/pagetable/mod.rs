@@ -257,7 +257,7 @@ impl fmt::Display for MapError {
             ),
             MapError::NoSuchFrame(frames) => write!(
                 f,
-                "the frame lies beyond the {frames} frames of memory the inverted table covers"
+                "the frame lies beyond the {frames} frames the inverted table covers (page_table.memory)"
             ),
             MapError::BadSegment => f.write_str(
                 "a shared segment needs at least one page and must fit in the address space",
