@@ -18,7 +18,10 @@ use crate::config::{CostConfig, FramesConfig, MachineConfig, PageTableConfig};
 use crate::cost::{CostModel, Cycles, SimpleCost};
 use crate::event::{AccessKind, Batch};
 use crate::frames::{FrameAllocator, SimpleAllocator};
-use crate::pagetable::{PageTable, RadixPageTable, Walk};
+use crate::pagetable::{
+    ClusteredPageTable, GuardedPageTable, HashedPageTable, InvertedPageTable, LinearPageTable,
+    PageTable, RadixPageTable, VariableRadixPageTable, Walk,
+};
 use crate::tlb::hierarchy::{SizeCounts, DATA, INSTRUCTION};
 use crate::tlb::walk_cache::WalkCacheReport;
 use crate::tlb::{Hierarchy, WalkCaches};
@@ -49,39 +52,51 @@ impl std::error::Error for SimError {}
 /// Every page-table structure, as one type.
 pub enum AnyPageTable {
     Radix(RadixPageTable),
+    Linear(LinearPageTable),
+    Hashed(HashedPageTable),
+    Clustered(ClusteredPageTable),
+    Inverted(InvertedPageTable),
+    Guarded(GuardedPageTable),
+    VariableRadix(VariableRadixPageTable),
+}
+
+/// `$e` with `$t` bound to the structure inside, whichever it is.
+macro_rules! each_table {
+    ($table:expr, $t:ident => $e:expr) => {
+        match $table {
+            AnyPageTable::Radix($t) => $e,
+            AnyPageTable::Linear($t) => $e,
+            AnyPageTable::Hashed($t) => $e,
+            AnyPageTable::Clustered($t) => $e,
+            AnyPageTable::Inverted($t) => $e,
+            AnyPageTable::Guarded($t) => $e,
+            AnyPageTable::VariableRadix($t) => $e,
+        }
+    };
 }
 
 impl AnyPageTable {
-    #[inline]
-    fn walk(&self, asid: Asid, va: VirtAddr) -> Walk {
-        match self {
-            AnyPageTable::Radix(t) => t.walk(asid, va),
-        }
+    #[inline(always)]
+    fn walk_into(&self, asid: Asid, va: VirtAddr, walk: &mut Walk) {
+        each_table!(self, t => t.walk_into(asid, va, walk))
     }
     #[inline(always)]
     fn prefetch(&self, asid: Asid, va: VirtAddr) {
-        match self {
-            AnyPageTable::Radix(t) => t.prefetch(asid, va),
-        }
+        each_table!(self, t => t.prefetch(asid, va))
     }
     fn as_dyn(&mut self) -> &mut dyn PageTable {
-        match self {
-            AnyPageTable::Radix(t) => t,
-        }
+        each_table!(self, t => t)
     }
     fn as_ref(&self) -> &dyn PageTable {
-        match self {
-            AnyPageTable::Radix(t) => t,
-        }
+        each_table!(self, t => t)
     }
     fn footprint_bytes(&self) -> u64 {
-        match self {
-            AnyPageTable::Radix(t) => t.footprint_bytes(),
-        }
+        each_table!(self, t => t.footprint_bytes())
     }
 }
 
 fn build_page_table(c: &PageTableConfig) -> Result<AnyPageTable, String> {
+    let bits = |n: u64| n.trailing_zeros();
     match c {
         PageTableConfig::Radix(r) => match r.levels {
             4 | 5 => Ok(AnyPageTable::Radix(RadixPageTable::new(r.levels))),
@@ -89,6 +104,27 @@ fn build_page_table(c: &PageTableConfig) -> Result<AnyPageTable, String> {
                 "page_table.levels: {n} is not supported (x86-64 radix tables have 4 or 5 levels)"
             )),
         },
+        PageTableConfig::Linear(l) => l
+            .check()
+            .map(|()| AnyPageTable::Linear(LinearPageTable::new(&l.page_sizes, l.nested_tlb))),
+        PageTableConfig::Hashed(h) => h
+            .check()
+            .map(|()| AnyPageTable::Hashed(HashedPageTable::new(bits(h.buckets), &h.page_sizes))),
+        PageTableConfig::Clustered(c) => c.check().map(|()| {
+            let (b, f) = (bits(c.buckets), bits(c.subblock_factor));
+            AnyPageTable::Clustered(ClusteredPageTable::new(b, f, &c.page_sizes))
+        }),
+        PageTableConfig::Inverted(i) => i.check().map(|()| {
+            let hat = bits(i.hat());
+            AnyPageTable::Inverted(InvertedPageTable::new(i.frames(), hat, &i.page_sizes))
+        }),
+        PageTableConfig::Guarded(g) => g
+            .check()
+            .map(|()| AnyPageTable::Guarded(GuardedPageTable::new(g.radix as u32, &g.page_sizes))),
+        PageTableConfig::VariableRadix(v) => v.check().map(|()| {
+            let t = VariableRadixPageTable::new(v.node_bits, v.max_node_bits, &v.page_sizes);
+            AnyPageTable::VariableRadix(t)
+        }),
     }
 }
 
@@ -198,6 +234,7 @@ impl Machine {
         }
         let table_levels = match &config.page_table {
             PageTableConfig::Radix(r) => Some(r.levels),
+            _ => None,
         };
         let tlb_split = tlb.path_names(DATA)[0] != tlb.path_names(INSTRUCTION)[0];
         let mut machine = Machine {
@@ -209,6 +246,7 @@ impl Machine {
                 page_table,
                 frames: build_frames(&config.frames).map_err(err)?,
                 base_page: config.base_page,
+                walk: Walk::new(),
             },
             tlb,
             cost: build_cost(&config.cost).map_err(err)?,

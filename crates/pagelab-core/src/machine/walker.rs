@@ -17,6 +17,8 @@ pub struct Walker {
     pub frames: Box<dyn FrameAllocator>,
     /// The page size demand paging maps.
     pub base_page: PageSize,
+    /// The last walk (kept, not made afresh: a walk is large).
+    pub walk: Walk,
 }
 
 impl Walker {
@@ -30,10 +32,9 @@ impl Walker {
         va: VirtAddr,
         reference: u64,
     ) -> Result<Translation, SimError> {
-        let walk = self.page_table.walk(asid, va);
+        let skip = self.walk(asid, va);
         counts.walks += 1;
-        // The walk caches serve every walk, one that ends at an absent entry too.
-        let skip = self.cached(asid, va, &walk);
+        let walk = &self.walk;
         counts.walk_refs += (walk.refs().len() - skip) as u64;
         counts.walk_refs_skipped += skip as u64;
         counts.walk_lines += walk.distinct_lines_from(skip) as u64;
@@ -43,14 +44,16 @@ impl Walker {
         }
     }
 
-    /// How many of the walk's leading references the walk caches make unnecessary
-    /// (the caches take the pointer entries the walk read).
+    /// Walk `va` into the scratch walk: how many of its leading references the walk
+    /// caches make unnecessary. The caches serve every walk, one that ends at an
+    /// absent entry too, and take the pointer entries it read.
     #[inline]
-    fn cached(&mut self, asid: Asid, va: VirtAddr, walk: &Walk) -> usize {
+    fn walk(&mut self, asid: Asid, va: VirtAddr) -> usize {
+        self.page_table.walk_into(asid, va, &mut self.walk);
         if self.walk_caches.is_empty() {
             0
         } else {
-            self.walk_caches.filter(asid, va, walk.refs().len())
+            self.walk_caches.filter(asid, va, self.walk.refs().len())
         }
     }
 
@@ -101,10 +104,9 @@ impl Walker {
         }
         // The faulting access is retried: it walks again. That walk is the fault's cost,
         // not the TLB's, and is counted apart.
-        let walk = self.page_table.walk(asid, va);
-        let skip = self.cached(asid, va, &walk);
-        counts.fault_walk_refs += (walk.refs().len() - skip) as u64;
-        walk.translation.ok_or_else(|| {
+        let skip = self.walk(asid, va);
+        counts.fault_walk_refs += (self.walk.refs().len() - skip) as u64;
+        self.walk.translation.ok_or_else(|| {
             error(format!(
                 "address {:#x}: still unmapped after the fault was handled",
                 va.0

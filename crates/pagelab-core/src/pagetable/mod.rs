@@ -6,13 +6,28 @@
 //! Adding a structure: a file here implementing [`PageTable`], one variant in
 //! `config::PageTableConfig`, one arm in `machine::build_page_table` (docs/EXTENDING.md).
 
+mod clustered;
+mod guarded;
+mod hashed;
+mod hashing;
+mod inverted;
+mod linear;
+mod mem;
 mod radix;
+mod vrpt;
 
+pub use clustered::ClusteredPageTable;
+pub use guarded::GuardedPageTable;
+pub use hashed::HashedPageTable;
+pub use inverted::InvertedPageTable;
+pub use linear::LinearPageTable;
 pub use radix::RadixPageTable;
+pub use vrpt::VariableRadixPageTable;
 
 use crate::addr::{Asid, PageSize, Pfn, PhysAddr, VirtAddr};
 use crate::frames::FrameAllocator;
 use std::fmt;
+use std::mem::MaybeUninit;
 
 /// Access permissions of a mapping.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -45,33 +60,62 @@ impl Translation {
     }
 }
 
-/// Most memory references a walk of any structure here makes.
-pub const MAX_WALK_REFS: usize = 8;
+/// Most memory references one walk can record. No structure here comes near it in
+/// practice (a 4-level radix walk makes 4, a guarded table of radix 16 at most 14, a
+/// hashed table one per record on the chains it probes); a walk that makes more keeps
+/// the first `MAX_WALK_REFS` and counts the rest in [`Walk::dropped`].
+pub const MAX_WALK_REFS: usize = 64;
 
 /// The result of a lookup: the translation (if mapped) and the page-table entries read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub struct Walk {
     pub translation: Option<Translation>,
-    refs: [PhysAddr; MAX_WALK_REFS],
+    /// Only the first `n_refs` are initialized: a walk is made per TLB miss, and
+    /// clearing 512 bytes each time would cost more than most walks.
+    refs: [MaybeUninit<PhysAddr>; MAX_WALK_REFS],
     n_refs: u8,
+    dropped: u16,
 }
 
 impl Walk {
+    #[inline]
     pub fn new() -> Walk {
         Walk {
             translation: None,
-            refs: [PhysAddr(0); MAX_WALK_REFS],
+            refs: [MaybeUninit::uninit(); MAX_WALK_REFS],
             n_refs: 0,
+            dropped: 0,
         }
+    }
+    /// Empty again, for another walk.
+    #[inline(always)]
+    pub fn clear(&mut self) {
+        self.translation = None;
+        self.n_refs = 0;
+        self.dropped = 0;
     }
     #[inline]
     pub fn push(&mut self, entry: PhysAddr) {
-        self.refs[self.n_refs as usize] = entry;
-        self.n_refs += 1;
+        match self.refs.get_mut(self.n_refs as usize) {
+            Some(slot) => {
+                slot.write(entry);
+                self.n_refs += 1;
+            }
+            None => self.dropped = self.dropped.saturating_add(1),
+        }
     }
     /// Physical addresses of the entries read, in order.
+    #[inline]
     pub fn refs(&self) -> &[PhysAddr] {
-        &self.refs[..self.n_refs as usize]
+        let n = self.n_refs as usize;
+        // SAFETY: `push` initialized `refs[..n_refs]`, and `n_refs` never exceeds the
+        // array's length; `MaybeUninit<T>` has the layout of `T`.
+        unsafe { std::slice::from_raw_parts(self.refs.as_ptr().cast::<PhysAddr>(), n) }
+    }
+    /// References made beyond the `MAX_WALK_REFS` recorded (0 for every walk of the
+    /// structures here under any test in the repository).
+    pub fn dropped(&self) -> usize {
+        self.dropped as usize
     }
     /// Distinct 64-byte cache lines among the entries read.
     pub fn distinct_lines(&self) -> usize {
@@ -92,6 +136,98 @@ impl Default for Walk {
     }
 }
 
+impl PartialEq for Walk {
+    fn eq(&self, other: &Walk) -> bool {
+        self.translation == other.translation
+            && self.refs() == other.refs()
+            && self.dropped == other.dropped
+    }
+}
+
+impl Eq for Walk {}
+
+impl fmt::Debug for Walk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Walk")
+            .field("translation", &self.translation)
+            .field("refs", &self.refs())
+            .field("dropped", &self.dropped)
+            .finish()
+    }
+}
+
+/// The memory references an update (map, unmap, protect, and the shared-segment
+/// operations) made to the table: entries read and entries written. A node the
+/// update allocates counts one write per 64-byte line it is cleared in; a node it
+/// frees costs nothing. The OS's own bookkeeping outside the table (its list of
+/// mapped regions, see `hashing::Extents`) is not counted. An update that fails
+/// reports no cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UpdateCost {
+    pub reads: u64,
+    pub writes: u64,
+}
+
+impl UpdateCost {
+    pub const NONE: UpdateCost = UpdateCost {
+        reads: 0,
+        writes: 0,
+    };
+    /// All references, reads and writes.
+    pub fn refs(self) -> u64 {
+        self.reads + self.writes
+    }
+    /// A new node of `bytes`: one write per line cleared.
+    pub fn clear(&mut self, bytes: u64) {
+        self.writes += bytes.div_ceil(64);
+    }
+}
+
+impl std::ops::AddAssign for UpdateCost {
+    fn add_assign(&mut self, o: UpdateCost) {
+        self.reads += o.reads;
+        self.writes += o.writes;
+    }
+}
+
+/// A segment shared by several address spaces: `pages` pages of `size` from `va` on,
+/// backed by the frames from `pfn` on (page `i` at `pfn + i × size`), with `perms`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub va: VirtAddr,
+    pub size: PageSize,
+    pub pages: u64,
+    pub pfn: Pfn,
+    pub perms: Perms,
+}
+
+impl Segment {
+    /// The segment's bytes, if it has pages, is aligned and does not run past the
+    /// end of the 64-bit address space.
+    pub fn bytes(&self) -> Result<u64, MapError> {
+        if self.va.offset_in(self.size) != 0 {
+            return Err(MapError::Misaligned);
+        }
+        let bytes = self
+            .pages
+            .checked_mul(self.size.bytes())
+            .filter(|&b| b > 0 && self.va.0.checked_add(b - 1).is_some())
+            .ok_or(MapError::BadSegment)?;
+        self.pfn
+            .0
+            .checked_add(self.pages * self.size.base_frames())
+            .ok_or(MapError::BadSegment)?;
+        Ok(bytes)
+    }
+    /// Page `i`: its address and first frame.
+    pub fn page(&self, i: u64) -> (VirtAddr, Pfn) {
+        (
+            VirtAddr(self.va.0 + i * self.size.bytes()),
+            Pfn(self.pfn.0 + i * self.size.base_frames()),
+        )
+    }
+}
+
 /// Why a map or unmap was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MapError {
@@ -107,6 +243,11 @@ pub enum MapError {
     OutOfMemory,
     /// The address is not canonical for a virtual address space of this many bits.
     OutOfRange(u32),
+    /// The frame lies beyond the physical memory an inverted table covers (frames).
+    NoSuchFrame(u64),
+    /// A shared segment with no pages, or one that runs past the end of the address
+    /// space or of the frame numbers.
+    BadSegment,
 }
 
 impl fmt::Display for MapError {
@@ -121,13 +262,21 @@ impl fmt::Display for MapError {
                 f,
                 "the address is outside the table's {bits}-bit virtual address space"
             ),
+            MapError::NoSuchFrame(frames) => write!(
+                f,
+                "the frame lies beyond the {frames} frames the inverted table covers (page_table.memory)"
+            ),
+            MapError::BadSegment => f.write_str(
+                "a shared segment needs at least one page and must fit in the address space",
+            ),
         }
     }
 }
 
 impl std::error::Error for MapError {}
 
-/// The operations every page-table structure provides.
+/// The operations every page-table structure provides. Updates report the table
+/// references they made ([`UpdateCost`]); a failed update changes nothing.
 pub trait PageTable {
     /// Map the page of `size` starting at `va` to the frames starting at `pfn`.
     /// Table nodes come from `frames`.
@@ -139,7 +288,7 @@ pub trait PageTable {
         pfn: Pfn,
         perms: Perms,
         frames: &mut dyn FrameAllocator,
-    ) -> Result<(), MapError>;
+    ) -> Result<UpdateCost, MapError>;
     /// Remove the page of `size` starting at `va`; nodes left empty go back to `frames`.
     fn unmap(
         &mut self,
@@ -147,15 +296,129 @@ pub trait PageTable {
         va: VirtAddr,
         size: PageSize,
         frames: &mut dyn FrameAllocator,
-    ) -> Result<(), MapError>;
+    ) -> Result<UpdateCost, MapError>;
+    /// Change the rights of the page of `size` mapped at `va` (`NotMapped` if no page
+    /// of that size starts there). `frames` serves structures that must copy a shared
+    /// node before changing one address space's view of it.
+    fn protect(
+        &mut self,
+        asid: Asid,
+        va: VirtAddr,
+        size: PageSize,
+        perms: Perms,
+        frames: &mut dyn FrameAllocator,
+    ) -> Result<UpdateCost, MapError>;
+    /// Map `segment` into every address space of `asids`. Afterwards each address
+    /// space sees the pages as if mapped one by one: unmapping or protecting a page
+    /// in one of them changes only that one. By default the pages are mapped one by
+    /// one in each address space; a structure that can share its nodes (the variable
+    /// radix table's cross-links) overrides it. Either every page is mapped or none.
+    fn map_shared(
+        &mut self,
+        asids: &[Asid],
+        segment: &Segment,
+        frames: &mut dyn FrameAllocator,
+    ) -> Result<UpdateCost, MapError> {
+        map_pages(self, asids, segment, frames)
+    }
+    /// Remove `segment` from `asid`: every page of it must still be mapped there with
+    /// the segment's page size (`NotMapped` otherwise, and nothing changes).
+    fn unmap_shared(
+        &mut self,
+        asid: Asid,
+        segment: &Segment,
+        frames: &mut dyn FrameAllocator,
+    ) -> Result<UpdateCost, MapError> {
+        unmap_pages(self, asid, segment, frames)
+    }
     /// Look `va` up as the hardware (or the miss handler) would.
     fn walk(&self, asid: Asid, va: VirtAddr) -> Walk;
+    /// [`PageTable::walk`] into `walk`, for a caller that keeps one: a [`Walk`] is
+    /// large, and the machine's walk loop should not copy it. By default it assigns;
+    /// a structure on the hot path writes in place.
+    #[inline(always)]
+    fn walk_into(&self, asid: Asid, va: VirtAddr, walk: &mut Walk) {
+        *walk = self.walk(asid, va);
+    }
     /// A hint that `va` will be walked soon: bring what its walk reads into the host's
     /// cache. It changes nothing simulated; by default it does nothing.
     #[inline(always)]
     fn prefetch(&self, _asid: Asid, _va: VirtAddr) {}
-    /// Bytes of memory the structure occupies.
+    /// Bytes of memory the structure occupies: every frame it holds.
     fn footprint_bytes(&self) -> u64;
     /// Page sizes the structure can map.
     fn page_sizes(&self) -> &[PageSize];
+}
+
+/// The last byte of the page of `size` at `va`, if `sizes` has `size` and `va` is
+/// aligned to it.
+pub(crate) fn page_last(sizes: &[PageSize], va: VirtAddr, size: PageSize) -> Result<u64, MapError> {
+    if !sizes.contains(&size) {
+        return Err(MapError::UnsupportedSize(size));
+    }
+    if va.offset_in(size) != 0 {
+        return Err(MapError::Misaligned);
+    }
+    Ok(va.0 + (size.bytes() - 1))
+}
+
+/// Page sizes from a configuration: sorted, without repeats.
+pub(crate) fn sorted_sizes(sizes: &[PageSize]) -> Vec<PageSize> {
+    let mut v = sizes.to_vec();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// [`PageTable::map_shared`] by mapping each page in each address space, undoing
+/// what was mapped if one fails.
+pub fn map_pages<T: PageTable + ?Sized>(
+    table: &mut T,
+    asids: &[Asid],
+    segment: &Segment,
+    frames: &mut dyn FrameAllocator,
+) -> Result<UpdateCost, MapError> {
+    segment.bytes()?;
+    let mut cost = UpdateCost::NONE;
+    for (n, &asid) in asids.iter().enumerate() {
+        for i in 0..segment.pages {
+            let (va, pfn) = segment.page(i);
+            match table.map(asid, va, segment.size, pfn, segment.perms, frames) {
+                Ok(c) => cost += c,
+                Err(e) => {
+                    let done = asids[..n]
+                        .iter()
+                        .flat_map(|&a| (0..segment.pages).map(move |j| (a, j)));
+                    for (a, j) in done.chain((0..i).map(|j| (asid, j))) {
+                        let _ = table.unmap(a, segment.page(j).0, segment.size, frames);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+    }
+    Ok(cost)
+}
+
+/// [`PageTable::unmap_shared`] page by page, after a walk of each page has found it
+/// (those walks count as reads).
+pub fn unmap_pages<T: PageTable + ?Sized>(
+    table: &mut T,
+    asid: Asid,
+    segment: &Segment,
+    frames: &mut dyn FrameAllocator,
+) -> Result<UpdateCost, MapError> {
+    segment.bytes()?;
+    let mut cost = UpdateCost::NONE;
+    for i in 0..segment.pages {
+        let w = table.walk(asid, segment.page(i).0);
+        cost.reads += (w.refs().len() + w.dropped()) as u64;
+        if w.translation.map(|t| t.size) != Some(segment.size) {
+            return Err(MapError::NotMapped);
+        }
+    }
+    for i in 0..segment.pages {
+        cost += table.unmap(asid, segment.page(i).0, segment.size, frames)?;
+    }
+    Ok(cost)
 }

@@ -8,7 +8,7 @@
 //! node has a physical frame from the frame allocator, so a walk reports the physical
 //! address of every entry it reads.
 
-use super::{MapError, PageTable, Perms, Translation, Walk};
+use super::{MapError, PageTable, Perms, Translation, UpdateCost, Walk};
 use crate::addr::{Asid, PageSize, Pfn, PhysAddr, VirtAddr};
 use crate::frames::FrameAllocator;
 
@@ -135,6 +135,38 @@ impl RadixPageTable {
         }
     }
 
+    /// The leaf entry of the page at `va` whose leaf is at level `leaf`: its node, the
+    /// number of interior levels read above it (their nodes and indexes in `path`)
+    /// and its slot.
+    fn find_leaf(
+        &self,
+        asid: Asid,
+        va: VirtAddr,
+        leaf: u32,
+        path: &mut [(u32, usize); 5],
+    ) -> Result<(u32, usize, usize), MapError> {
+        let mut node = self.root(asid);
+        if node == NO_ROOT {
+            return Err(MapError::NotMapped);
+        }
+        let mut depth = 0;
+        for level in (leaf + 1..self.levels).rev() {
+            let idx = index(va, level);
+            let e = self.entries[Self::slot(node, idx)];
+            if e & PRESENT == 0 || e & LEAF != 0 {
+                return Err(MapError::NotMapped);
+            }
+            path[depth] = (node, idx);
+            depth += 1;
+            node = child_node(e);
+        }
+        let slot = Self::slot(node, index(va, leaf));
+        if self.entries[slot] & (PRESENT | LEAF) != PRESENT | LEAF {
+            return Err(MapError::NotMapped);
+        }
+        Ok((node, depth, slot))
+    }
+
     fn check(&self, va: VirtAddr, size: PageSize) -> Result<(VirtAddr, u32), MapError> {
         let level = leaf_level(size).ok_or(MapError::UnsupportedSize(size))?;
         let va = self
@@ -156,9 +188,11 @@ impl PageTable for RadixPageTable {
         pfn: Pfn,
         perms: Perms,
         frames: &mut dyn FrameAllocator,
-    ) -> Result<(), MapError> {
+    ) -> Result<UpdateCost, MapError> {
         let (va, leaf) = self.check(va, size)?;
+        let mut cost = UpdateCost::NONE;
         if self.root(asid) == NO_ROOT {
+            cost.clear(FANOUT as u64 * 8);
             let node = self.new_node(frames)?;
             if self.roots.len() <= asid.0 as usize {
                 self.roots.resize(asid.0 as usize + 1, NO_ROOT);
@@ -172,6 +206,7 @@ impl PageTable for RadixPageTable {
         for level in (leaf + 1..self.levels).rev() {
             let slot = Self::slot(node, index(va, level));
             let e = self.entries[slot];
+            cost.reads += 1;
             if e & PRESENT == 0 {
                 let child = match self.new_node(frames) {
                     Ok(child) => child,
@@ -188,6 +223,8 @@ impl PageTable for RadixPageTable {
                 };
                 made[n_made] = (slot, child);
                 n_made += 1;
+                cost.clear(FANOUT as u64 * 8);
+                cost.writes += 1;
                 self.entries[slot] = interior(child, self.node_frames[child as usize]);
                 self.node_used[node as usize] += 1;
                 node = child;
@@ -204,7 +241,9 @@ impl PageTable for RadixPageTable {
         self.entries[slot] =
             pfn.0 << TARGET_SHIFT | (perms.0 as u64) << PERM_SHIFT | LEAF | PRESENT;
         self.node_used[node as usize] += 1;
-        Ok(())
+        cost.reads += 1;
+        cost.writes += 1;
+        Ok(cost)
     }
 
     fn unmap(
@@ -213,29 +252,15 @@ impl PageTable for RadixPageTable {
         va: VirtAddr,
         size: PageSize,
         frames: &mut dyn FrameAllocator,
-    ) -> Result<(), MapError> {
+    ) -> Result<UpdateCost, MapError> {
         let (va, leaf) = self.check(va, size)?;
-        let mut node = self.root(asid);
-        if node == NO_ROOT {
-            return Err(MapError::NotMapped);
-        }
         // The path from the root, to free nodes that become empty.
         let mut path = [(0u32, 0usize); 5];
-        let mut depth = 0;
-        for level in (leaf + 1..self.levels).rev() {
-            let idx = index(va, level);
-            let e = self.entries[Self::slot(node, idx)];
-            if e & PRESENT == 0 || e & LEAF != 0 {
-                return Err(MapError::NotMapped);
-            }
-            path[depth] = (node, idx);
-            depth += 1;
-            node = child_node(e);
-        }
-        let slot = Self::slot(node, index(va, leaf));
-        if self.entries[slot] & (PRESENT | LEAF) != PRESENT | LEAF {
-            return Err(MapError::NotMapped);
-        }
+        let (mut node, mut depth, slot) = self.find_leaf(asid, va, leaf, &mut path)?;
+        let mut cost = UpdateCost {
+            reads: depth as u64 + 1,
+            writes: 1,
+        };
         self.entries[slot] = 0;
         self.node_used[node as usize] -= 1;
         // Free emptied nodes bottom-up; the root stays.
@@ -247,20 +272,45 @@ impl PageTable for RadixPageTable {
             self.live_nodes -= 1;
             self.entries[Self::slot(parent, idx)] = 0;
             self.node_used[parent as usize] -= 1;
+            cost.writes += 1;
             node = parent;
         }
-        Ok(())
+        Ok(cost)
     }
 
-    #[inline]
+    fn protect(
+        &mut self,
+        asid: Asid,
+        va: VirtAddr,
+        size: PageSize,
+        perms: Perms,
+        _frames: &mut dyn FrameAllocator,
+    ) -> Result<UpdateCost, MapError> {
+        let (va, leaf) = self.check(va, size)?;
+        let (_, depth, slot) = self.find_leaf(asid, va, leaf, &mut [(0, 0); 5])?;
+        let e = &mut self.entries[slot];
+        *e = *e & !(7 << PERM_SHIFT) | (perms.0 as u64 & 7) << PERM_SHIFT;
+        Ok(UpdateCost {
+            reads: depth as u64 + 1,
+            writes: 1,
+        })
+    }
+
     fn walk(&self, asid: Asid, va: VirtAddr) -> Walk {
         let mut walk = Walk::new();
+        self.walk_into(asid, va, &mut walk);
+        walk
+    }
+
+    #[inline(always)]
+    fn walk_into(&self, asid: Asid, va: VirtAddr, walk: &mut Walk) {
+        walk.clear();
         let node = self.root(asid);
         let Some(va) = self.canonical(va) else {
-            return walk;
+            return;
         };
         if node == NO_ROOT {
-            return walk;
+            return;
         }
         let mut node = node as usize;
         let mut table = self.node_frames[node].addr().0;
@@ -277,12 +327,11 @@ impl PageTable for RadixPageTable {
                         perms: Perms((e >> PERM_SHIFT) as u8 & 7),
                     });
                 }
-                return walk;
+                return;
             }
             node = child_node(e) as usize;
             table = child_pfn(e).addr().0;
         }
-        walk
     }
 
     /// Follows the interior entries down to the last node present and prefetches the
@@ -456,6 +505,73 @@ mod tests {
         assert_eq!(r, Err(MapError::OutOfMemory));
         assert_eq!(pt.footprint_bytes(), 4096, "only the root remains");
         assert_eq!(frames.used_frames(), 1);
+    }
+
+    #[test]
+    fn updates_report_their_references_and_protect_changes_rights() {
+        let mut frames = SimpleAllocator::new(1 << 20);
+        let mut pt = RadixPageTable::new(4);
+        let va = VirtAddr(0x7f00_0000_0000);
+        // Root and three nodes cleared (64 lines each), three interior entries and
+        // the leaf written; the four entries of the path read.
+        let c = pt
+            .map(Asid(0), va, PageSize::K4, Pfn(3), Perms::RW, &mut frames)
+            .unwrap();
+        assert_eq!(
+            c,
+            UpdateCost {
+                reads: 4,
+                writes: 4 * 64 + 4
+            }
+        );
+        let c = pt
+            .map(
+                Asid(0),
+                VirtAddr(va.0 + 4096),
+                PageSize::K4,
+                Pfn(4),
+                Perms::RW,
+                &mut frames,
+            )
+            .unwrap();
+        assert_eq!(
+            c,
+            UpdateCost {
+                reads: 4,
+                writes: 1
+            }
+        );
+        let read = Perms(Perms::READ);
+        let c = pt
+            .protect(Asid(0), va, PageSize::K4, read, &mut frames)
+            .unwrap();
+        assert_eq!(
+            c,
+            UpdateCost {
+                reads: 4,
+                writes: 1
+            }
+        );
+        assert_eq!(pt.walk(Asid(0), va).translation.unwrap().perms, read);
+        assert_eq!(
+            pt.protect(Asid(0), va, PageSize::M2, read, &mut frames),
+            Err(MapError::NotMapped)
+        );
+        assert_eq!(
+            pt.protect(Asid(1), va, PageSize::K4, read, &mut frames),
+            Err(MapError::NotMapped)
+        );
+        // The last page of the leaf node frees three nodes: three more entries cleared.
+        pt.unmap(Asid(0), VirtAddr(va.0 + 4096), PageSize::K4, &mut frames)
+            .unwrap();
+        let c = pt.unmap(Asid(0), va, PageSize::K4, &mut frames).unwrap();
+        assert_eq!(
+            c,
+            UpdateCost {
+                reads: 4,
+                writes: 4
+            }
+        );
     }
 
     #[test]

@@ -1,8 +1,13 @@
-//! Helpers shared by the integration tests: configuration pieces built in one line.
+//! Helpers shared by the integration tests: configuration pieces built in one line,
+//! and what the page-table differential tests share (a raw random operation, decoded
+//! by each test against its reference, and the comparison of two lookups).
 #![allow(dead_code)]
 
+use pagelab_core::addr::VirtAddr;
 use pagelab_core::config::{LevelConfig, Serves, SetAssocConfig};
+use pagelab_core::pagetable::Translation;
 use pagelab_core::PageSize;
+use proptest::prelude::*;
 
 /// A `sets × ways` LRU array holding `sizes`.
 pub fn array(sets: usize, ways: usize, sizes: &[PageSize]) -> SetAssocConfig {
@@ -27,5 +32,66 @@ pub fn level(
         parent: parent.map(Into::into),
         hit_cycles: 1.0,
         arrays,
+    }
+}
+
+/// One raw operation; each test gives it meaning against its reference's state (so
+/// that unmaps can aim at pages that are actually mapped).
+#[derive(Clone, Debug)]
+pub struct RawOp {
+    pub what: u8,
+    pub asid: u8,
+    pub size: u8,
+    pub region: u8,
+    pub g: u8,
+    pub m: u8,
+    pub k: u8,
+    pub pfn: u64,
+    pub perms: u8,
+    pub byte: u16,
+    pub pick: u16,
+}
+
+/// Raw operations in 4 address spaces, with frames below `max_pfn`.
+pub fn raw_op(max_pfn: u64) -> impl Strategy<Value = RawOp> {
+    (
+        (any::<u8>(), 0u8..4, any::<u8>(), any::<u8>()),
+        (any::<u8>(), any::<u8>(), any::<u8>()),
+        0u64..max_pfn,
+        (any::<u8>(), any::<u16>(), any::<u16>()),
+    )
+        .prop_map(
+            |((what, asid, size, region), (g, m, k), pfn, (perms, byte, pick))| RawOp {
+                what,
+                asid,
+                size,
+                region,
+                g,
+                m,
+                k,
+                pfn,
+                perms,
+                byte,
+                pick,
+            },
+        )
+}
+
+/// Whether a table's lookup of `va` and the reference's agree on the physical
+/// address, the page size and the rights.
+pub fn same(
+    table: Option<Translation>,
+    reference: Option<Translation>,
+    va: u64,
+) -> Result<(), String> {
+    let key = |t: Option<Translation>| t.map(|t| (t.phys(VirtAddr(va)), t.size, t.perms));
+    if key(table) == key(reference) {
+        Ok(())
+    } else {
+        Err(format!(
+            "lookup of {va:#x}: table gives {:?}, reference {:?}",
+            key(table),
+            key(reference)
+        ))
     }
 }
