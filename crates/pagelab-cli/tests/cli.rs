@@ -193,3 +193,26 @@ fn converting_a_file_onto_itself_refuses_and_keeps_it() {
         "the input is intact"
     );
 }
+
+/// The machine file the README shows is one pagelab accepts, and simulates with.
+#[test]
+fn the_readme_machine_example_runs() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let start = readme
+        .find("```toml\n")
+        .expect("the README shows a TOML machine")
+        + 8;
+    let toml = &readme[start..start + readme[start..].find("```").unwrap()];
+    let config = scratch("readme-machine.toml");
+    std::fs::write(&config, toml).unwrap();
+    let trace = repo().join("data/traces/xz.plt");
+    let o = pagelab(&[
+        "simulate",
+        "--config",
+        config.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
