@@ -505,6 +505,8 @@ impl VariableRadixConfig {
 pub enum FramesConfig {
     /// Bump allocation with reuse of freed blocks; no splitting or coalescing.
     Simple(SimpleFramesConfig),
+    /// The binary buddy allocator: aligned blocks split on demand and coalesced on free.
+    Buddy(BuddyFramesConfig),
 }
 
 impl Default for FramesConfig {
@@ -524,6 +526,25 @@ impl Default for SimpleFramesConfig {
     fn default() -> Self {
         SimpleFramesConfig {
             memory: ByteSize(64 << 30),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BuddyFramesConfig {
+    /// Physical memory size, e.g. "64G". Default 64 GiB.
+    pub memory: ByteSize,
+    /// The largest block, as a page size (it sets the largest superpage memory can
+    /// give). Default "1G".
+    pub max_block: PageSize,
+}
+
+impl Default for BuddyFramesConfig {
+    fn default() -> Self {
+        BuddyFramesConfig {
+            memory: ByteSize(64 << 30),
+            max_block: PageSize::G1,
         }
     }
 }
@@ -664,7 +685,9 @@ mod tests {
         };
         assert_eq!((t.sets, t.ways), (1, 64));
         assert_eq!(t.page_sizes, vec![PageSize::K4, PageSize::M2]);
-        let FramesConfig::Simple(f) = &c.frames;
+        let FramesConfig::Simple(f) = &c.frames else {
+            panic!("simple frames")
+        };
         assert_eq!(f.memory, ByteSize(1 << 30));
         // And back.
         assert_eq!(MachineConfig::from_toml(&c.to_toml(), "t").unwrap(), c);

@@ -3,8 +3,10 @@
 //! Adding an allocator: a file here implementing [`FrameAllocator`], one variant in
 //! `config::FramesConfig`, one arm in `machine::build_frames` (docs/EXTENDING.md).
 
+mod buddy;
 mod simple;
 
+pub use buddy::BuddyAllocator;
 pub use simple::SimpleAllocator;
 
 use crate::addr::{PageSize, Pfn};

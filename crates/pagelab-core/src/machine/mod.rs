@@ -17,7 +17,7 @@ use crate::addr::{Asid, PageSize, VirtAddr};
 use crate::config::{CostConfig, FramesConfig, MachineConfig, PageTableConfig};
 use crate::cost::{CostModel, Cycles, SimpleCost};
 use crate::event::{AccessKind, Batch};
-use crate::frames::{FrameAllocator, SimpleAllocator};
+use crate::frames::{BuddyAllocator, FrameAllocator, SimpleAllocator};
 use crate::pagetable::{
     ClusteredPageTable, GuardedPageTable, HashedPageTable, InvertedPageTable, LinearPageTable,
     PageTable, RadixPageTable, VariableRadixPageTable, Walk,
@@ -129,16 +129,28 @@ fn build_page_table(c: &PageTableConfig) -> Result<AnyPageTable, String> {
 }
 
 fn build_frames(c: &FramesConfig) -> Result<Box<dyn FrameAllocator>, String> {
+    let frames_of = |memory: crate::config::ByteSize| {
+        let frames = memory.0 >> crate::addr::BASE_SHIFT;
+        if frames < 16 {
+            return Err(format!(
+                "frames.memory: {} bytes is too little memory to run anything",
+                memory.0
+            ));
+        }
+        Ok(frames)
+    };
     match c {
-        FramesConfig::Simple(s) => {
-            let frames = s.memory.0 >> crate::addr::BASE_SHIFT;
-            if frames < 16 {
+        FramesConfig::Simple(s) => Ok(Box::new(SimpleAllocator::new(frames_of(s.memory)?))),
+        FramesConfig::Buddy(b) => {
+            let frames = frames_of(b.memory)?;
+            let max_order = b.max_block.base_frames().trailing_zeros();
+            if b.max_block < crate::addr::PageSize::K4 {
                 return Err(format!(
-                    "frames.memory: {} bytes is too little memory to run anything",
-                    s.memory.0
+                    "frames.max_block: {} is smaller than a base frame (4K)",
+                    b.max_block
                 ));
             }
-            Ok(Box::new(SimpleAllocator::new(frames)))
+            Ok(Box::new(BuddyAllocator::new(frames, max_order)))
         }
     }
 }
