@@ -1,6 +1,7 @@
 //! `pagelab`: the command line of the address-translation laboratory.
 
 mod convert;
+mod pagetables;
 mod progress;
 mod record;
 mod workloads;
@@ -34,6 +35,9 @@ enum Command {
     Record(record::RecordArgs),
     /// Simulate one machine configuration over one trace.
     Simulate(SimulateArgs),
+    /// Compare the page-table structures.
+    #[command(subcommand)]
+    Pagetables(PagetablesCommand),
     /// Print a machine configuration with every default filled in.
     Config {
         #[command(flatten)]
@@ -76,6 +80,13 @@ enum TraceCommand {
     },
     /// Convert a trace between formats (by default into pagelab's native format).
     Convert(convert::ConvertArgs),
+}
+
+#[derive(Subcommand)]
+enum PagetablesCommand {
+    /// Every structure over the same trace or synthetic layout: references and cache
+    /// lines per lookup (mean, p99), bytes, references per map.
+    Compare(pagetables::CompareArgs),
 }
 
 #[derive(clap::Args)]
@@ -321,6 +332,7 @@ fn run(cli: Cli) -> Result<()> {
         }) => trace_info(&file, parse_format(&format)?, json, salvage),
         Command::Trace(TraceCommand::Convert(args)) => convert::run(&args),
         Command::Simulate(args) => simulate(&args),
+        Command::Pagetables(PagetablesCommand::Compare(args)) => pagetables::compare(&args),
         Command::Record(args) => record::run(&args),
         Command::Machines { json } => machines(json),
         Command::Config { machine } => {

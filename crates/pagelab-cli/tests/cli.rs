@@ -216,3 +216,78 @@ fn the_readme_machine_example_runs() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// The rows of a `pagetables compare` table: the lines after its header.
+fn compare_rows(o: &Output) -> Vec<String> {
+    assert!(o.status.success(), "{}", stderr(o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let mut lines = out.lines().skip_while(|l| !l.starts_with("structure"));
+    lines.next().expect("a header");
+    lines.map(str::to_owned).collect()
+}
+
+#[test]
+fn pagetables_compare_on_a_trace_and_a_layout() {
+    let trace = repo().join("data/traces/xz.plt");
+    let json = scratch("compare.json");
+    let csv = scratch("compare.csv");
+    let o = pagelab(&[
+        "pagetables",
+        "compare",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    let rows = compare_rows(&o);
+    assert_eq!(rows.len(), 7, "{rows:?}");
+    assert!(rows[0].starts_with("radix") && rows[6].starts_with("variable-radix"));
+    let value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let structures = value["structures"].as_array().unwrap();
+    assert_eq!(structures.len(), 7);
+    for s in structures {
+        for field in [
+            "refs_mean",
+            "refs_p99",
+            "lines_mean",
+            "footprint_bytes",
+            "map_refs_mean",
+        ] {
+            assert!(s[field].is_number(), "{field} in {s}");
+        }
+        // Every reference of the trace is one lookup in every structure.
+        assert_eq!(s["lookups"], structures[0]["lookups"]);
+        assert!(s["refs_mean"].as_f64().unwrap() >= 1.0, "{s}");
+    }
+    assert_eq!(std::fs::read_to_string(&csv).unwrap().lines().count(), 8);
+
+    let o = pagelab(&["pagetables", "compare", "--layout", "sparse", "--json", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let value: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(value["source"], "layout sparse");
+    assert_eq!(value["structures"].as_array().unwrap().len(), 7);
+    assert_eq!(
+        compare_rows(&pagelab(&["pagetables", "compare", "--layout", "sparse"])).len(),
+        7
+    );
+
+    // An unwritable output names its file.
+    let bad = Path::new("/nonexistent/dir/out.csv");
+    let o = pagelab(&[
+        "pagetables",
+        "compare",
+        "--layout",
+        "dense",
+        "--csv",
+        bad.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("/nonexistent/dir/out.csv"),
+        "{}",
+        stderr(&o)
+    );
+}

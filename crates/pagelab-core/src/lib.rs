@@ -3,6 +3,7 @@
 //! them — a pure Rust library, with no command-line or Python concerns.
 
 pub mod addr;
+pub mod analysis;
 pub mod config;
 pub mod cost;
 pub mod event;

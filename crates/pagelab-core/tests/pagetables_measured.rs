@@ -6,10 +6,8 @@
 //! structure runs as the machine's page table, with the same faults and walks.
 
 use pagelab_core::addr::{Asid, PageSize, Pfn, VirtAddr};
-use pagelab_core::config::{
-    ClusteredConfig, GuardedConfig, HashedConfig, InvertedConfig, LinearConfig, PageTableConfig,
-    RadixConfig, VariableRadixConfig,
-};
+use pagelab_core::analysis::compare::default_structures;
+use pagelab_core::analysis::layout::{dense_pages, sparse_pages, splitmix};
 use pagelab_core::event::{AccessKind, Batch, MemRef};
 use pagelab_core::frames::SimpleAllocator;
 use pagelab_core::pagetable::{
@@ -54,27 +52,9 @@ fn mean(v: impl Iterator<Item = usize>) -> f64 {
     v.iter().sum::<usize>() as f64 / v.len() as f64
 }
 
-/// SplitMix64, for a fixed pseudo-random layout.
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 #[test]
 fn vrpt_touches_no_more_lines_than_radix_on_a_dense_layout() {
-    // A program's dense regions: 8 MiB of code and data, a 64 MiB heap, a 1 MiB stack.
-    let regions = [
-        (0x5555_5540_0000u64, 2048u64),
-        (0x5555_6000_0000, 16384),
-        (0x7ffd_ff00_0000, 256),
-    ];
-    let pages: Vec<u64> = regions
-        .iter()
-        .flat_map(|&(base, n)| (0..n).map(move |p| base + (p << 12)))
-        .collect();
+    let pages = dense_pages();
     let mut radix = RadixPageTable::new(4);
     let mut vrpt = VariableRadixPageTable::new(4, 16, &SIZES);
     populate(&mut radix, &pages);
@@ -96,13 +76,7 @@ fn vrpt_touches_no_more_lines_than_radix_on_a_dense_layout() {
 #[test]
 fn guarded_and_vrpt_read_fewer_levels_than_radix_on_a_sparse_layout() {
     // 32 small objects of 4 pages scattered over the 47-bit user half.
-    let mut seed = 42;
-    let pages: Vec<u64> = (0..32)
-        .flat_map(|_| {
-            let base = splitmix(&mut seed) & 0x0000_7fff_ffff_0000;
-            (0..4).map(move |p| base + (p << 12))
-        })
-        .collect();
+    let pages = sparse_pages(32, 4, 42);
     let mut radix = RadixPageTable::new(4);
     let mut guarded = GuardedPageTable::new(16, &SIZES);
     let mut vrpt = VariableRadixPageTable::new(4, 16, &SIZES);
@@ -133,15 +107,6 @@ fn guarded_and_vrpt_read_fewer_levels_than_radix_on_a_sparse_layout() {
 
 #[test]
 fn every_structure_runs_as_the_machine_page_table() {
-    let kinds = [
-        PageTableConfig::Radix(RadixConfig::default()),
-        PageTableConfig::Linear(LinearConfig::default()),
-        PageTableConfig::Hashed(HashedConfig::default()),
-        PageTableConfig::Clustered(ClusteredConfig::default()),
-        PageTableConfig::Inverted(InvertedConfig::default()),
-        PageTableConfig::Guarded(GuardedConfig::default()),
-        PageTableConfig::VariableRadix(VariableRadixConfig::default()),
-    ];
     let mut seed = 7;
     let refs: Vec<MemRef> = (0..20_000)
         .map(|_| {
@@ -156,7 +121,7 @@ fn every_structure_runs_as_the_machine_page_table() {
         ..Batch::default()
     };
     let mut reports = Vec::new();
-    for page_table in kinds {
+    for page_table in default_structures() {
         let config = MachineConfig {
             page_table,
             ..MachineConfig::default()

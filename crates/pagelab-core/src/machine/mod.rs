@@ -74,6 +74,7 @@ macro_rules! each_table {
         }
     };
 }
+pub(crate) use each_table;
 
 impl AnyPageTable {
     #[inline(always)]
@@ -95,7 +96,7 @@ impl AnyPageTable {
     }
 }
 
-fn build_page_table(c: &PageTableConfig) -> Result<AnyPageTable, String> {
+pub(crate) fn build_page_table(c: &PageTableConfig) -> Result<AnyPageTable, String> {
     let bits = |n: u64| n.trailing_zeros();
     match c {
         PageTableConfig::Radix(r) => match r.levels {

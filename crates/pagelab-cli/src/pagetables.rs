@@ -1,0 +1,129 @@
+//! `pagelab pagetables compare`: every page-table structure over one trace or one
+//! synthetic layout, as a table, JSON or CSV (`pagelab_core::analysis::compare`).
+
+use anyhow::{Context, Result};
+use pagelab_core::analysis::compare::{self, Row};
+use pagelab_core::analysis::layout::Layout;
+use pagelab_core::trace;
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct CompareArgs {
+    /// The trace whose references every structure looks up.
+    #[arg(long, required_unless_present = "layout", conflicts_with = "layout")]
+    trace: Option<PathBuf>,
+    /// A synthetic layout instead of a trace: dense (a program's code, 64 MiB heap and
+    /// stack), sparse (256 small objects over the 47-bit user space) or shared (128
+    /// segments of 16 pages shared by 4 address spaces).
+    #[arg(long, value_parser = Layout::NAMES)]
+    layout: Option<String>,
+    /// Input format (native, lackey, champsim, addrs, u64, pgrec); detected when omitted.
+    #[arg(long)]
+    format: Option<String>,
+    /// Stop after this many references of the trace.
+    #[arg(long)]
+    max_refs: Option<u64>,
+    /// Also write the results as JSON to this file ("-" for standard output, instead of the table).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Also write the results as CSV to this file ("-" for standard output, instead of the table).
+    #[arg(long)]
+    csv: Option<PathBuf>,
+}
+
+pub fn compare(args: &CompareArgs) -> Result<()> {
+    let structures = compare::default_structures();
+    let (source, rows) = match (&args.trace, &args.layout) {
+        (Some(path), _) => {
+            let format = crate::parse_format(&args.format)?;
+            let mut reader = trace::open(path, format)?;
+            let rows = compare::compare_trace(&structures, reader.as_mut(), args.max_refs)
+                .with_context(|| path.display().to_string())?;
+            (format!("trace {}", path.display()), rows)
+        }
+        (None, Some(name)) => {
+            let layout = Layout::parse(name).expect("clap checked the name");
+            let rows = compare::compare_workload(&structures, &layout.workload())?;
+            (format!("layout {name}"), rows)
+        }
+        (None, None) => unreachable!("clap requires --trace or --layout"),
+    };
+    let json =
+        serde_json::to_string_pretty(&serde_json::json!({ "source": source, "structures": rows }))?
+            + "\n";
+    let mut stdout_taken = false;
+    for (path, text) in [(&args.json, json), (&args.csv, csv(&rows))] {
+        match path {
+            Some(p) if p.as_os_str() == "-" => {
+                write!(std::io::stdout(), "{text}")?;
+                stdout_taken = true;
+            }
+            Some(p) => write_file(p, &text)?,
+            None => {}
+        }
+    }
+    if !stdout_taken {
+        write!(std::io::stdout(), "{source}\n{}", table(&rows))?;
+    }
+    Ok(())
+}
+
+fn write_file(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).with_context(|| format!("{}: cannot write", path.display()))
+}
+
+fn table(rows: &[Row]) -> String {
+    // The cost of mapping the shared segments, only for a layout that has them.
+    let shared = rows.iter().any(|r| r.shared_map_refs > 0);
+    let mut s = format!(
+        "{:<16}{:>12}{:>6}{:>14}{:>12}{:>11}{}\n",
+        "structure",
+        "refs/lookup",
+        "p99",
+        "lines/lookup",
+        "bytes",
+        "refs/map",
+        if shared { "  shared-map refs" } else { "" }
+    );
+    for r in rows {
+        let _ = write!(
+            s,
+            "{:<16}{:>12.2}{:>6}{:>14.2}{:>12}{:>11.2}",
+            r.structure,
+            r.refs_mean,
+            r.refs_p99,
+            r.lines_mean,
+            crate::human_bytes(r.footprint_bytes),
+            r.map_refs_mean
+        );
+        if shared {
+            let _ = write!(s, "{:>17}", r.shared_map_refs);
+        }
+        s.push('\n');
+    }
+    s
+}
+
+fn csv(rows: &[Row]) -> String {
+    let mut s = String::from(
+        "structure,lookups,refs_mean,refs_p99,lines_mean,footprint_bytes,maps,map_refs_mean,shared_map_refs\n",
+    );
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "{},{},{:.4},{},{:.4},{},{},{:.4},{}",
+            r.structure,
+            r.lookups,
+            r.refs_mean,
+            r.refs_p99,
+            r.lines_mean,
+            r.footprint_bytes,
+            r.maps,
+            r.map_refs_mean,
+            r.shared_map_refs
+        );
+    }
+    s
+}

@@ -1,0 +1,332 @@
+//! Every page-table structure over the same address stream, as
+//! papers/variable-radix-page-table.md compares them: memory references and distinct
+//! 64-byte lines per lookup, bytes of table, and references per map. Pages are mapped
+//! on first touch (demand paging, a fresh 4K frame each); every reference is a lookup
+//! after it. Trace events (mmap, munmap, …) are not replayed: a page once mapped stays.
+
+use super::layout::Workload;
+use crate::addr::{PageSize, VirtAddr};
+use crate::config::{
+    ClusteredConfig, GuardedConfig, HashedConfig, InvertedConfig, LinearConfig, PageTableConfig,
+    RadixConfig, VariableRadixConfig,
+};
+use crate::event::{Batch, MemRef};
+use crate::frames::{FrameAllocator, SimpleAllocator};
+use crate::machine::{build_page_table, each_table, AnyPageTable};
+use crate::pagetable::{MapError, PageTable, Perms, Segment, Walk, MAX_WALK_REFS};
+use crate::trace::{TraceError, TraceReader};
+use serde::Serialize;
+use std::fmt;
+
+/// Base frames each structure's allocator has: 64 GiB, what the inverted table covers
+/// by default.
+const FRAMES: u64 = 1 << 24;
+
+/// Every structure, with the default options of its configuration.
+pub fn default_structures() -> Vec<PageTableConfig> {
+    vec![
+        PageTableConfig::Radix(RadixConfig::default()),
+        PageTableConfig::Linear(LinearConfig::default()),
+        PageTableConfig::Hashed(HashedConfig::default()),
+        PageTableConfig::Clustered(ClusteredConfig::default()),
+        PageTableConfig::Inverted(InvertedConfig::default()),
+        PageTableConfig::Guarded(GuardedConfig::default()),
+        PageTableConfig::VariableRadix(VariableRadixConfig::default()),
+    ]
+}
+
+/// How many lookups made each number of references (0 to [`MAX_WALK_REFS`], all a
+/// [`Walk`] can record): exact quantiles without storing the lookups.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Histogram {
+    counts: [u64; MAX_WALK_REFS + 1],
+}
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Histogram {
+            counts: [0; MAX_WALK_REFS + 1],
+        }
+    }
+}
+
+impl Histogram {
+    #[inline]
+    pub fn record(&mut self, n: usize) {
+        self.counts[n.min(MAX_WALK_REFS)] += 1;
+    }
+    pub fn total(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+    pub fn mean(&self) -> f64 {
+        let sum: u64 = self
+            .counts
+            .iter()
+            .enumerate()
+            .map(|(n, &c)| n as u64 * c)
+            .sum();
+        sum as f64 / self.total().max(1) as f64
+    }
+    /// The nearest-rank quantile: the least `n` such that at least `q` of the lookups
+    /// made `n` references or fewer (0 for an empty histogram).
+    pub fn quantile(&self, q: f64) -> usize {
+        let rank = ((q * self.total() as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (n, &c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return n;
+            }
+        }
+        0
+    }
+}
+
+/// One structure's results.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// The configuration's `kind`.
+    pub structure: String,
+    pub lookups: u64,
+    pub refs_mean: f64,
+    pub refs_p99: usize,
+    pub lines_mean: f64,
+    /// Bytes of page-table memory at the end.
+    pub footprint_bytes: u64,
+    /// Pages mapped on first touch, and the table references (reads + writes) per map.
+    pub maps: u64,
+    pub map_refs_mean: f64,
+    /// Table references of mapping the shared segments (0 without any).
+    pub shared_map_refs: u64,
+}
+
+#[derive(Debug)]
+pub enum CompareError {
+    Trace(TraceError),
+    /// A structure that cannot be built or refused an update.
+    Structure {
+        structure: String,
+        message: String,
+    },
+}
+
+impl fmt::Display for CompareError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CompareError::Trace(e) => e.fmt(f),
+            CompareError::Structure { structure, message } => write!(f, "{structure}: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for CompareError {}
+
+/// One structure being measured.
+struct Run {
+    structure: String,
+    table: AnyPageTable,
+    frames: SimpleAllocator,
+    refs: Histogram,
+    lines: u64,
+    maps: u64,
+    map_refs: u64,
+    shared_map_refs: u64,
+    walk: Walk,
+}
+
+impl Run {
+    fn fail(&self, message: String) -> CompareError {
+        CompareError::Structure {
+            structure: self.structure.clone(),
+            message,
+        }
+    }
+
+    fn row(&self) -> Row {
+        let lookups = self.refs.total();
+        Row {
+            structure: self.structure.clone(),
+            lookups,
+            refs_mean: self.refs.mean(),
+            refs_p99: self.refs.quantile(0.99),
+            lines_mean: self.lines as f64 / lookups.max(1) as f64,
+            footprint_bytes: each_table!(&self.table, t => t.footprint_bytes()),
+            maps: self.maps,
+            map_refs_mean: self.map_refs as f64 / self.maps.max(1) as f64,
+            shared_map_refs: self.shared_map_refs,
+        }
+    }
+
+    /// Look every reference up, mapping its page first if it is not mapped.
+    fn lookups(&mut self, refs: &[MemRef], first: u64) -> Result<(), CompareError> {
+        let Run {
+            table,
+            frames,
+            walk,
+            refs: hist,
+            lines,
+            maps,
+            map_refs,
+            ..
+        } = self;
+        let result =
+            each_table!(table, t => lookups(t, frames, walk, hist, lines, maps, map_refs, refs));
+        result.map_err(|(i, va, e)| {
+            self.fail(format!(
+                "reference {}: address {:#x}: {e}",
+                first + i as u64,
+                va.0
+            ))
+        })
+    }
+}
+
+/// The loop of [`Run::lookups`], generic over the structure so that no call in it is
+/// dynamic; it allocates nothing.
+#[allow(clippy::too_many_arguments)]
+fn lookups<T: PageTable>(
+    table: &mut T,
+    frames: &mut SimpleAllocator,
+    walk: &mut Walk,
+    hist: &mut Histogram,
+    lines: &mut u64,
+    maps: &mut u64,
+    map_refs: &mut u64,
+    refs: &[MemRef],
+) -> Result<(), (usize, VirtAddr, MapError)> {
+    for (i, r) in refs.iter().enumerate() {
+        table.walk_into(r.asid, r.addr, walk);
+        if walk.translation.is_none() {
+            let page = r.addr.vpn(PageSize::K4).base(PageSize::K4);
+            let fail = |e| (i, r.addr, e);
+            let pfn = frames
+                .alloc(PageSize::K4)
+                .ok_or(fail(MapError::OutOfMemory))?;
+            let cost = table
+                .map(r.asid, page, PageSize::K4, pfn, Perms::RW, frames)
+                .map_err(fail)?;
+            *maps += 1;
+            *map_refs += cost.refs();
+            table.walk_into(r.asid, r.addr, walk);
+            if walk.translation.is_none() {
+                return Err(fail(MapError::NotMapped));
+            }
+        }
+        hist.record(walk.refs().len());
+        *lines += walk.distinct_lines() as u64;
+    }
+    Ok(())
+}
+
+fn start(structures: &[PageTableConfig]) -> Result<Vec<Run>, CompareError> {
+    structures
+        .iter()
+        .map(|c| {
+            let structure = serde_json::to_value(c)
+                .ok()
+                .and_then(|v| v["kind"].as_str().map(str::to_owned))
+                .unwrap_or_default();
+            let table = build_page_table(c).map_err(|message| CompareError::Structure {
+                structure: structure.clone(),
+                message,
+            })?;
+            Ok(Run {
+                structure,
+                table,
+                frames: SimpleAllocator::new(FRAMES),
+                refs: Histogram::default(),
+                lines: 0,
+                maps: 0,
+                map_refs: 0,
+                shared_map_refs: 0,
+                walk: Walk::new(),
+            })
+        })
+        .collect()
+}
+
+/// `structures` over the trace `reader` reads, up to `max_refs` references.
+pub fn compare_trace(
+    structures: &[PageTableConfig],
+    reader: &mut dyn TraceReader,
+    max_refs: Option<u64>,
+) -> Result<Vec<Row>, CompareError> {
+    let mut runs = start(structures)?;
+    let mut batch = Batch::default();
+    let mut done = 0u64;
+    let limit = max_refs.unwrap_or(u64::MAX);
+    while done < limit && reader.next_batch(&mut batch).map_err(CompareError::Trace)? {
+        let n = batch
+            .refs
+            .len()
+            .min((limit - done).try_into().unwrap_or(usize::MAX));
+        for run in &mut runs {
+            run.lookups(&batch.refs[..n], done)?;
+        }
+        done += n as u64;
+    }
+    Ok(runs.iter().map(Run::row).collect())
+}
+
+/// `structures` over a synthetic layout: its shared segments mapped first, then its
+/// references.
+pub fn compare_workload(
+    structures: &[PageTableConfig],
+    workload: &Workload,
+) -> Result<Vec<Row>, CompareError> {
+    let mut runs = start(structures)?;
+    for run in &mut runs {
+        for &(va, pages) in &workload.segments {
+            let pfn = run.frames.alloc(PageSize::M2);
+            let pfn = pfn.ok_or_else(|| run.fail(MapError::OutOfMemory.to_string()))?;
+            let segment = Segment {
+                va,
+                size: PageSize::K4,
+                pages,
+                pfn,
+                perms: Perms::RW,
+            };
+            let Run { table, frames, .. } = run;
+            let cost = each_table!(table, t => t.map_shared(&workload.asids, &segment, frames))
+                .map_err(|e| run.fail(format!("shared segment at {:#x}: {e}", va.0)))?;
+            run.shared_map_refs += cost.refs();
+        }
+        run.lookups(&workload.refs, 0)?;
+    }
+    Ok(runs.iter().map(Run::row).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::layout::Layout;
+
+    #[test]
+    fn p99_of_a_known_histogram() {
+        let mut h = Histogram::default();
+        // 97 lookups of 4 references, then one each of 5, 9 and 20.
+        (0..97).for_each(|_| h.record(4));
+        [5, 9, 20].iter().for_each(|&n| h.record(n));
+        assert_eq!(h.total(), 100);
+        assert_eq!(h.quantile(0.99), 9, "the 99th of 100 sorted lookups");
+        assert_eq!(h.quantile(0.97), 4);
+        assert_eq!(h.quantile(1.0), 20);
+        assert!((h.mean() - (97.0 * 4.0 + 34.0) / 100.0).abs() < 1e-12);
+        assert_eq!(Histogram::default().quantile(0.99), 0);
+    }
+
+    #[test]
+    fn every_structure_maps_each_page_once_and_finds_it() {
+        let w = Layout::Sparse.workload();
+        let rows = compare_workload(&default_structures(), &w).unwrap();
+        assert_eq!(rows.len(), 7);
+        for r in &rows {
+            assert_eq!(r.lookups, w.refs.len() as u64, "{r:?}");
+            assert_eq!(r.maps, w.refs.len() as u64, "each page touched once: {r:?}");
+            assert!(
+                r.refs_mean >= 1.0 && r.refs_p99 >= 1 && r.footprint_bytes > 0,
+                "{r:?}"
+            );
+        }
+    }
+}
