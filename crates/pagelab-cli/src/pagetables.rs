@@ -78,25 +78,27 @@ fn table(rows: &[Row]) -> String {
     // The cost of mapping the shared segments, only for a layout that has them.
     let shared = rows.iter().any(|r| r.shared_map_refs > 0);
     let mut s = format!(
-        "{:<16}{:>12}{:>6}{:>14}{:>12}{:>11}{}\n",
+        "{:<16}{:>12}{:>6}{:>14}{:>12}{:>11}{:>15}{}\n",
         "structure",
         "refs/lookup",
         "p99",
         "lines/lookup",
         "bytes",
         "refs/map",
+        "M lookups/s",
         if shared { "  shared-map refs" } else { "" }
     );
     for r in rows {
         let _ = write!(
             s,
-            "{:<16}{:>12.2}{:>6}{:>14.2}{:>12}{:>11.2}",
+            "{:<16}{:>12.2}{:>6}{:>14.2}{:>12}{:>11.2}{:>15.1}",
             r.structure,
             r.refs_mean,
             r.refs_p99,
             r.lines_mean,
             crate::human_bytes(r.footprint_bytes),
-            r.map_refs_mean
+            r.map_refs_mean,
+            r.lookups_per_second / 1e6
         );
         if shared {
             let _ = write!(s, "{:>17}", r.shared_map_refs);
@@ -108,12 +110,12 @@ fn table(rows: &[Row]) -> String {
 
 fn csv(rows: &[Row]) -> String {
     let mut s = String::from(
-        "structure,lookups,refs_mean,refs_p99,lines_mean,footprint_bytes,maps,map_refs_mean,shared_map_refs\n",
+        "structure,lookups,refs_mean,refs_p99,lines_mean,footprint_bytes,maps,map_refs_mean,shared_map_refs,lookups_per_second\n",
     );
     for r in rows {
         let _ = writeln!(
             s,
-            "{},{},{:.4},{},{:.4},{},{},{:.4},{}",
+            "{},{},{:.4},{},{:.4},{},{},{:.4},{},{:.0}",
             r.structure,
             r.lookups,
             r.refs_mean,
@@ -122,7 +124,8 @@ fn csv(rows: &[Row]) -> String {
             r.footprint_bytes,
             r.maps,
             r.map_refs_mean,
-            r.shared_map_refs
+            r.shared_map_refs,
+            r.lookups_per_second
         );
     }
     s

@@ -98,6 +98,9 @@ pub struct Row {
     pub map_refs_mean: f64,
     /// Table references of mapping the shared segments (0 without any).
     pub shared_map_refs: u64,
+    /// Lookups per second of host time, demand mapping included (the structure's
+    /// speed as a simulator component; it varies from run to run, unlike the rest).
+    pub lookups_per_second: f64,
 }
 
 #[derive(Debug)]
@@ -131,6 +134,8 @@ struct Run {
     maps: u64,
     map_refs: u64,
     shared_map_refs: u64,
+    /// Host time spent in lookups (timed per batch, not per reference).
+    seconds: f64,
     walk: Walk,
 }
 
@@ -154,6 +159,7 @@ impl Run {
             maps: self.maps,
             map_refs_mean: self.map_refs as f64 / self.maps.max(1) as f64,
             shared_map_refs: self.shared_map_refs,
+            lookups_per_second: lookups as f64 / self.seconds.max(1e-9),
         }
     }
 
@@ -169,8 +175,10 @@ impl Run {
             map_refs,
             ..
         } = self;
+        let clock = std::time::Instant::now();
         let result =
             each_table!(table, t => lookups(t, frames, walk, hist, lines, maps, map_refs, refs));
+        self.seconds += clock.elapsed().as_secs_f64();
         result.map_err(|(i, va, e)| {
             self.fail(format!(
                 "reference {}: address {:#x}: {e}",
@@ -239,6 +247,7 @@ fn start(structures: &[PageTableConfig]) -> Result<Vec<Run>, CompareError> {
                 maps: 0,
                 map_refs: 0,
                 shared_map_refs: 0,
+                seconds: 0.0,
                 walk: Walk::new(),
             })
         })
