@@ -60,6 +60,13 @@ struct MachineArgs {
     /// The machine, as a preset name (`pagelab machines` lists them).
     #[arg(long)]
     machine: Option<String>,
+    /// Replace the machine's promotion policy (none, static, asap, approx-online,
+    /// online), with that policy's defaults.
+    #[arg(long)]
+    policy: Option<String>,
+    /// Replace the machine's promotion mechanism (copy, remap), with its defaults.
+    #[arg(long)]
+    mechanism: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -93,8 +100,13 @@ enum PagetablesCommand {
 struct SimulateArgs {
     /// The trace to simulate. Given more than once, the traces run as processes of
     /// one machine, each in its own address space, switched every `--quantum` references.
-    #[arg(long, required = true)]
+    #[arg(long, required_unless_present = "synthetic")]
     trace: Vec<PathBuf>,
+    /// A built-in synthetic workload instead of a trace, e.g.
+    /// `column-walk:iterations=64` (the 4096-page microbenchmark of
+    /// papers/online-superpage-promotion-revisited.md §4.1; options rows, row_bytes, base).
+    #[arg(long, conflicts_with = "trace")]
+    synthetic: Option<String>,
     /// References each process runs before the scheduler switches to the next (with
     /// several traces).
     #[arg(long, default_value_t = 1_000_000)]
@@ -124,11 +136,21 @@ fn parse_format(name: &Option<String>) -> Result<Option<TraceFormat>> {
 }
 
 fn load_config(args: &MachineArgs) -> Result<MachineConfig> {
-    Ok(match (&args.config, &args.machine) {
+    let mut config = match (&args.config, &args.machine) {
         (Some(p), _) => MachineConfig::load(p)?,
         (None, Some(name)) => pagelab_core::presets::load(name)?,
         (None, None) => MachineConfig::default(),
-    })
+    };
+    // Through the configuration's own parser, so the names and errors are its own.
+    if let Some(policy) = &args.policy {
+        let doc = format!("[promotion]\npolicy = {policy:?}\n");
+        config.promotion = MachineConfig::from_toml(&doc, "--policy")?.promotion;
+    }
+    if let Some(kind) = &args.mechanism {
+        let doc = format!("[mechanism]\nkind = {kind:?}\n");
+        config.mechanism = MachineConfig::from_toml(&doc, "--mechanism")?.mechanism;
+    }
+    Ok(config)
 }
 
 /// One line per level: "l1d: 64×4K + 32×2M (lru) → stlb".
@@ -270,6 +292,10 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
     for path in &args.trace {
         readers.push(trace::open_salvaging(path, format, args.salvage)?);
     }
+    if let Some(spec) = &args.synthetic {
+        readers
+            .push(trace::synthetic::parse(spec).map_err(|e| anyhow::anyhow!("--synthetic: {e}"))?);
+    }
     let mut reader: Box<dyn trace::TraceReader> = if readers.len() == 1 {
         readers.pop().expect("one reader")
     } else {
@@ -278,12 +304,15 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
                 .map_err(anyhow::Error::msg)?,
         )
     };
-    let names = args
-        .trace
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect::<Vec<_>>()
-        .join(" + ");
+    let names = match &args.synthetic {
+        Some(spec) => spec.clone(),
+        None => args
+            .trace
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" + "),
+    };
     let mut progress = progress::Progress::new("simulating", args.quiet);
     machine.run_trace(reader.as_mut(), Path::new(&names), |refs, position| {
         progress.tick(refs, position)

@@ -53,6 +53,12 @@ pub struct MachineConfig {
     pub frames: FramesConfig,
     #[serde(default)]
     pub cost: CostConfig,
+    /// When and which pages become superpages. Default none (base pages only).
+    #[serde(default)]
+    pub promotion: PromotionConfig,
+    /// How a promotion makes a superpage's frames contiguous. Default copy.
+    #[serde(default)]
+    pub mechanism: MechanismConfig,
 }
 
 fn default_name() -> String {
@@ -75,6 +81,8 @@ impl Default for MachineConfig {
             page_table: PageTableConfig::default(),
             frames: FramesConfig::default(),
             cost: CostConfig::default(),
+            promotion: PromotionConfig::default(),
+            mechanism: MechanismConfig::default(),
         }
     }
 }
@@ -576,6 +584,9 @@ pub struct SimpleCostConfig {
     /// Cycles per page fault (trap, allocate and zero a frame, map). Default 5000,
     /// about 1.7 µs at 3 GHz, the order of a Linux minor fault.
     pub page_fault_cycles: f64,
+    /// Fixed cycles per page walk besides its memory references: the trap and
+    /// instructions of a software-refilled TLB's miss handler. Default 0.
+    pub miss_cycles: f64,
 }
 
 impl Default for SimpleCostConfig {
@@ -584,6 +595,154 @@ impl Default for SimpleCostConfig {
             base_cycles_per_ref: 1.0,
             walk_ref_cycles: 8.0,
             page_fault_cycles: 5000.0,
+            miss_cycles: 0.0,
+        }
+    }
+}
+
+/// A superpage promotion policy, by name (`policy = "..."`); see `crate::superpage`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "policy", rename_all = "kebab-case")]
+pub enum PromotionConfig {
+    /// Base pages only.
+    #[default]
+    None,
+    /// Chosen regions mapped with one fixed large size, as hugetlbfs would: a fault in
+    /// a region maps the whole aligned page of that size around it.
+    Static(StaticPromotionConfig),
+    /// Promote an aligned candidate as soon as every base page of it has been
+    /// referenced (papers/online-superpage-promotion-revisited.md §3.1).
+    Asap(AsapConfig),
+    /// Romer's competitive approximation: prefetch counters charged on TLB misses,
+    /// promotion at a per-size threshold (§3.1).
+    ApproxOnline(OnlineConfig),
+    /// Romer's full online policy: approx-online, and misses of pages that were
+    /// evicted also charged to unrelated candidates whose promotion would have freed
+    /// TLB entries (§3.1, last paragraphs).
+    Online(OnlineConfig),
+}
+
+/// One region of a static policy.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StaticRegion {
+    /// First virtual address (aligned to `page_size`).
+    pub start: u64,
+    /// Length in bytes (a multiple of `page_size`).
+    pub bytes: ByteSize,
+    pub page_size: PageSize,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StaticPromotionConfig {
+    pub regions: Vec<StaticRegion>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AsapConfig {
+    /// Candidate superpage sizes. Default: every size above the base page, up to the
+    /// largest, that both the page table and the last TLB level hold.
+    pub sizes: Vec<PageSize>,
+    /// Cycles the miss handler spends on the policy per TLB miss (population counts).
+    /// Default 20, an estimate: a few counter updates in the handler.
+    pub miss_cycles: f64,
+}
+
+impl Default for AsapConfig {
+    fn default() -> Self {
+        AsapConfig {
+            sizes: Vec::new(),
+            miss_cycles: 20.0,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OnlineConfig {
+    /// Candidate superpage sizes (default as for asap).
+    pub sizes: Vec<PageSize>,
+    /// Prefetch charges that promote a candidate of the smallest size; the threshold
+    /// doubles with each size step, as the cost of a copy does. Default 16.
+    pub threshold: u64,
+    /// Thresholds per size, smallest size first, instead of `threshold` doubling.
+    pub thresholds: Vec<u64>,
+    /// Cycles the miss handler spends on the policy per TLB miss (charging the
+    /// counters of every candidate size). Default 100, an estimate.
+    pub miss_cycles: f64,
+}
+
+impl Default for OnlineConfig {
+    fn default() -> Self {
+        OnlineConfig {
+            sizes: Vec::new(),
+            threshold: 16,
+            thresholds: Vec::new(),
+            miss_cycles: 100.0,
+        }
+    }
+}
+
+/// A promotion mechanism, by kind; see `crate::superpage::mechanism`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum MechanismConfig {
+    /// Copy the pages into a new aligned block of frames.
+    Copy(CopyConfig),
+    /// Impulse shadow memory: map the superpage to an aligned block of unused
+    /// physical ("shadow") addresses that the memory controller remaps to the pages'
+    /// frames (papers/online-superpage-promotion-revisited.md §3.2).
+    Remap(RemapConfig),
+}
+
+impl Default for MechanismConfig {
+    fn default() -> Self {
+        MechanismConfig::Copy(CopyConfig::default())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CopyConfig {
+    /// Cycles to copy one base page. Default 8000: "copying two base pages to a
+    /// contiguous two-page superpage costs 16,000 cycles" (§3.1).
+    pub cycles_per_page: f64,
+    /// Cycles to clear a base page of the superpage that was never touched. Default 4000.
+    pub zero_cycles_per_page: f64,
+}
+
+impl Default for CopyConfig {
+    fn default() -> Self {
+        CopyConfig {
+            cycles_per_page: 8000.0,
+            zero_cycles_per_page: 4000.0,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RemapConfig {
+    /// Cycles to remap one base page (the controller's shadow entry and the page's
+    /// lines flushed). Default 64: with asap on the 4096-page microbenchmark a TLB miss
+    /// costs about 700 cycles against 88,000 with copying (§5.1), and each page is
+    /// promoted at about ten sizes, so 8000 cycles a page copy gives 64 a page remap.
+    pub cycles_per_page: f64,
+    /// Cycles to clear a base page of the superpage that was never touched. Default 4000.
+    pub zero_cycles_per_page: f64,
+    /// Shadow memory: bytes of unused physical address space the controller can remap.
+    /// Default 64G.
+    pub shadow_memory: ByteSize,
+}
+
+impl Default for RemapConfig {
+    fn default() -> Self {
+        RemapConfig {
+            cycles_per_page: 64.0,
+            zero_cycles_per_page: 4000.0,
+            shadow_memory: ByteSize(64 << 30),
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod hugemem;
 pub mod machine;
 pub mod pagetable;
 pub mod presets;
+pub mod superpage;
 pub mod tlb;
 pub mod trace;
 

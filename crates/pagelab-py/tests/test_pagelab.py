@@ -71,7 +71,8 @@ def test_simulate_hand_computed_lru(abacba):
     assert level["mpki"] == pytest.approx(5000 / 6)
     assert level["miss_ratio"] == pytest.approx(5 / 6)
     # Default cost model: 1 cycle a reference, 8 a walk reference, 5000 a fault.
-    assert r["cycles"] == pytest.approx({"base": 6.0, "tlb_hits": 0.0, "walks": 16 * 8.0, "page_faults": 15000.0 + 12 * 8.0})
+    assert r["cycles"] == pytest.approx({"base": 6.0, "tlb_hits": 0.0, "walks": 16 * 8.0, "page_faults": 15000.0 + 12 * 8.0,
+                                         "promotions": 0.0, "policy": 0.0})
     assert r["translation_overhead_percent"] == pytest.approx(100 * (224 + 15000) / (6 + 224 + 15000))
 
 

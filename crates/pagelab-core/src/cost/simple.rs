@@ -13,9 +13,11 @@ impl CostModel for SimpleCost {
         Cycles {
             base: c.references as f64 * p.base_cycles_per_ref,
             tlb_hits: tlb_hit_cycles,
-            walks: c.walk_refs as f64 * p.walk_ref_cycles,
+            walks: c.walk_refs as f64 * p.walk_ref_cycles + c.walks as f64 * p.miss_cycles,
             page_faults: c.page_faults as f64 * p.page_fault_cycles
                 + c.fault_walk_refs as f64 * p.walk_ref_cycles,
+            promotions: c.promotion_table_refs as f64 * p.walk_ref_cycles,
+            policy: 0.0,
         }
     }
 }
@@ -30,6 +32,7 @@ mod tests {
             base_cycles_per_ref: 1.0,
             walk_ref_cycles: 10.0,
             page_fault_cycles: 1000.0,
+            miss_cycles: 0.0,
         });
         let counts = Counts {
             references: 100,

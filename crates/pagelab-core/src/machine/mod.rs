@@ -29,6 +29,7 @@ use crate::trace::{Location, TraceError, TraceReader};
 use walker::Walker;
 
 pub mod decoupled;
+mod promote;
 mod walker;
 use serde::Serialize;
 use std::fmt;
@@ -129,6 +130,59 @@ pub(crate) fn build_page_table(c: &PageTableConfig) -> Result<AnyPageTable, Stri
     }
 }
 
+/// The candidate superpage sizes of the promotion policy, ascending: those configured
+/// (each must be larger than the base page and mapped by the page table) or, by
+/// default, every size above the base page that the page table maps and the TLB's
+/// last data level holds.
+fn candidate_sizes(
+    config: &MachineConfig,
+    table: &[PageSize],
+    tlb: &Hierarchy,
+) -> Result<Vec<PageSize>, String> {
+    let Some(named) = crate::superpage::configured_sizes(&config.promotion) else {
+        return Ok(Vec::new());
+    };
+    let list = |v: &[PageSize]| {
+        v.iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut sizes = named.to_vec();
+    sizes.sort();
+    sizes.dedup();
+    for s in &sizes {
+        if *s <= config.base_page {
+            return Err(format!(
+                "promotion.sizes: {s} is not larger than the base page ({})",
+                config.base_page
+            ));
+        }
+        if !table.contains(s) {
+            return Err(format!(
+                "promotion.sizes: the page table cannot map {s} pages (it maps {}; set page_table.page_sizes)",
+                list(table)
+            ));
+        }
+    }
+    if sizes.is_empty() {
+        let held = tlb.last_level_sizes(DATA);
+        sizes = table
+            .iter()
+            .copied()
+            .filter(|s| *s > config.base_page && held.contains(s))
+            .collect();
+        if sizes.is_empty() {
+            return Err(format!(
+                "promotion.sizes: no page size above the base page is both mapped by the page table ({}) and held by the TLB ({}); name the sizes",
+                list(table),
+                list(&held)
+            ));
+        }
+    }
+    Ok(sizes)
+}
+
 fn build_frames(c: &FramesConfig) -> Result<Box<dyn FrameAllocator>, String> {
     let frames_of = |memory: crate::config::ByteSize| {
         let frames = memory.0 >> crate::addr::BASE_SHIFT;
@@ -195,6 +249,20 @@ pub struct Counts {
     pub fault_walk_refs: u64,
     /// References whose address space differs from the reference before.
     pub address_space_switches: u64,
+    /// Page faults that mapped a page larger than the base page (static regions).
+    pub large_faults: u64,
+    /// TLB misses the promotion policy was told of (and charged bookkeeping for).
+    pub policy_misses: u64,
+    /// Superpages made by promotion, and promotions that found no memory for them.
+    pub promotions: u64,
+    pub promotion_failures: u64,
+    /// Base pages promotions copied, remapped, and gave a cleared frame (they had
+    /// none: memory the superpage adds beyond the pages the program touched).
+    pub pages_copied: u64,
+    pub pages_remapped: u64,
+    pub pages_zeroed: u64,
+    /// Page-table references of promotions (unmapping the old pages, mapping the new).
+    pub promotion_table_refs: u64,
 }
 
 pub struct Machine {
@@ -224,6 +292,10 @@ pub struct Machine {
     repeat_shift: u32,
     /// Repeated-page hits by side and entry size (log2), not yet credited.
     repeats: [[u64; 64]; 2],
+    /// Scratch for the promotion policy: the TLB's entries at a miss.
+    entries: Vec<crate::superpage::Entry>,
+    /// Totals of the promotions' work, for their cycles.
+    gathered: crate::superpage::mechanism::Gathered,
 }
 
 impl Machine {
@@ -250,6 +322,14 @@ impl Machine {
             _ => None,
         };
         let tlb_split = tlb.path_names(DATA)[0] != tlb.path_names(INSTRUCTION)[0];
+        let sizes = candidate_sizes(config, page_table.as_ref().page_sizes(), &tlb).map_err(err)?;
+        if let crate::config::PromotionConfig::Static(s) = &config.promotion {
+            crate::superpage::fixed_check(&s.regions, page_table.as_ref().page_sizes())
+                .map_err(err)?;
+        }
+        let policy = crate::superpage::build(&config.promotion, &sizes).map_err(err)?;
+        let mechanism = crate::superpage::mechanism::build(&config.mechanism).map_err(err)?;
+        let contents = policy.as_ref().map(|_| Default::default());
         let mut machine = Machine {
             config: config.clone(),
             repeat_shift: tlb.min_first_page_bytes().trailing_zeros(),
@@ -260,6 +340,9 @@ impl Machine {
                 frames: build_frames(&config.frames).map_err(err)?,
                 base_page: config.base_page,
                 walk: Walk::new(),
+                policy,
+                mechanism,
+                contents,
             },
             tlb,
             cost: build_cost(&config.cost).map_err(err)?,
@@ -273,8 +356,12 @@ impl Machine {
             last_asid: [Asid(0); 2],
             last_shift: [0; 2],
             repeats: [[0; 64]; 2],
+            entries: Vec::new(),
+            gathered: Default::default(),
         };
         machine.kernel = machine.tlb.base_parts(DATA, config.base_page).is_some();
+        // Superpages make walks return larger pages: runs go in order.
+        machine.decoupled = machine.walker.policy.is_none();
         Ok(machine)
     }
 
@@ -331,7 +418,7 @@ impl Machine {
     /// Run every reference of a batch in order, each walk as its miss happens, even
     /// when the batch could run decoupled (for tests and measurements).
     pub fn set_decoupled(&mut self, on: bool) {
-        self.decoupled = on;
+        self.decoupled = on && self.walker.policy.is_none();
     }
 
     /// Run decoupled batches without the specialized loop (for tests and measurements).
@@ -478,6 +565,11 @@ impl Machine {
         va: VirtAddr,
         reference: u64,
     ) -> Result<(), SimError> {
+        let watch = self.walker.policy.is_some();
+        if watch {
+            self.before_policy_miss(side, asid);
+        }
+        let (walks, faults) = (self.counts.walks, self.counts.page_faults);
         let Machine {
             tlb,
             walker,
@@ -488,6 +580,10 @@ impl Machine {
             walker.resolve(counts, asid, va, reference)
         })?;
         self.note_filled(side, asid, va, filled);
+        if watch && self.counts.walks != walks {
+            let first_touch = self.counts.page_faults != faults;
+            self.after_policy_miss(asid, va, first_touch, reference)?;
+        }
         Ok(())
     }
 
@@ -511,7 +607,11 @@ impl Machine {
         let c = &self.counts;
         let levels = self.tlb.levels();
         let hit_cycles: f64 = levels.iter().map(|l| l.hits() as f64 * l.hit_cycles).sum();
-        let cycles = self.cost.cycles(c, hit_cycles);
+        let mut cycles = self.cost.cycles(c, hit_cycles);
+        cycles.promotions += self.walker.mechanism.cycles(&self.gathered);
+        if let Some(p) = &self.walker.policy {
+            cycles.policy = c.policy_misses as f64 * p.miss_cycles();
+        }
         let per_k = |n: u64| {
             if c.references > 0 {
                 1000.0 * n as f64 / c.references as f64
@@ -659,6 +759,30 @@ impl fmt::Display for Report {
             format!("{} ({:.2}/walk)", c.walk_lines, self.walk_lines_per_walk),
         )?;
         row(f, "page faults", c.page_faults.to_string())?;
+        if c.large_faults > 0 {
+            row(f, "  mapping a large page", c.large_faults.to_string())?;
+        }
+        if c.policy_misses > 0 || c.promotions + c.promotion_failures > 0 {
+            row(f, "misses seen by the policy", c.policy_misses.to_string())?;
+            row(
+                f,
+                "promotions (failed)",
+                format!("{} ({})", c.promotions, c.promotion_failures),
+            )?;
+            row(
+                f,
+                "pages copied / remapped / zeroed",
+                format!(
+                    "{} / {} / {}",
+                    c.pages_copied, c.pages_remapped, c.pages_zeroed
+                ),
+            )?;
+            row(
+                f,
+                "promotion page-table refs",
+                c.promotion_table_refs.to_string(),
+            )?;
+        }
         row(f, "page-table bytes", self.page_table_bytes.to_string())?;
         row(f, "frames used", self.frames_used.to_string())?;
         row(f, "cycles: references", format!("{:.0}", self.cycles.base))?;
@@ -675,6 +799,18 @@ impl fmt::Display for Report {
             )?;
         }
         row(f, "cycles: walks", format!("{:.0}", self.cycles.walks))?;
+        if self.cycles.promotions + self.cycles.policy > 0.0 {
+            row(
+                f,
+                "cycles: promotions",
+                format!("{:.0}", self.cycles.promotions),
+            )?;
+            row(
+                f,
+                "cycles: policy bookkeeping",
+                format!("{:.0}", self.cycles.policy),
+            )?;
+        }
         row(
             f,
             "cycles: page faults",
@@ -682,7 +818,7 @@ impl fmt::Display for Report {
         )?;
         row(
             f,
-            "TLB overhead (hits + walks)",
+            "TLB overhead (hits, walks, promotion)",
             format!("{:.2}%", self.tlb_overhead_percent),
         )?;
         row(

@@ -9,6 +9,8 @@ use super::{AnyPageTable, Counts, SimError};
 use crate::addr::{Asid, PageSize, VirtAddr};
 use crate::frames::FrameAllocator;
 use crate::pagetable::{MapError, Perms, Translation, Walk};
+use crate::superpage::mechanism::{Contents, Mechanism};
+use crate::superpage::PromotionPolicy;
 use crate::tlb::WalkCaches;
 
 pub struct Walker {
@@ -19,6 +21,11 @@ pub struct Walker {
     pub base_page: PageSize,
     /// The last walk (kept, not made afresh: a walk is large).
     pub walk: Walk,
+    /// The promotion policy (none: base pages only), asked for the size a fault maps.
+    pub policy: Option<Box<dyn PromotionPolicy>>,
+    pub mechanism: Box<dyn Mechanism>,
+    /// What each frame holds, kept while a policy can move data.
+    pub contents: Option<Contents>,
 }
 
 impl Walker {
@@ -76,32 +83,72 @@ impl Walker {
     ) -> Result<Translation, SimError> {
         counts.page_faults += 1;
         let error = |message: String| SimError { reference, message };
+        if let Some(size) = self.policy.as_mut().and_then(|p| p.fault_size(asid, va)) {
+            if size > self.base_page && self.map_fresh(asid, va, size).is_ok() {
+                counts.large_faults += 1;
+                return self.retry(counts, asid, va, reference);
+            }
+        }
         let base = self.base_page;
-        let page = va.vpn(base).base(base);
-        let Some(pfn) = self.frames.alloc(base) else {
-            return Err(error(format!(
-                "out of physical memory after {} page faults (frames.memory is {} base frames; raise it)",
-                counts.page_faults,
-                self.frames.total_frames()
-            )));
-        };
+        if let Err(e) = self.map_fresh(asid, va, base) {
+            return Err(error(match e {
+                None => format!(
+                    "out of physical memory after {} page faults (frames.memory is {} base frames; raise it)",
+                    counts.page_faults,
+                    self.frames.total_frames()
+                ),
+                Some(MapError::OutOfRange(bits)) if bits < 57 => {
+                    format!(
+                        "address {:#x}: {} (page_table.levels = 5 gives 57 bits)",
+                        va.0,
+                        MapError::OutOfRange(bits)
+                    )
+                }
+                Some(MapError::OutOfMemory) => format!("{} (raise frames.memory)", MapError::OutOfMemory),
+                Some(e) => format!("address {:#x}: the fault handler cannot map it: {e}", va.0),
+            }));
+        }
+        self.retry(counts, asid, va, reference)
+    }
+
+    /// Map a fresh block of `size` at the page of `size` holding `va`. `Err(None)`:
+    /// no free block.
+    fn map_fresh(
+        &mut self,
+        asid: Asid,
+        va: VirtAddr,
+        size: PageSize,
+    ) -> Result<(), Option<MapError>> {
+        let page = va.vpn(size).base(size);
+        let pfn = self.frames.alloc(size).ok_or(None)?;
         let mapped =
             self.page_table
                 .as_dyn()
-                .map(asid, page, base, pfn, Perms::RW, self.frames.as_mut());
+                .map(asid, page, size, pfn, Perms::RW, self.frames.as_mut());
         if let Err(e) = mapped {
-            self.frames.free(pfn, base);
-            return Err(error(match e {
-                MapError::OutOfRange(bits) if bits < 57 => {
-                    format!(
-                        "address {:#x}: {e} (page_table.levels = 5 gives 57 bits)",
-                        va.0
-                    )
-                }
-                MapError::OutOfMemory => format!("{e} (raise frames.memory)"),
-                _ => format!("address {:#x}: the fault handler cannot map it: {e}", va.0),
-            }));
+            self.frames.free(pfn, size);
+            return Err(Some(e));
         }
+        if let Some(c) = &mut self.contents {
+            c.fill(
+                pfn,
+                size.base_frames(),
+                asid,
+                page.0 >> crate::addr::BASE_SHIFT,
+            );
+        }
+        Ok(())
+    }
+
+    /// After a fault was handled.
+    fn retry(
+        &mut self,
+        counts: &mut Counts,
+        asid: Asid,
+        va: VirtAddr,
+        reference: u64,
+    ) -> Result<Translation, SimError> {
+        let error = |message: String| SimError { reference, message };
         // The faulting access is retried: it walks again. That walk is the fault's cost,
         // not the TLB's, and is counted apart.
         let skip = self.walk(asid, va);

@@ -127,6 +127,9 @@ macro_rules! define_any_array {
             fn capacity(&self) -> usize {
                 match self { $(AnyArray::$policy(t) => t.capacity(),)* }
             }
+            fn for_each_entry(&self, f: &mut dyn FnMut(super::TlbKey, Pfn)) {
+                match self { $(AnyArray::$policy(t) => t.for_each_entry(f),)* }
+            }
         }
     };
 }
@@ -589,6 +592,37 @@ impl Hierarchy {
     pub fn credit(&mut self, side: usize, size_shift: usize, n: u64) {
         let first = self.paths[side][0];
         self.levels[first].hits[size_shift] += n;
+    }
+
+    /// Call `f` with every entry of the last level on the path of `side` (the level
+    /// whose misses walk the page table).
+    pub fn for_each_last_entry(&self, side: usize, f: &mut dyn FnMut(super::TlbKey, Pfn)) {
+        let last = *self.paths[side & 1].last().expect("every path has a level");
+        for a in &self.levels[last].arrays {
+            a.for_each_entry(f);
+        }
+    }
+
+    /// Call `f` with the level's name and every entry of every level.
+    pub fn for_each_entry(&self, f: &mut dyn FnMut(&str, super::TlbKey, Pfn)) {
+        for l in &self.levels {
+            for a in &l.arrays {
+                a.for_each_entry(&mut |k, pfn| f(&l.name, k, pfn));
+            }
+        }
+    }
+
+    /// The page sizes the last level on the path of `side` holds, ascending.
+    pub fn last_level_sizes(&self, side: usize) -> Vec<PageSize> {
+        let last = *self.paths[side & 1].last().expect("every path has a level");
+        let mut sizes: Vec<PageSize> = self.levels[last]
+            .arrays
+            .iter()
+            .flat_map(|a| a.shape().2.to_vec())
+            .collect();
+        sizes.sort();
+        sizes.dedup();
+        sizes
     }
 
     /// Drop every entry of `asid` overlapping `[start, start + len)`, at every level.

@@ -73,6 +73,9 @@ pub trait Tlb {
     fn min_page_bytes(&self) -> u64;
     fn stats(&self) -> TlbStats;
     fn capacity(&self) -> usize;
+    /// Call `f` with the key and first frame of every valid entry (for policies that
+    /// look at what the TLB holds, and for checks; not on the hot path).
+    fn for_each_entry(&self, f: &mut dyn FnMut(TlbKey, Pfn));
 }
 
 /// The seed of the array at configuration field `field` (such as

@@ -24,6 +24,10 @@ pub struct SetAssocTlb<R: Replacement> {
     perms: Vec<Perms>,
     policy: R,
     stats: TlbStats,
+    /// Whether the array holds several page sizes; then `live` counts its valid
+    /// entries by size (log2), and lookups skip the sizes it holds none of.
+    multi: bool,
+    live: [u32; 64],
 }
 
 /// The tag a page of `size` in `asid` is held under, with its page number (0 marks
@@ -46,13 +50,15 @@ impl<R: Replacement> SetAssocTlb<R> {
             sets,
             ways,
             mask: sets.is_power_of_two().then_some(sets as u64 - 1),
-            sizes,
             tags: vec![0; n],
             meta: vec![0; n],
             pfns: vec![Pfn(0); n],
             perms: vec![Perms::NONE; n],
             policy: R::new(sets, ways, seed),
             stats: TlbStats::default(),
+            multi: sizes.len() > 1,
+            live: [0; 64],
+            sizes,
         }
     }
 
@@ -206,6 +212,13 @@ impl<R: Replacement> SetAssocTlb<R> {
     #[inline(always)]
     fn place(&mut self, set: usize, way: usize, vpn: u64, meta: u32, pfn: Pfn, perms: Perms) {
         let i = set * self.ways + way;
+        if self.multi {
+            let old = self.meta[i];
+            if old != 0 {
+                self.live[(old & 63) as usize] -= 1;
+            }
+            self.live[(meta & 63) as usize] += 1;
+        }
         self.tags[i] = vpn;
         self.meta[i] = meta;
         self.pfns[i] = pfn;
@@ -213,18 +226,25 @@ impl<R: Replacement> SetAssocTlb<R> {
         self.policy.fill(set, way);
     }
 
+    /// The key of entry `i`, if it is valid.
+    fn key(&self, i: usize) -> Option<TlbKey> {
+        let meta = self.meta[i];
+        (meta != 0).then(|| TlbKey {
+            vpn: Vpn(self.tags[i]),
+            asid: Asid((meta >> 8) as u16),
+            size: PageSize::from_shift(meta & 0xff).expect("valid entries hold a page size"),
+        })
+    }
+
     fn drop_where(&mut self, pred: impl Fn(TlbKey) -> bool) {
         for i in 0..self.tags.len() {
-            let meta = self.meta[i];
-            if meta == 0 {
+            let Some(key) = self.key(i) else {
                 continue;
-            }
-            let key = TlbKey {
-                vpn: Vpn(self.tags[i]),
-                asid: Asid((meta >> 8) as u16),
-                size: PageSize::from_shift(meta & 0xff).expect("valid entries hold a page size"),
             };
             if pred(key) {
+                if self.multi {
+                    self.live[key.size.shift() as usize] -= 1;
+                }
                 self.meta[i] = 0;
                 self.policy.invalidate(i / self.ways, i % self.ways);
             }
@@ -238,7 +258,13 @@ impl<R: Replacement> Tlb for SetAssocTlb<R> {
         let found = if self.sizes.len() == 1 {
             self.probe(asid, va, self.sizes[0])
         } else {
-            (0..self.sizes.len()).find_map(|i| self.probe(asid, va, self.sizes[i]))
+            (0..self.sizes.len()).find_map(|i| {
+                let size = self.sizes[i];
+                if self.live[size.shift() as usize] == 0 {
+                    return None;
+                }
+                self.probe(asid, va, size)
+            })
         };
         match found {
             Some(_) => self.stats.hits += 1,
@@ -253,6 +279,9 @@ impl<R: Replacement> Tlb for SetAssocTlb<R> {
             [size] => self.hit_index(asid, va, size).map(|_| size),
             _ => (0..self.sizes.len()).find_map(|i| {
                 let size = self.sizes[i];
+                if self.live[size.shift() as usize] == 0 {
+                    return None;
+                }
                 self.hit_index(asid, va, size).map(|_| size)
             }),
         };
@@ -294,6 +323,14 @@ impl<R: Replacement> Tlb for SetAssocTlb<R> {
 
     fn flush_asid(&mut self, asid: Asid) {
         self.drop_where(|k| k.asid == asid);
+    }
+
+    fn for_each_entry(&self, f: &mut dyn FnMut(TlbKey, Pfn)) {
+        for i in 0..self.tags.len() {
+            if let Some(k) = self.key(i) {
+                f(k, self.pfns[i]);
+            }
+        }
     }
 
     fn flush_all(&mut self) {
@@ -401,5 +438,41 @@ mod tests {
         tlb.fill(Asid(0), VirtAddr(3 << 12), t4k(3)); // set 0: evicts page 0
         assert!(tlb.lookup(Asid(0), VirtAddr(0)).is_none());
         assert!(tlb.lookup(Asid(0), VirtAddr(1 << 12)).is_some());
+    }
+
+    proptest::proptest! {
+        /// A mixed-size array large enough never to evict holds exactly what was
+        /// filled and not invalidated since: lookups skip only sizes it holds none of.
+        #[test]
+        fn mixed_sizes_hit_exactly_what_is_held(
+            ops in proptest::collection::vec((0u8..4, 0u16..2, 0u64..64, 0usize..3), 1..300)
+        ) {
+            let sizes = [PageSize::K4, PageSize::K64, PageSize::M2];
+            let mut tlb: SetAssocTlb<Lru> = SetAssocTlb::new(1, 1024, &sizes, 0);
+            let mut held = std::collections::HashSet::new();
+            for (op, asid, page, s) in ops {
+                let (asid, size) = (Asid(asid), sizes[s]);
+                let va = VirtAddr(page << 14);
+                match op {
+                    0 | 1 => {
+                        let t = Translation { pfn: Pfn(page << 9), size, perms: Perms::RW };
+                        tlb.fill(asid, va.vpn(size).base(size), t);
+                        held.insert((asid, va.0 >> size.shift(), size));
+                    }
+                    2 => {
+                        tlb.invalidate_range(asid, va, 1 << 16);
+                        held.retain(|&(a, vpn, sz)| {
+                            let start = vpn << sz.shift();
+                            !(a == asid && start < va.0 + (1 << 16) && start + sz.bytes() > va.0)
+                        });
+                    }
+                    _ => {
+                        let want = sizes.iter().rev().copied().find(|&sz| held.contains(&(asid, va.0 >> sz.shift(), sz)));
+                        proptest::prop_assert_eq!(tlb.access(asid, va), want);
+                        proptest::prop_assert_eq!(tlb.lookup(asid, va).map(|t| t.size), want);
+                    }
+                }
+            }
+        }
     }
 }

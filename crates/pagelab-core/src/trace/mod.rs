@@ -16,6 +16,7 @@ pub mod lackey;
 pub mod native;
 pub mod pgrec;
 pub mod rawu64;
+pub mod synthetic;
 
 pub use error::{Location, TraceError};
 

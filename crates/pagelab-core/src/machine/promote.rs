@@ -1,0 +1,176 @@
+//! The machine's side of superpages: it tells the promotion policy of every TLB miss
+//! that walked and carries out the promotions it asks for. A promotion walks every
+//! base page of the candidate to find what maps it now (base pages, smaller
+//! superpages, nothing), has the mechanism gather the frames, replaces the old
+//! mappings with one of the candidate's size, and drops every TLB and walk-cache entry
+//! of the range, at every level, so no stale translation survives.
+
+use super::{Machine, SimError};
+use crate::addr::{Asid, Pfn, VirtAddr, BASE_SHIFT};
+use crate::pagetable::Perms;
+use crate::superpage::{Candidate, Entry, Miss};
+use crate::tlb::TlbKey;
+
+impl Machine {
+    /// Before a first-level miss is resolved: what the walking level holds, if the
+    /// policy reads it.
+    pub(super) fn before_policy_miss(&mut self, side: usize, asid: Asid) {
+        self.entries.clear();
+        if !self.walker.policy.as_ref().is_some_and(|p| p.reads_tlb()) {
+            return;
+        }
+        let entries = &mut self.entries;
+        self.tlb.for_each_last_entry(side, &mut |k: TlbKey, _| {
+            if k.asid == asid {
+                entries.push(Entry {
+                    va: k.vpn.base(k.size),
+                    size: k.size,
+                });
+            }
+        });
+    }
+
+    /// After a miss walked: tell the policy, and promote what it asks for.
+    pub(super) fn after_policy_miss(
+        &mut self,
+        asid: Asid,
+        va: VirtAddr,
+        first_touch: bool,
+        reference: u64,
+    ) -> Result<(), SimError> {
+        let Some(t) = self.walker.walk.translation else {
+            return Ok(());
+        };
+        self.counts.policy_misses += 1;
+        let miss = Miss {
+            asid,
+            va,
+            size: t.size,
+            first_touch,
+            tlb: &self.entries,
+        };
+        let policy = self.walker.policy.as_mut().expect("called with a policy");
+        if let Some(c) = policy.on_miss(&miss) {
+            if self.promote(c, reference)? {
+                self.walker.policy.as_mut().expect("a policy").promoted(c);
+            }
+        }
+        Ok(())
+    }
+
+    /// Make `c` one superpage. `Ok(false)`: it is one already (or inside one), or
+    /// memory has no block for it (counted as a failure).
+    pub fn promote(&mut self, c: Candidate, reference: u64) -> Result<bool, SimError> {
+        let base = self.walker.base_page;
+        let error = |message: String| SimError { reference, message };
+        // What maps each base page of the candidate now.
+        let mut pages: Vec<Option<Pfn>> =
+            Vec::with_capacity((c.size.bytes() >> base.shift()) as usize);
+        let mut old = Vec::new();
+        let mut perms = Perms::RW;
+        let end = c.va.0 + c.size.bytes();
+        let mut at = c.va.0;
+        while at < end {
+            let walk = self.walker.page_table.as_ref().walk(c.asid, VirtAddr(at));
+            match walk.translation {
+                None => {
+                    pages.push(None);
+                    at += base.bytes();
+                }
+                Some(t) if t.size >= c.size => return Ok(false),
+                Some(t) => {
+                    let start = VirtAddr(at).vpn(t.size).base(t.size);
+                    old.push((start, t));
+                    perms = t.perms;
+                    for i in 0..t.size.bytes() >> base.shift() {
+                        let pfn = Pfn(t.pfn.0 + i * base.base_frames());
+                        pages.push(Some(self.walker.mechanism.resolve(pfn)));
+                    }
+                    at = start.0 + t.size.bytes();
+                }
+            }
+        }
+        let w = &mut self.walker;
+        let contents = w.contents.as_mut().expect("kept while a policy runs");
+        let Some(g) = w
+            .mechanism
+            .gather(&c, base, &pages, w.frames.as_mut(), contents)
+        else {
+            self.counts.promotion_failures += 1;
+            return Ok(false);
+        };
+        let table = w.page_table.as_dyn();
+        let mut refs = 0;
+        for &(start, t) in &old {
+            let cost = table
+                .unmap(c.asid, start, t.size, w.frames.as_mut())
+                .map_err(|e| error(format!("promotion of {:#x}: unmap: {e}", start.0)))?;
+            refs += cost.refs();
+            w.mechanism
+                .release(t.pfn, t.size, w.frames.as_mut(), contents);
+        }
+        let cost = table
+            .map(c.asid, c.va, c.size, g.pfn, perms, w.frames.as_mut())
+            .map_err(|e| error(format!("promotion of {:#x} to {}: {e}", c.va.0, c.size)))?;
+        refs += cost.refs();
+        // No level may keep a translation of the old pages.
+        self.forget_last_page();
+        self.tlb.invalidate_range(c.asid, c.va, c.size.bytes());
+        self.walker
+            .walk_caches
+            .invalidate_range(c.asid, c.va, c.size.bytes());
+        let n = &mut self.counts;
+        n.promotions += 1;
+        n.promotion_table_refs += refs;
+        n.pages_copied += g.copied;
+        n.pages_remapped += g.remapped;
+        n.pages_zeroed += g.zeroed;
+        self.gathered.copied += g.copied;
+        self.gathered.remapped += g.remapped;
+        self.gathered.zeroed += g.zeroed;
+        Ok(true)
+    }
+
+    /// Whose data `va` reaches now: the address space and virtual 4 KiB frame whose
+    /// bytes sit in the real frame it translates to (through the memory controller's
+    /// table under remapping). `None` if `va` is not mapped, or while no policy runs
+    /// (frames' contents are kept only then). Looks the page table up without
+    /// counting anything: for checks.
+    pub fn data_at(&self, asid: Asid, va: VirtAddr) -> Option<(Asid, u64)> {
+        let t = self.walker.page_table.as_ref().walk(asid, va).translation?;
+        let frame = Pfn(t.pfn.0 + (va.offset_in(t.size) >> BASE_SHIFT));
+        let real = self.walker.mechanism.resolve(frame);
+        self.walker.contents.as_ref()?.of(real)
+    }
+}
+
+impl Machine {
+    /// Every TLB entry whose frames do not hold the data of the pages it translates
+    /// (a stale translation), described; empty when all are right. Only while a
+    /// policy runs (frames' contents are kept only then). For checks.
+    pub fn stale_tlb_entries(&self) -> Vec<String> {
+        let Some(contents) = self.walker.contents.as_ref() else {
+            return Vec::new();
+        };
+        let mut stale = Vec::new();
+        self.tlb.for_each_entry(&mut |level, k, pfn| {
+            let va = k.vpn.base(k.size);
+            for i in 0..k.size.base_frames() {
+                let real = self.walker.mechanism.resolve(Pfn(pfn.0 + i));
+                let want = (k.asid, (va.0 >> BASE_SHIFT) + i);
+                if contents.of(real) != Some(want) {
+                    stale.push(format!(
+                        "{level}: {} page {:#x} of asid {} reaches frame {:#x} holding {:?}",
+                        k.size,
+                        va.0,
+                        k.asid.0,
+                        real.0,
+                        contents.of(real)
+                    ));
+                    break;
+                }
+            }
+        });
+        stale
+    }
+}

@@ -1,0 +1,261 @@
+//! `approx-online` (papers/online-superpage-promotion-revisited.md §3.1, after Romer et
+//! al.): every candidate `P` has a counter `P.prefetch`. On a TLB miss to base page
+//! `p`, the counter of each candidate that contains `p` and at least one current TLB
+//! entry is incremented (its promotion would have prefetched the translation, and
+//! saved the miss). Then the largest of those candidates whose counter has reached
+//! its size's threshold is promoted, and the counters of the candidates containing it
+//! are decremented by its count ("whenever `P0.prefetch` was incremented,
+//! `P.prefetch` was, too").
+//!
+//! Candidates already superpages, or inside one, are not charged (Romer's
+//! `tlbcount = -1`): a candidate is charged only if it is larger than the page that
+//! maps `p` now. Which candidates contain a TLB entry is computed from the TLB's
+//! entries at the miss (the paper's "simple but inefficient way"): the smallest
+//! aligned block holding `p` and an entry `e` has log2 size
+//! `max(e.size, bit length of (p xor e))`, and every candidate at least that large
+//! contains both.
+
+use super::{Candidate, Ladder, Miss, PromotionPolicy};
+use crate::addr::Asid;
+use std::collections::HashMap;
+
+/// Prefetch counters per candidate, with the charging and the decrement rule.
+pub struct Counters {
+    pub ladder: Ladder,
+    /// (address space, ladder index, candidate index) → prefetch count.
+    prefetch: HashMap<(Asid, u8, u64), u64>,
+}
+
+impl Counters {
+    pub fn new(ladder: Ladder) -> Counters {
+        Counters {
+            ladder,
+            prefetch: HashMap::new(),
+        }
+    }
+
+    fn key(&self, c: &Candidate, i: usize) -> (Asid, u8, u64) {
+        (c.asid, i as u8, c.va.0 >> self.ladder.sizes[i].shift())
+    }
+
+    /// The prefetch count of `c` (0 if never charged).
+    pub fn prefetch(&self, c: &Candidate) -> u64 {
+        match self.ladder.index(c.size) {
+            Some(i) => self.prefetch.get(&self.key(c, i)).copied().unwrap_or(0),
+            None => 0,
+        }
+    }
+
+    /// Charge one miss to every candidate of at least `min_shift` (log2 bytes) that
+    /// contains `c.va`'s page and is larger than `c.size` (the page mapping it now).
+    /// Returns the largest charged candidate at its threshold.
+    pub fn charge(&mut self, miss: &Candidate, min_shift: u32) -> Option<Candidate> {
+        let mut best = None;
+        for i in 0..self.ladder.sizes.len() {
+            let size = self.ladder.sizes[i];
+            if size.shift() < min_shift || size <= miss.size {
+                continue;
+            }
+            let p = Candidate::containing(miss.asid, miss.va, size);
+            if self.charge_one(&p, i) {
+                best = Some(p);
+            }
+        }
+        best
+    }
+
+    /// Charge one miss to `p`, of ladder size `i`: whether it reached its threshold.
+    pub fn charge_one(&mut self, p: &Candidate, i: usize) -> bool {
+        let key = self.key(p, i);
+        let n = self.prefetch.entry(key).or_insert(0);
+        *n += 1;
+        *n >= self.ladder.thresholds[i]
+    }
+
+    /// `c` was promoted: the candidates containing it lose its count; it and the
+    /// candidates inside it are superpages now and keep no counter.
+    pub fn promoted(&mut self, c: Candidate) {
+        let Some(i) = self.ladder.index(c.size) else {
+            return;
+        };
+        let v = self.prefetch.remove(&self.key(&c, i)).unwrap_or(0);
+        for j in i + 1..self.ladder.sizes.len() {
+            let outer = Candidate::containing(c.asid, c.va, self.ladder.sizes[j]);
+            let key = self.key(&outer, j);
+            if let Some(n) = self.prefetch.get_mut(&key) {
+                *n = n.saturating_sub(v);
+            }
+        }
+        for j in 0..i {
+            let s = self.ladder.sizes[j];
+            let first = c.va.0 >> s.shift();
+            for k in first..first + (c.size.bytes() >> s.shift()) {
+                self.prefetch.remove(&(c.asid, j as u8, k));
+            }
+        }
+    }
+}
+
+/// The log2 size of the smallest aligned block holding `miss`'s address and one of
+/// the TLB entries (`u32::MAX` without entries).
+pub fn smallest_join(miss: &Miss<'_>) -> u32 {
+    let p = miss.va.0;
+    miss.tlb
+        .iter()
+        .map(|e| e.size.shift().max(64 - (p ^ e.va.0).leading_zeros()))
+        .min()
+        .unwrap_or(u32::MAX)
+}
+
+pub struct ApproxOnline {
+    pub counters: Counters,
+    miss_cycles: f64,
+}
+
+impl ApproxOnline {
+    pub fn new(ladder: Ladder, miss_cycles: f64) -> ApproxOnline {
+        ApproxOnline {
+            counters: Counters::new(ladder),
+            miss_cycles,
+        }
+    }
+}
+
+impl PromotionPolicy for ApproxOnline {
+    fn reads_tlb(&self) -> bool {
+        true
+    }
+
+    fn on_miss(&mut self, m: &Miss<'_>) -> Option<Candidate> {
+        let here = Candidate {
+            asid: m.asid,
+            va: m.va,
+            size: m.size,
+        };
+        self.counters.charge(&here, smallest_join(m))
+    }
+
+    fn promoted(&mut self, c: Candidate) {
+        self.counters.promoted(c);
+    }
+
+    fn miss_cycles(&self) -> f64 {
+        self.miss_cycles
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Entry;
+    use super::*;
+    use crate::addr::{PageSize, VirtAddr};
+
+    /// Base pages of 4096 bytes, superpages of 2 to 64 base pages.
+    fn policy(threshold: u64) -> ApproxOnline {
+        let sizes: Vec<_> = (13..=18)
+            .map(|s| PageSize::from_shift(s).unwrap())
+            .collect();
+        let n = sizes.len();
+        ApproxOnline::new(
+            Ladder {
+                sizes,
+                thresholds: vec![threshold; n],
+            },
+            0.0,
+        )
+    }
+
+    /// `(va, n)`: the candidate of 2^n base pages from virtual page `va`.
+    fn cand(vpn: u64, n: u32) -> Candidate {
+        Candidate {
+            asid: Asid(0),
+            va: VirtAddr(vpn << 12),
+            size: PageSize::from_shift(12 + n).unwrap(),
+        }
+    }
+
+    fn entry(vpn: u64) -> Entry {
+        Entry {
+            va: VirtAddr(vpn << 12),
+            size: PageSize::K4,
+        }
+    }
+
+    fn miss<'a>(va: u64, tlb: &'a [Entry]) -> Miss<'a> {
+        Miss {
+            asid: Asid(0),
+            va: VirtAddr(va),
+            size: PageSize::K4,
+            first_touch: false,
+            tlb,
+        }
+    }
+
+    /// The worked example of §3.1, counter by counter: a miss at 0x60005023 with the
+    /// TLB holding base page 0x60006 (and not 0x60004) charges (0x60004, 2) and
+    /// (0x60000, 3) to (0x60000, 6), and nothing else.
+    #[test]
+    fn romers_worked_example() {
+        let mut p = policy(1000);
+        let tlb = [entry(0x60006), entry(0x12345)];
+        assert_eq!(p.on_miss(&miss(0x6000_5023, &tlb)), None);
+        let c = &p.counters;
+        assert_eq!(
+            c.prefetch(&cand(0x60004, 1)),
+            0,
+            "(0x60004, 1) holds no entry"
+        );
+        assert_eq!(c.prefetch(&cand(0x60004, 2)), 1);
+        for n in 3..=6 {
+            assert_eq!(c.prefetch(&cand(0x60000, n)), 1, "(0x60000, {n})");
+        }
+        // Candidates of other pages are untouched.
+        assert_eq!(c.prefetch(&cand(0x60006, 1)), 0);
+        assert_eq!(c.prefetch(&cand(0x12344, 2)), 0);
+
+        // "If (0x60004, 2).prefetch has reached the threshold for superpages of size
+        // four, the operating system promotes the superpage and decrements the
+        // prefetch counters for the containing superpages by (0x60004, 2).prefetch."
+        let mut p = policy(3);
+        p.counters.ladder.thresholds = vec![3, 3, 100, 100, 100, 100];
+        // Charge (0x60000, 3..6) twice more through a miss that (0x60004, 2) does not see.
+        let far = [entry(0x60000)];
+        for _ in 0..2 {
+            assert_eq!(p.on_miss(&miss(0x6000_7000, &far)), None);
+        }
+        assert_eq!(p.counters.prefetch(&cand(0x60000, 3)), 2);
+        assert_eq!(p.counters.prefetch(&cand(0x60004, 2)), 0);
+        for _ in 0..2 {
+            assert_eq!(p.on_miss(&miss(0x6000_5023, &tlb)), None);
+        }
+        let promote = p.on_miss(&miss(0x6000_5023, &tlb));
+        assert_eq!(promote, Some(cand(0x60004, 2)));
+        assert_eq!(p.counters.prefetch(&cand(0x60004, 2)), 3);
+        assert_eq!(p.counters.prefetch(&cand(0x60000, 3)), 5);
+        p.promoted(cand(0x60004, 2));
+        assert_eq!(p.counters.prefetch(&cand(0x60004, 2)), 0);
+        for n in 3..=6 {
+            assert_eq!(p.counters.prefetch(&cand(0x60000, n)), 2, "(0x60000, {n})");
+        }
+    }
+
+    /// The largest candidate at its threshold wins; superpages are not charged again.
+    #[test]
+    fn the_largest_candidate_at_threshold_is_promoted() {
+        let mut p = policy(1);
+        let tlb = [entry(0x100)];
+        // A miss at 0x101: (0x100, 1) to (0x100, 6) all reach 1: the largest wins.
+        assert_eq!(p.on_miss(&miss(0x101 << 12, &tlb)), Some(cand(0x100, 6)));
+        p.promoted(cand(0x100, 6));
+        // Now the page is mapped by a 64-page superpage: nothing smaller is charged.
+        let m = Miss {
+            size: PageSize::from_shift(18).unwrap(),
+            ..miss(0x101 << 12, &tlb)
+        };
+        assert_eq!(p.on_miss(&m), None);
+        assert_eq!(p.counters.prefetch(&cand(0x100, 1)), 0);
+        // No entry at all: nothing is charged.
+        assert_eq!(p.on_miss(&miss(0x5000 << 12, &[])), None);
+        assert_eq!(p.counters.prefetch(&cand(0x5000, 1)), 0);
+    }
+}

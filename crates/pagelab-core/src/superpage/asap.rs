@@ -1,0 +1,106 @@
+//! `asap` (papers/online-superpage-promotion-revisited.md §3.1): "a greedy policy that
+//! promotes a superpage as soon as all of its component pages have been referenced".
+//! A base page is referenced for the first time when it faults (demand paging); each
+//! candidate counts its referenced base pages, and on a first reference the largest
+//! candidate containing the page that is complete, and larger than the page's current
+//! mapping, is promoted. Smaller complete candidates inside it are then never
+//! promoted separately: promotion is incremental only as far as references complete
+//! candidates one after another.
+
+use super::{Candidate, Miss, PromotionPolicy};
+use crate::addr::{Asid, PageSize};
+use std::collections::HashMap;
+
+pub struct Asap {
+    sizes: Vec<PageSize>,
+    /// Referenced base pages per candidate: (address space, size's log2, index).
+    population: HashMap<(Asid, u8, u64), u64>,
+    miss_cycles: f64,
+}
+
+impl Asap {
+    /// `sizes` ascending.
+    pub fn new(sizes: Vec<PageSize>, miss_cycles: f64) -> Asap {
+        Asap {
+            sizes,
+            population: HashMap::new(),
+            miss_cycles,
+        }
+    }
+
+    /// Referenced base pages (of `base`) of the candidate `c`.
+    pub fn population(&self, c: &Candidate) -> u64 {
+        let key = (c.asid, c.size.shift() as u8, c.va.0 >> c.size.shift());
+        self.population.get(&key).copied().unwrap_or(0)
+    }
+}
+
+impl PromotionPolicy for Asap {
+    fn on_miss(&mut self, m: &Miss<'_>) -> Option<Candidate> {
+        if !m.first_touch {
+            return None;
+        }
+        // The faulting page's own size: a base page (asap never maps larger at a fault).
+        let pages_of = |s: PageSize| s.bytes() >> m.size.shift();
+        let mut best = None;
+        for &s in &self.sizes {
+            let key = (m.asid, s.shift() as u8, m.va.0 >> s.shift());
+            let n = self.population.entry(key).or_insert(0);
+            *n += 1;
+            if *n == pages_of(s) && s > m.size {
+                best = Some(s);
+            }
+        }
+        best.map(|s| Candidate::containing(m.asid, m.va, s))
+    }
+
+    fn miss_cycles(&self) -> f64 {
+        self.miss_cycles
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::addr::VirtAddr;
+
+    fn touch(p: &mut Asap, page: u64) -> Option<Candidate> {
+        p.on_miss(&Miss {
+            asid: Asid(0),
+            va: VirtAddr(page << 12),
+            size: PageSize::K4,
+            first_touch: true,
+            tlb: &[],
+        })
+    }
+
+    #[test]
+    fn promotes_the_largest_candidate_its_reference_completes() {
+        let sizes: Vec<_> = (13..=15)
+            .map(|s| PageSize::from_shift(s).unwrap())
+            .collect();
+        let mut p = Asap::new(sizes, 0.0);
+        assert_eq!(touch(&mut p, 0), None);
+        let c = touch(&mut p, 1).unwrap();
+        assert_eq!((c.va.0, c.size), (0, PageSize::K8));
+        assert_eq!(touch(&mut p, 2), None);
+        // Page 3 completes (2,1) and (0,2): the larger one.
+        let c = touch(&mut p, 3).unwrap();
+        assert_eq!((c.va.0, c.size), (0, PageSize::from_shift(14).unwrap()));
+        for page in 4..7 {
+            touch(&mut p, page);
+        }
+        let c = touch(&mut p, 7).unwrap();
+        assert_eq!((c.va.0, c.size), (0, PageSize::from_shift(15).unwrap()));
+        // A miss that is not a first reference promotes nothing.
+        let again = p.on_miss(&Miss {
+            asid: Asid(0),
+            va: VirtAddr(1 << 12),
+            size: PageSize::K4,
+            first_touch: false,
+            tlb: &[],
+        });
+        assert_eq!(again, None);
+        assert_eq!(p.population(&c), 8);
+    }
+}

@@ -1,0 +1,131 @@
+//! Promotion mechanisms: how a superpage's base pages come to sit in one aligned
+//! block of (apparently) contiguous frames. `copy` moves the data into a new block;
+//! `remap` (Impulse) maps the superpage to a block of shadow addresses that the memory
+//! controller translates back to the pages' own frames
+//! (papers/online-superpage-promotion-revisited.md §3.2, Fig. 1).
+//!
+//! Every mechanism keeps [`Contents`] right: which virtual page's data each real frame
+//! holds. That is what lets the tests check that no promotion changes the data an
+//! address reaches.
+//!
+//! Adding a mechanism: a file here implementing [`Mechanism`], a variant of
+//! `config::MechanismConfig`, one arm in [`build`].
+
+mod copy;
+mod remap;
+
+pub use copy::CopyMechanism;
+pub use remap::RemapMechanism;
+
+use super::Candidate;
+use crate::addr::{Asid, PageSize, Pfn};
+use crate::config::MechanismConfig;
+use crate::frames::FrameAllocator;
+use std::collections::HashMap;
+
+/// The data each real base frame holds: the address space and virtual base frame
+/// (4 KiB page number) whose bytes are there.
+#[derive(Default)]
+pub struct Contents {
+    held: HashMap<u64, (Asid, u64)>,
+}
+
+impl Contents {
+    /// Frames from `pfn` on (`frames` of them) now hold the pages from virtual frame
+    /// `vfn` on: a page was mapped there fresh.
+    pub fn fill(&mut self, pfn: Pfn, frames: u64, asid: Asid, vfn: u64) {
+        for i in 0..frames {
+            self.held.insert(pfn.0 + i, (asid, vfn + i));
+        }
+    }
+    /// Copy what `from` holds into `to`.
+    pub fn copy(&mut self, from: Pfn, to: Pfn) {
+        if let Some(&v) = self.held.get(&from.0) {
+            self.held.insert(to.0, v);
+        }
+    }
+    /// The frames from `pfn` on were freed.
+    pub fn clear(&mut self, pfn: Pfn, frames: u64) {
+        for i in 0..frames {
+            self.held.remove(&(pfn.0 + i));
+        }
+    }
+    /// What frame `pfn` holds.
+    pub fn of(&self, pfn: Pfn) -> Option<(Asid, u64)> {
+        self.held.get(&pfn.0).copied()
+    }
+}
+
+/// What gathering a superpage did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Gathered {
+    /// The frame to map the superpage at (a shadow frame for remap).
+    pub pfn: Pfn,
+    /// Base pages whose data was copied.
+    pub copied: u64,
+    /// Base pages remapped without a copy.
+    pub remapped: u64,
+    /// Base pages that were not mapped, given a fresh cleared frame.
+    pub zeroed: u64,
+}
+
+pub trait Mechanism {
+    /// Frames for the superpage `c`, whose base pages (of `base`) map now to the real
+    /// frames `pages[i]` (`None`: not mapped yet). Moves or remaps the data, keeping
+    /// `contents` right. `None` when memory (or shadow memory) has no block for it;
+    /// then nothing changed.
+    fn gather(
+        &mut self,
+        c: &Candidate,
+        base: PageSize,
+        pages: &[Option<Pfn>],
+        frames: &mut dyn FrameAllocator,
+        contents: &mut Contents,
+    ) -> Option<Gathered>;
+    /// A mapping of `size` at `pfn` (as the page table held it) was replaced by the
+    /// superpage just gathered: release what the mechanism no longer needs.
+    fn release(
+        &mut self,
+        pfn: Pfn,
+        size: PageSize,
+        frames: &mut dyn FrameAllocator,
+        contents: &mut Contents,
+    );
+    /// The real frame that frame `pfn`, as a page table maps it, reaches.
+    fn resolve(&self, pfn: Pfn) -> Pfn;
+    /// Cycles of the work counted in `g`.
+    fn cycles(&self, g: &Gathered) -> f64;
+}
+
+/// The mechanism a configuration names, or an error naming the field.
+pub fn build(c: &MechanismConfig) -> Result<Box<dyn Mechanism>, String> {
+    let check = |field: &str, v: f64| {
+        if v.is_finite() && v >= 0.0 {
+            Ok(())
+        } else {
+            Err(format!(
+                "mechanism.{field}: {v} must be a finite number ≥ 0"
+            ))
+        }
+    };
+    Ok(match c {
+        MechanismConfig::Copy(k) => {
+            check("cycles_per_page", k.cycles_per_page)?;
+            check("zero_cycles_per_page", k.zero_cycles_per_page)?;
+            Box::new(CopyMechanism::new(k.clone()))
+        }
+        MechanismConfig::Remap(k) => {
+            check("cycles_per_page", k.cycles_per_page)?;
+            check("zero_cycles_per_page", k.zero_cycles_per_page)?;
+            let frames = k.shadow_memory.0 >> crate::addr::BASE_SHIFT;
+            if frames == 0 || frames > remap::SHADOW_BASE {
+                return Err(format!(
+                    "mechanism.shadow_memory: {} bytes is outside 4K..{}",
+                    k.shadow_memory.0,
+                    crate::addr::format_bytes(remap::SHADOW_BASE << crate::addr::BASE_SHIFT)
+                ));
+            }
+            Box::new(RemapMechanism::new(k.clone(), frames))
+        }
+    })
+}

@@ -1,0 +1,122 @@
+//! `remap`: Impulse shadow memory (papers/online-superpage-promotion-revisited.md §3.2,
+//! Fig. 1). The superpage is mapped to an aligned block of shadow frames, physical
+//! addresses no memory backs, and the memory controller's own table maps each shadow
+//! base frame to the real frame that holds the page: no data moves. Pages of the
+//! superpage that were not mapped get a fresh cleared frame each. The shadow blocks
+//! come from a buddy allocator of their own over `mechanism.shadow_memory`.
+
+use super::{Contents, Gathered, Mechanism};
+use crate::addr::{PageSize, Pfn};
+use crate::config::RemapConfig;
+use crate::frames::{BuddyAllocator, FrameAllocator};
+use crate::superpage::Candidate;
+use std::collections::HashMap;
+
+/// Shadow frame numbers start here (physical addresses from 2^48 bytes on).
+pub const SHADOW_BASE: u64 = 1 << 36;
+
+pub struct RemapMechanism {
+    config: RemapConfig,
+    shadow: BuddyAllocator,
+    /// The controller's table: shadow frame → real frame.
+    controller: HashMap<u64, u64>,
+}
+
+impl RemapMechanism {
+    pub fn new(config: RemapConfig, shadow_frames: u64) -> RemapMechanism {
+        RemapMechanism {
+            config,
+            // Blocks up to 2^30 base frames (4 TiB superpages with 4K frames).
+            shadow: BuddyAllocator::new(shadow_frames, 30),
+            controller: HashMap::new(),
+        }
+    }
+
+    /// Shadow frames the controller maps now.
+    pub fn controller_entries(&self) -> usize {
+        self.controller.len()
+    }
+}
+
+impl Mechanism for RemapMechanism {
+    fn gather(
+        &mut self,
+        c: &Candidate,
+        base: PageSize,
+        pages: &[Option<Pfn>],
+        frames: &mut dyn FrameAllocator,
+        contents: &mut Contents,
+    ) -> Option<Gathered> {
+        let block = Pfn(SHADOW_BASE + self.shadow.alloc(c.size)?.0);
+        let per = base.base_frames();
+        // Fresh frames for the pages not mapped, all or none.
+        let mut fresh = Vec::new();
+        for _ in pages.iter().filter(|p| p.is_none()) {
+            match frames.alloc(base) {
+                Some(f) => fresh.push(f),
+                None => {
+                    for f in fresh {
+                        frames.free(f, base);
+                    }
+                    self.shadow.free(Pfn(block.0 - SHADOW_BASE), c.size);
+                    return None;
+                }
+            }
+        }
+        let mut fresh = fresh.into_iter();
+        let mut g = Gathered {
+            pfn: block,
+            ..Gathered::default()
+        };
+        for (i, page) in pages.iter().enumerate() {
+            let real = match page {
+                Some(real) => {
+                    g.remapped += 1;
+                    *real
+                }
+                None => {
+                    let f = fresh.next().expect("one fresh frame per page not mapped");
+                    let vfn = (c.va.0 >> crate::addr::BASE_SHIFT) + i as u64 * per;
+                    contents.fill(f, per, c.asid, vfn);
+                    g.zeroed += 1;
+                    f
+                }
+            };
+            for j in 0..per {
+                self.controller
+                    .insert(block.0 + i as u64 * per + j, real.0 + j);
+            }
+        }
+        Some(g)
+    }
+
+    fn release(
+        &mut self,
+        pfn: Pfn,
+        size: PageSize,
+        _frames: &mut dyn FrameAllocator,
+        _contents: &mut Contents,
+    ) {
+        // A real mapping's frames now belong to the new shadow block; an old shadow
+        // block's entries go, its real frames stay behind the new block.
+        if pfn.0 >= SHADOW_BASE {
+            for j in 0..size.base_frames() {
+                self.controller.remove(&(pfn.0 + j));
+            }
+            self.shadow.free(Pfn(pfn.0 - SHADOW_BASE), size);
+        }
+    }
+
+    fn resolve(&self, pfn: Pfn) -> Pfn {
+        if pfn.0 >= SHADOW_BASE {
+            Pfn(self.controller.get(&pfn.0).copied().unwrap_or(u64::MAX))
+        } else {
+            pfn
+        }
+    }
+
+    fn cycles(&self, g: &Gathered) -> f64 {
+        g.remapped as f64 * self.config.cycles_per_page
+            + g.zeroed as f64 * self.config.zero_cycles_per_page
+    }
+}

@@ -1,0 +1,164 @@
+//! Superpages: promotion policies decide which aligned groups of base pages become one
+//! superpage, and when; promotion mechanisms make their frames contiguous (by copying)
+//! or appear so (by remapping at the memory controller). The machine asks the policy
+//! after every TLB miss that walked, and the page-fault handler asks it which page
+//! size to map; it carries a promotion out (`machine/promote.rs`) with the mechanism.
+//!
+//! Policies, one file each, chosen by `promotion.policy`: `static` (chosen regions in
+//! one large size from the first fault on), `asap` and `approx-online` and `online`
+//! (papers/online-superpage-promotion-revisited.md §3.1). Mechanisms, chosen by
+//! `mechanism.kind`: `copy` and `remap` (§3.2) in [`mechanism`].
+//!
+//! Adding a policy: a file here implementing [`PromotionPolicy`], a variant of
+//! `config::PromotionConfig`, one arm in [`build`] (docs/EXTENDING.md).
+
+mod approx_online;
+mod asap;
+mod fixed;
+pub mod mechanism;
+mod online;
+
+pub use approx_online::ApproxOnline;
+pub use asap::Asap;
+pub use fixed::{check as fixed_check, StaticRegions};
+pub use online::Online;
+
+use crate::addr::{Asid, PageSize, VirtAddr};
+use crate::config::PromotionConfig;
+
+/// An aligned group of base pages that could become one superpage of `size`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Candidate {
+    pub asid: Asid,
+    /// The first address (aligned to `size`).
+    pub va: VirtAddr,
+    pub size: PageSize,
+}
+
+impl Candidate {
+    /// The candidate of `size` containing `va`.
+    pub fn containing(asid: Asid, va: VirtAddr, size: PageSize) -> Candidate {
+        Candidate {
+            asid,
+            va: va.vpn(size).base(size),
+            size,
+        }
+    }
+    pub fn contains(&self, va: VirtAddr) -> bool {
+        va.0 >> self.size.shift() == self.va.0 >> self.size.shift()
+    }
+}
+
+/// A TLB entry as a policy sees it: the first address of the page it maps, and its size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub va: VirtAddr,
+    pub size: PageSize,
+}
+
+/// A TLB miss that walked, as the policy is told of it.
+pub struct Miss<'a> {
+    pub asid: Asid,
+    pub va: VirtAddr,
+    /// The size of the page that maps `va` now (after the walk, and the fault if any).
+    pub size: PageSize,
+    /// The walk faulted: this is the first reference to the page.
+    pub first_touch: bool,
+    /// The entries of `asid` in the TLB level whose misses walk, as they were before
+    /// this miss filled it (only if [`PromotionPolicy::reads_tlb`]).
+    pub tlb: &'a [Entry],
+}
+
+/// When and which pages become superpages.
+pub trait PromotionPolicy {
+    /// The page size the fault handler maps at `va` (`None`: the base page). If the
+    /// page cannot be mapped at that size (no free aligned block, or part of it is
+    /// mapped), the handler maps the base page.
+    fn fault_size(&mut self, _asid: Asid, _va: VirtAddr) -> Option<PageSize> {
+        None
+    }
+    /// Whether [`PromotionPolicy::on_miss`] reads [`Miss::tlb`].
+    fn reads_tlb(&self) -> bool {
+        false
+    }
+    /// Told of every TLB miss that walked: the candidate to promote now, if any.
+    fn on_miss(&mut self, miss: &Miss<'_>) -> Option<Candidate>;
+    /// The machine made `c` a superpage.
+    fn promoted(&mut self, _c: Candidate) {}
+    /// Cycles the miss handler spends on the policy per miss it is told of.
+    fn miss_cycles(&self) -> f64 {
+        0.0
+    }
+}
+
+/// Candidate sizes, ascending, each with its promotion threshold.
+#[derive(Clone, Debug)]
+pub struct Ladder {
+    pub sizes: Vec<PageSize>,
+    pub thresholds: Vec<u64>,
+}
+
+impl Ladder {
+    /// The index of `size` on the ladder.
+    pub fn index(&self, size: PageSize) -> Option<usize> {
+        self.sizes.iter().position(|&s| s == size)
+    }
+}
+
+/// Build the policy a configuration names. `sizes` are the candidate sizes already
+/// resolved and checked (ascending); `None` for policy "none".
+pub fn build(
+    c: &PromotionConfig,
+    sizes: &[PageSize],
+) -> Result<Option<Box<dyn PromotionPolicy>>, String> {
+    let ladder = |threshold: u64, thresholds: &[u64]| -> Result<Ladder, String> {
+        let t: Vec<u64> = if thresholds.is_empty() {
+            (0..sizes.len())
+                .map(|i| threshold.saturating_mul(1u64 << i.min(63)))
+                .collect()
+        } else if thresholds.len() == sizes.len() {
+            thresholds.to_vec()
+        } else {
+            return Err(format!(
+                "promotion.thresholds: {} thresholds for {} candidate sizes ({})",
+                thresholds.len(),
+                sizes.len(),
+                sizes
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        };
+        if t.contains(&0) {
+            return Err("promotion.threshold: must be at least 1".into());
+        }
+        Ok(Ladder {
+            sizes: sizes.to_vec(),
+            thresholds: t,
+        })
+    };
+    Ok(match c {
+        PromotionConfig::None => None,
+        PromotionConfig::Static(s) => Some(Box::new(StaticRegions::new(&s.regions))),
+        PromotionConfig::Asap(a) => Some(Box::new(Asap::new(sizes.to_vec(), a.miss_cycles))),
+        PromotionConfig::ApproxOnline(o) => Some(Box::new(ApproxOnline::new(
+            ladder(o.threshold, &o.thresholds)?,
+            o.miss_cycles,
+        ))),
+        PromotionConfig::Online(o) => Some(Box::new(Online::new(
+            ladder(o.threshold, &o.thresholds)?,
+            o.miss_cycles,
+        ))),
+    })
+}
+
+/// The configured candidate sizes, if the policy has any (`None`: it does not take
+/// `sizes`).
+pub fn configured_sizes(c: &PromotionConfig) -> Option<&[PageSize]> {
+    match c {
+        PromotionConfig::None | PromotionConfig::Static(_) => None,
+        PromotionConfig::Asap(a) => Some(&a.sizes),
+        PromotionConfig::ApproxOnline(o) | PromotionConfig::Online(o) => Some(&o.sizes),
+    }
+}

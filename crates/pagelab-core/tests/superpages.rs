@@ -1,0 +1,210 @@
+//! Superpage promotion, checked end to end on the machine:
+//! - no policy, with either mechanism, ever changes the data an address reaches, and
+//!   no TLB level keeps a stale translation after a promotion (random streams, every
+//!   policy, copy and remap, three page-table structures);
+//! - on the 4096-page microbenchmark of papers/online-superpage-promotion-revisited.md
+//!   §4.1 with the PA-RISC 128-entry preset, remap+asap breaks even after tens of
+//!   references per page and copy+asap only after hundreds to thousands (§5.1).
+
+use pagelab_core::config::{
+    MechanismConfig, OnlineConfig, PageTableConfig, PromotionConfig, StaticPromotionConfig,
+    StaticRegion,
+};
+use pagelab_core::trace::synthetic;
+use pagelab_core::{
+    presets, AccessKind, Asid, Batch, Machine, MachineConfig, MemRef, PageSize, VirtAddr,
+};
+use proptest::prelude::*;
+use std::collections::BTreeSet;
+
+fn sizes(from: u32, to: u32) -> Vec<PageSize> {
+    (from..=to)
+        .map(|s| PageSize::from_shift(s).unwrap())
+        .collect()
+}
+
+fn online(threshold: u64, sizes: Vec<PageSize>) -> OnlineConfig {
+    OnlineConfig {
+        sizes,
+        threshold,
+        ..OnlineConfig::default()
+    }
+}
+
+/// Machines with every policy and mechanism, over hashed, variable-radix and x86
+/// radix tables.
+fn machines() -> Vec<(String, MachineConfig)> {
+    let pa = presets::load("pa-risc-32").unwrap();
+    let policies = vec![
+        ("asap", PromotionConfig::Asap(Default::default())),
+        (
+            "approx-online",
+            PromotionConfig::ApproxOnline(online(1, vec![])),
+        ),
+        ("online", PromotionConfig::Online(online(2, vec![]))),
+        (
+            "static",
+            PromotionConfig::Static(StaticPromotionConfig {
+                regions: vec![StaticRegion {
+                    start: 0x4000_0000,
+                    bytes: pagelab_core::config::ByteSize(4 << 20),
+                    page_size: PageSize::M2,
+                }],
+            }),
+        ),
+    ];
+    let mechanisms = [
+        ("copy", MechanismConfig::Copy(Default::default())),
+        ("remap", MechanismConfig::Remap(Default::default())),
+    ];
+    let mut out = Vec::new();
+    for (p, promotion) in &policies {
+        for (m, mechanism) in &mechanisms {
+            let mut c = pa.clone();
+            c.promotion = promotion.clone();
+            c.mechanism = mechanism.clone();
+            out.push((format!("pa-risc-32 {p} {m}"), c.clone()));
+            if *p == "online" {
+                c.page_table = PageTableConfig::VariableRadix(Default::default());
+                if let PageTableConfig::VariableRadix(v) = &mut c.page_table {
+                    v.page_sizes = sizes(12, 22);
+                }
+                out.push((format!("vrpt {p} {m}"), c));
+            }
+        }
+        // The x86 radix table: 2M superpages replace a leaf table.
+        let mut c = presets::load("skylake").unwrap();
+        c.promotion = match promotion {
+            PromotionConfig::ApproxOnline(_) => {
+                PromotionConfig::ApproxOnline(online(1, vec![PageSize::M2]))
+            }
+            other => other.clone(),
+        };
+        if matches!(
+            c.promotion,
+            PromotionConfig::Asap(_) | PromotionConfig::Online(_)
+        ) {
+            continue;
+        }
+        c.mechanism = MechanismConfig::Remap(Default::default());
+        out.push((format!("skylake {p} remap"), c));
+    }
+    out
+}
+
+/// References in three regions: 4 MiB-aligned ones, so that candidates fill up.
+fn stream() -> impl Strategy<Value = Vec<(u64, u64)>> {
+    prop::collection::vec((0u64..3, 0u64..1024), 1..400)
+}
+
+fn check(name: &str, m: &Machine, touched: &BTreeSet<u64>) -> Result<(), TestCaseError> {
+    for &va in touched {
+        let want = (Asid(0), va >> 12);
+        prop_assert_eq!(
+            m.data_at(Asid(0), VirtAddr(va)),
+            Some(want),
+            "{}: {:#x} no longer reaches its data",
+            name,
+            va
+        );
+    }
+    let stale = m.stale_tlb_entries();
+    prop_assert!(stale.is_empty(), "{}: {:?}", name, stale);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn promotions_never_change_what_an_address_reaches(refs in stream()) {
+        let regions = [0x4000_0000u64, 0x4040_0000, 0x9000_0000];
+        for (name, config) in machines() {
+            let mut m = Machine::build(&config).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let mut touched = BTreeSet::new();
+            for chunk in refs.chunks(37) {
+                let batch = Batch {
+                    refs: chunk
+                        .iter()
+                        .map(|&(r, page)| MemRef::new(regions[r as usize] + (page << 12) + 8, 8, AccessKind::Load))
+                        .collect(),
+                    events: vec![],
+                };
+                m.run_batch(&batch).unwrap();
+                touched.extend(batch.refs.iter().map(|r| r.addr.0));
+                check(&name, &m, &touched)?;
+            }
+        }
+    }
+}
+
+/// Total cycles of a run of the microbenchmark.
+fn cycles(config: &MachineConfig, iterations: u64) -> f64 {
+    let mut m = Machine::build(config).unwrap();
+    let mut r = synthetic::parse(&format!("column-walk:iterations={iterations}")).unwrap();
+    m.run_trace(r.as_mut(), std::path::Path::new("column-walk"), |_, _| {})
+        .unwrap();
+    m.report().cycles.total()
+}
+
+/// The first number of iterations (references per page), among powers of two from
+/// `from` to `to`, at which `policy` takes fewer cycles than base pages do.
+fn break_even(base: &MachineConfig, policy: &MachineConfig, from: u64, to: u64) -> Option<u64> {
+    let mut n = from;
+    while n <= to {
+        if cycles(policy, n) < cycles(base, n) {
+            return Some(n);
+        }
+        n *= 2;
+    }
+    None
+}
+
+#[test]
+fn remap_breaks_even_after_tens_of_references_copy_after_hundreds_to_thousands() {
+    let base = presets::load("pa-risc-128").unwrap();
+    let with = |mechanism: MechanismConfig| MachineConfig {
+        promotion: PromotionConfig::Asap(Default::default()),
+        mechanism,
+        ..base.clone()
+    };
+    let remap = with(MechanismConfig::Remap(Default::default()));
+    let copy = with(MechanismConfig::Copy(Default::default()));
+    let remap_even = break_even(&base, &remap, 1, 4096).expect("remap+asap breaks even");
+    assert!(
+        (8..=64).contains(&remap_even),
+        "remap+asap breaks even after {remap_even} references per page"
+    );
+    // Copying loses at every count remapping wins at, and breaks even only later.
+    let copy_even = break_even(&base, &copy, 128, 4096).expect("copy+asap breaks even");
+    assert!(cycles(&copy, remap_even) > cycles(&base, remap_even));
+    assert!(
+        (256..=4096).contains(&copy_even),
+        "copy+asap breaks even after {copy_even} references per page"
+    );
+}
+
+/// The property above is not vacuous: on a dense stream every machine of it makes
+/// superpages (promotes, or maps large pages at faults), and still checks out.
+#[test]
+fn every_checked_machine_makes_superpages() {
+    let refs: Vec<MemRef> = (0..3u64)
+        .flat_map(|round| (0..1024u64).map(move |p| (round, p)))
+        .map(|(_, p)| MemRef::new(0x4000_0000 + (p << 12), 8, AccessKind::Load))
+        .collect();
+    let touched: BTreeSet<u64> = refs.iter().map(|r| r.addr.0).collect();
+    for (name, config) in machines() {
+        let mut m = Machine::build(&config).unwrap();
+        m.run_batch(&Batch {
+            refs: refs.clone(),
+            events: vec![],
+        })
+        .unwrap();
+        let c = &m.report().counts;
+        assert!(
+            c.promotions + c.large_faults > 0,
+            "{name}: no superpage made"
+        );
+        check(&name, &m, &touched).unwrap();
+    }
+}
