@@ -546,6 +546,17 @@ pub struct BuddyFramesConfig {
     /// The largest block, as a page size (it sets the largest superpage memory can
     /// give). Default "1G".
     pub max_block: PageSize,
+    /// The share of memory wired before the run (kernel pages, pinned buffers): base
+    /// frames that are never freed or moved. Scattered at random they break
+    /// contiguity (papers/navarro-superpages-slides.md, "Issue 4: fragmentation"), the
+    /// knob that makes large blocks scarce. Default 0.
+    pub wired: f64,
+    /// Cluster the wired frames at the top of memory, "a dedicated region of physical
+    /// memory for wired pages", instead of scattering them. Default false.
+    pub wired_clustered: bool,
+    /// Sample the free memory by block size every this many references, for the
+    /// report's fragmentation over time (0: never). Default 1,000,000.
+    pub sample_every: u64,
 }
 
 impl Default for BuddyFramesConfig {
@@ -553,6 +564,9 @@ impl Default for BuddyFramesConfig {
         BuddyFramesConfig {
             memory: ByteSize(64 << 30),
             max_block: PageSize::G1,
+            wired: 0.0,
+            wired_clustered: false,
+            sample_every: 1_000_000,
         }
     }
 }
@@ -620,6 +634,28 @@ pub enum PromotionConfig {
     /// evicted also charged to unrelated candidates whose promotion would have freed
     /// TLB entries (§3.1, last paragraphs).
     Online(OnlineConfig),
+    /// Navarro's preemptible reservations with incremental promotion
+    /// (papers/navarro-superpages-slides.md, "III Design").
+    Reservation(ReservationConfig),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReservationConfig {
+    /// Candidate sizes (default as for asap): reservations are blocks of these sizes.
+    pub sizes: Vec<PageSize>,
+    /// Cycles the fault and miss handlers spend on the population maps per miss
+    /// they are told of. Default 20, an estimate.
+    pub miss_cycles: f64,
+}
+
+impl Default for ReservationConfig {
+    fn default() -> Self {
+        ReservationConfig {
+            sizes: Vec::new(),
+            miss_cycles: 20.0,
+        }
+    }
 }
 
 /// One region of a static policy.

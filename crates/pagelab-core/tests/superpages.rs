@@ -2,13 +2,17 @@
 //! - no policy, with either mechanism, ever changes the data an address reaches, and
 //!   no TLB level keeps a stale translation after a promotion (random streams, every
 //!   policy, copy and remap, three page-table structures);
+//! - the policies' population counts agree with the page table, and a reservation's
+//!   populated pages sit in its own frames;
+//! - reservations (Navarro) on the Alpha preset remove nearly every TLB miss of a
+//!   column walk, and less and less of them as wired pages fragment memory;
 //! - on the 4096-page microbenchmark of papers/online-superpage-promotion-revisited.md
 //!   §4.1 with the PA-RISC 128-entry preset, remap+asap breaks even after tens of
 //!   references per page and copy+asap only after hundreds to thousands (§5.1).
 
 use pagelab_core::config::{
-    MechanismConfig, OnlineConfig, PageTableConfig, PromotionConfig, StaticPromotionConfig,
-    StaticRegion,
+    BuddyFramesConfig, ByteSize, FramesConfig, MechanismConfig, OnlineConfig, PageTableConfig,
+    PromotionConfig, StaticPromotionConfig, StaticRegion,
 };
 use pagelab_core::trace::synthetic;
 use pagelab_core::{
@@ -47,7 +51,7 @@ fn machines() -> Vec<(String, MachineConfig)> {
             PromotionConfig::Static(StaticPromotionConfig {
                 regions: vec![StaticRegion {
                     start: 0x4000_0000,
-                    bytes: pagelab_core::config::ByteSize(4 << 20),
+                    bytes: ByteSize(4 << 20),
                     page_size: PageSize::M2,
                 }],
             }),
@@ -58,6 +62,17 @@ fn machines() -> Vec<(String, MachineConfig)> {
         ("remap", MechanismConfig::Remap(Default::default())),
     ];
     let mut out = Vec::new();
+    // Reservations on the Alpha preset (8K base pages, buddy allocator) and on a
+    // small memory that makes them preempt one another.
+    let mut alpha = presets::load("alpha-21264").unwrap();
+    alpha.promotion = PromotionConfig::Reservation(Default::default());
+    out.push(("alpha-21264 reservation".to_string(), alpha.clone()));
+    alpha.frames = FramesConfig::Buddy(BuddyFramesConfig {
+        memory: ByteSize(6 << 20),
+        max_block: PageSize::M4,
+        ..BuddyFramesConfig::default()
+    });
+    out.push(("alpha-21264 reservation 6M".to_string(), alpha));
     for (p, promotion) in &policies {
         for (m, mechanism) in &mechanisms {
             let mut c = pa.clone();
@@ -110,6 +125,9 @@ fn check(name: &str, m: &Machine, touched: &BTreeSet<u64>) -> Result<(), TestCas
     }
     let stale = m.stale_tlb_entries();
     prop_assert!(stale.is_empty(), "{}: {:?}", name, stale);
+    if let Err(e) = m.check_policy() {
+        return Err(TestCaseError::fail(format!("{name}: {e}")));
+    }
     Ok(())
 }
 
@@ -207,4 +225,77 @@ fn every_checked_machine_makes_superpages() {
         );
         check(&name, &m, &touched).unwrap();
     }
+}
+
+/// Walks of a column walk (64 references to each of 4096 pages of 8 KiB) on the Alpha
+/// preset with reservations, with `wired` of memory wired at random first.
+fn reservation_walks(wired: f64) -> (u64, u64) {
+    let mut c = presets::load("alpha-21264").unwrap();
+    c.promotion = PromotionConfig::Reservation(Default::default());
+    if let FramesConfig::Buddy(b) = &mut c.frames {
+        b.wired = wired;
+    }
+    let mut m = Machine::build(&c).unwrap();
+    let mut r = synthetic::parse("column-walk:iterations=64,row_bytes=8192").unwrap();
+    m.run_trace(r.as_mut(), std::path::Path::new("column-walk"), |_, _| {})
+        .unwrap();
+    m.check_policy().unwrap();
+    let counts = &m.report().counts;
+    (counts.walks, counts.page_faults)
+}
+
+#[test]
+fn reservations_remove_misses_less_as_memory_fragments() {
+    // Base pages: every reference misses (4096 pages, 128 entries).
+    let base = 4096 * 64;
+    let (plentiful, faults) = reservation_walks(0.0);
+    // Every miss but the compulsory ones (one fault per page) is gone, and more.
+    assert!(
+        plentiful <= base / 10,
+        "{plentiful} walks of {base} with plentiful memory"
+    );
+    assert_eq!(faults, 4096);
+    let mut last = plentiful;
+    for wired in [0.01, 0.05, 0.2] {
+        let (walks, _) = reservation_walks(wired);
+        assert!(
+            walks > last,
+            "{wired} of memory wired: {walks} walks, not more than {last}"
+        );
+        last = walks;
+    }
+}
+
+/// With 6 MiB of memory, reservations of 4 MiB in three regions must preempt one
+/// another; the preempted ones keep their populated pages and everything checks out.
+#[test]
+fn reservations_are_preempted_when_memory_runs_short() {
+    let (name, config) = machines()
+        .into_iter()
+        .find(|(n, _)| n == "alpha-21264 reservation 6M")
+        .unwrap();
+    let regions = [0x4000_0000u64, 0x4040_0000, 0x9000_0000];
+    let refs: Vec<MemRef> = (0..60u64)
+        .map(|i| {
+            MemRef::new(
+                regions[(i % 3) as usize] + (i / 3) * 0x2_0000,
+                8,
+                AccessKind::Store,
+            )
+        })
+        .collect();
+    let touched: BTreeSet<u64> = refs.iter().map(|r| r.addr.0).collect();
+    let mut m = Machine::build(&config).unwrap();
+    m.run_batch(&Batch {
+        refs,
+        events: vec![],
+    })
+    .unwrap();
+    let report = m.report();
+    assert!(
+        report.policy_stats["reservations preempted"] > 0,
+        "{:?}",
+        report.policy_stats
+    );
+    check(&name, &m, &touched).unwrap();
 }

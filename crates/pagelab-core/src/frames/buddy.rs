@@ -59,6 +59,26 @@ impl BuddyAllocator {
             .flat_map(|(k, set)| set.iter().map(move |&p| (Pfn(p), k as u32)))
     }
 
+    /// Take the one base frame `pfn` (wire it), splitting the free block that holds
+    /// it; false if it is not free.
+    pub fn take(&mut self, pfn: u64) -> bool {
+        let Some(k) = (0..=self.max_order)
+            .find(|&k| self.free[k as usize].contains(&(pfn & !((1u64 << k) - 1))))
+        else {
+            return false;
+        };
+        let start = pfn & !((1u64 << k) - 1);
+        self.free[k as usize].remove(&start);
+        // Free the halves that do not hold the frame, order after order.
+        for j in (0..k).rev() {
+            let half = 1u64 << j;
+            let block = pfn & !(half - 1);
+            self.free[j as usize].insert(block ^ half);
+        }
+        self.used += 1;
+        true
+    }
+
     /// Free base frames in blocks of each order (index = order).
     pub fn free_frames_by_order(&self) -> Vec<u64> {
         self.free
@@ -119,6 +139,9 @@ impl FrameAllocator for BuddyAllocator {
     fn used_frames(&self) -> u64 {
         self.used
     }
+    fn free_frames_by_order(&self) -> Option<Vec<u64>> {
+        Some(BuddyAllocator::free_frames_by_order(self))
+    }
 }
 
 #[cfg(test)]
@@ -132,6 +155,32 @@ mod tests {
         let blocks: Vec<_> = a.free_blocks().map(|(p, k)| (p.0, k)).collect();
         assert_eq!(blocks, [(1, 0), (2, 1), (4, 2), (16, 2), (8, 3)]);
         assert_eq!(a.free_frames_by_order(), [1, 2, 8, 8]);
+    }
+
+    #[test]
+    fn taking_a_frame_splits_around_it_and_freeing_it_coalesces_back() {
+        let mut a = BuddyAllocator::new(32, 4);
+        let before: Vec<_> = a.free_blocks().collect();
+        assert!(a.take(21));
+        assert!(!a.take(21), "taken already");
+        // 16..32 split around 21: 16..20 (2), 20 (0), 22..24 (1), 24..32 (3).
+        let blocks: Vec<_> = a.free_blocks().map(|(p, k)| (p.0, k)).collect();
+        assert_eq!(
+            blocks,
+            [
+                (1, 0),
+                (20, 0),
+                (2, 1),
+                (22, 1),
+                (4, 2),
+                (16, 2),
+                (8, 3),
+                (24, 3)
+            ]
+        );
+        assert_eq!(a.used_frames(), 1);
+        a.free(Pfn(21), PageSize::K4);
+        assert_eq!(a.free_blocks().collect::<Vec<_>>(), before);
     }
 
     #[test]

@@ -20,4 +20,9 @@ pub trait FrameAllocator {
     fn total_frames(&self) -> u64;
     /// Base frames handed out and not given back.
     fn used_frames(&self) -> u64;
+    /// Free base frames in blocks of each order (index = log2 of the block's frames),
+    /// if the allocator keeps free memory in such blocks.
+    fn free_frames_by_order(&self) -> Option<Vec<u64>> {
+        None
+    }
 }

@@ -183,7 +183,7 @@ fn candidate_sizes(
     Ok(sizes)
 }
 
-fn build_frames(c: &FramesConfig) -> Result<Box<dyn FrameAllocator>, String> {
+fn build_frames(c: &FramesConfig, seed: u64) -> Result<Box<dyn FrameAllocator>, String> {
     let frames_of = |memory: crate::config::ByteSize| {
         let frames = memory.0 >> crate::addr::BASE_SHIFT;
         if frames < 16 {
@@ -205,7 +205,43 @@ fn build_frames(c: &FramesConfig) -> Result<Box<dyn FrameAllocator>, String> {
                     b.max_block
                 ));
             }
-            Ok(Box::new(BuddyAllocator::new(frames, max_order)))
+            if !(0.0..=0.95).contains(&b.wired) {
+                return Err(format!(
+                    "frames.wired: {} must be a share of memory from 0 to 0.95",
+                    b.wired
+                ));
+            }
+            let mut a = BuddyAllocator::new(frames, max_order);
+            wire(&mut a, frames, b.wired, b.wired_clustered, seed);
+            Ok(Box::new(a))
+        }
+    }
+}
+
+/// Wire `share` of the frames: the top of memory if `clustered`, else each frame at
+/// random with that probability (seeded).
+fn wire(a: &mut BuddyAllocator, frames: u64, share: f64, clustered: bool, seed: u64) {
+    if share <= 0.0 {
+        return;
+    }
+    if clustered {
+        let n = (frames as f64 * share) as u64;
+        for pfn in frames - n..frames {
+            a.take(pfn);
+        }
+        return;
+    }
+    let mut state = seed ^ 0x5749_5245_445f_5047;
+    let threshold = (share * (1u64 << 53) as f64) as u64;
+    for pfn in 1..frames {
+        // SplitMix64 (Steele, Lea and Flood).
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        if z >> 11 < threshold {
+            a.take(pfn);
         }
     }
 }
@@ -256,6 +292,8 @@ pub struct Counts {
     /// Superpages made by promotion, and promotions that found no memory for them.
     pub promotions: u64,
     pub promotion_failures: u64,
+    /// Promotions whose frames were the aligned block already: a page-table update.
+    pub promotions_in_place: u64,
     /// Base pages promotions copied, remapped, and gave a cleared frame (they had
     /// none: memory the superpage adds beyond the pages the program touched).
     pub pages_copied: u64,
@@ -296,6 +334,22 @@ pub struct Machine {
     entries: Vec<crate::superpage::Entry>,
     /// Totals of the promotions' work, for their cycles.
     gathered: crate::superpage::mechanism::Gathered,
+    /// Free memory by block size over time: sampled every `sample_every` references
+    /// (0: never), for the sizes in `frag_sizes`.
+    sample_every: u64,
+    next_sample: u64,
+    frag_sizes: Vec<PageSize>,
+    samples: Vec<FragmentationSample>,
+}
+
+/// Free memory at one point of a run: how much, and the share of it in blocks large
+/// enough for each superpage size (what a request of that size could still get).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FragmentationSample {
+    pub references: u64,
+    pub free_frames: u64,
+    /// By size, as `Report::fragmentation_sizes` lists them.
+    pub usable_share: Vec<f64>,
 }
 
 impl Machine {
@@ -327,7 +381,14 @@ impl Machine {
             crate::superpage::fixed_check(&s.regions, page_table.as_ref().page_sizes())
                 .map_err(err)?;
         }
-        let policy = crate::superpage::build(&config.promotion, &sizes).map_err(err)?;
+        let policy =
+            crate::superpage::build(&config.promotion, &sizes, config.base_page).map_err(err)?;
+        let frag_sizes = if sizes.is_empty() {
+            let held = tlb.last_level_sizes(DATA);
+            held.into_iter().filter(|s| *s > config.base_page).collect()
+        } else {
+            sizes.clone()
+        };
         let mechanism = crate::superpage::mechanism::build(&config.mechanism).map_err(err)?;
         let contents = policy.as_ref().map(|_| Default::default());
         let mut machine = Machine {
@@ -337,7 +398,7 @@ impl Machine {
                 walk_caches: WalkCaches::build(&config.walk_caches, table_levels, config.seed)
                     .map_err(err)?,
                 page_table,
-                frames: build_frames(&config.frames).map_err(err)?,
+                frames: build_frames(&config.frames, config.seed).map_err(err)?,
                 base_page: config.base_page,
                 walk: Walk::new(),
                 policy,
@@ -358,7 +419,15 @@ impl Machine {
             repeats: [[0; 64]; 2],
             entries: Vec::new(),
             gathered: Default::default(),
+            sample_every: match &config.frames {
+                FramesConfig::Buddy(b) => b.sample_every,
+                FramesConfig::Simple(_) => 0,
+            },
+            next_sample: 0,
+            frag_sizes,
+            samples: Vec::new(),
         };
+        machine.next_sample = machine.sample_every;
         machine.kernel = machine.tlb.base_parts(DATA, config.base_page).is_some();
         // Superpages make walks return larger pages: runs go in order.
         machine.decoupled = machine.walker.policy.is_none();
@@ -409,10 +478,41 @@ impl Machine {
     pub fn run_batch(&mut self, batch: &Batch) -> Result<(), SimError> {
         if self.decoupled {
             self.run_refs::<true>(batch)?;
-            self.walk_deferred()
+            self.walk_deferred()?;
         } else {
-            self.run_refs::<false>(batch)
+            self.run_refs::<false>(batch)?;
         }
+        if self.sample_every > 0 && self.counts.references >= self.next_sample {
+            if let Some(s) = self.fragmentation_now() {
+                self.samples.push(s);
+            }
+            self.next_sample = (self.counts.references / self.sample_every + 1) * self.sample_every;
+        }
+        Ok(())
+    }
+
+    /// The free memory now, if the allocator keeps it in blocks.
+    fn fragmentation_now(&self) -> Option<FragmentationSample> {
+        let by_order = self.walker.frames.free_frames_by_order()?;
+        let free: u64 = by_order.iter().sum();
+        let usable_share = self
+            .frag_sizes
+            .iter()
+            .map(|s| {
+                let order = s.base_frames().trailing_zeros() as usize;
+                let usable: u64 = by_order.iter().skip(order).sum();
+                if free > 0 {
+                    usable as f64 / free as f64
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        Some(FragmentationSample {
+            references: self.counts.references,
+            free_frames: free,
+            usable_share,
+        })
     }
 
     /// Run every reference of a batch in order, each walk as its miss happens, even
@@ -620,7 +720,25 @@ impl Machine {
             }
         };
         let ratio = |n: u64, d: u64| if d > 0 { n as f64 / d as f64 } else { 0.0 };
+        let mut fragmentation = self.samples.clone();
+        if self.sample_every > 0 {
+            if let Some(now) = self.fragmentation_now() {
+                if fragmentation.last().map(|s| s.references) != Some(now.references) {
+                    fragmentation.push(now);
+                }
+            }
+        }
+        let policy = self.walker.policy.as_ref();
         Report {
+            fragmentation_sizes: self.frag_sizes.iter().map(|s| s.to_string()).collect(),
+            fragmentation,
+            policy_stats: policy
+                .map(|p| p.stats())
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            reserved_idle_frames: policy.map_or(0, |p| p.idle_frames()),
             machine: self.config.name.clone(),
             counts: c.clone(),
             levels: levels
@@ -687,6 +805,14 @@ pub struct Report {
     pub translation_overhead_percent: f64,
     /// TLB hits and walks as a share of the cycles of the run without page faults.
     pub tlb_overhead_percent: f64,
+    /// The superpage sizes `fragmentation` gives usable shares for.
+    pub fragmentation_sizes: Vec<String>,
+    /// Free memory over time (buddy allocator only), the last sample at the end.
+    pub fragmentation: Vec<FragmentationSample>,
+    /// The promotion policy's own counts.
+    pub policy_stats: std::collections::BTreeMap<String, u64>,
+    /// Frames a policy set aside and has not mapped (reservations) at the end.
+    pub reserved_idle_frames: u64,
 }
 
 impl fmt::Display for Report {
@@ -783,6 +909,16 @@ impl fmt::Display for Report {
                 c.promotion_table_refs.to_string(),
             )?;
         }
+        for (k, v) in &self.policy_stats {
+            row(f, k, v.to_string())?;
+        }
+        if self.reserved_idle_frames > 0 {
+            row(
+                f,
+                "frames reserved, not populated",
+                self.reserved_idle_frames.to_string(),
+            )?;
+        }
         row(f, "page-table bytes", self.page_table_bytes.to_string())?;
         row(f, "frames used", self.frames_used.to_string())?;
         row(f, "cycles: references", format!("{:.0}", self.cycles.base))?;
@@ -825,7 +961,26 @@ impl fmt::Display for Report {
             f,
             "translation overhead (+ faults)",
             format!("{:.2}%", self.translation_overhead_percent),
-        )
+        )?;
+        if !self.fragmentation.is_empty() {
+            writeln!(
+                f,
+                "free memory over time (share usable for a page of each size):"
+            )?;
+            write!(f, "  {:>14} {:>12}", "references", "free frames")?;
+            for s in &self.fragmentation_sizes {
+                write!(f, " {s:>7}")?;
+            }
+            writeln!(f)?;
+            for s in &self.fragmentation {
+                write!(f, "  {:>14} {:>12}", s.references, s.free_frames)?;
+                for u in &s.usable_share {
+                    write!(f, " {u:>7.3}")?;
+                }
+                writeln!(f)?;
+            }
+        }
+        Ok(())
     }
 }
 

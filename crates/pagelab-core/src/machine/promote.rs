@@ -1,13 +1,15 @@
 //! The machine's side of superpages: it tells the promotion policy of every TLB miss
 //! that walked and carries out the promotions it asks for. A promotion walks every
 //! base page of the candidate to find what maps it now (base pages, smaller
-//! superpages, nothing), has the mechanism gather the frames, replaces the old
+//! superpages, nothing), has the mechanism gather the frames (unless they form the
+//! aligned block already, as in a reservation: then nothing moves), replaces the old
 //! mappings with one of the candidate's size, and drops every TLB and walk-cache entry
 //! of the range, at every level, so no stale translation survives.
 
 use super::{Machine, SimError};
 use crate::addr::{Asid, Pfn, VirtAddr, BASE_SHIFT};
 use crate::pagetable::Perms;
+use crate::superpage::mechanism::Gathered;
 use crate::superpage::{Candidate, Entry, Miss};
 use crate::tlb::TlbKey;
 
@@ -68,6 +70,10 @@ impl Machine {
             Vec::with_capacity((c.size.bytes() >> base.shift()) as usize);
         let mut old = Vec::new();
         let mut perms = Perms::RW;
+        // Whether the mapped frames already form the aligned block: then the
+        // promotion is a page-table update in place (reservations make it so).
+        let mut first_frame = None;
+        let mut in_place = true;
         let end = c.va.0 + c.size.bytes();
         let mut at = c.va.0;
         while at < end {
@@ -75,6 +81,7 @@ impl Machine {
             match walk.translation {
                 None => {
                     pages.push(None);
+                    in_place = false;
                     at += base.bytes();
                 }
                 Some(t) if t.size >= c.size => return Ok(false),
@@ -82,6 +89,9 @@ impl Machine {
                     let start = VirtAddr(at).vpn(t.size).base(t.size);
                     old.push((start, t));
                     perms = t.perms;
+                    let offset = (start.0 - c.va.0) >> crate::addr::BASE_SHIFT;
+                    let first = *first_frame.get_or_insert(t.pfn.0.wrapping_sub(offset));
+                    in_place &= t.pfn.0 == first.wrapping_add(offset);
                     for i in 0..t.size.bytes() >> base.shift() {
                         let pfn = Pfn(t.pfn.0 + i * base.base_frames());
                         pages.push(Some(self.walker.mechanism.resolve(pfn)));
@@ -92,12 +102,23 @@ impl Machine {
         }
         let w = &mut self.walker;
         let contents = w.contents.as_mut().expect("kept while a policy runs");
-        let Some(g) = w
-            .mechanism
-            .gather(&c, base, &pages, w.frames.as_mut(), contents)
-        else {
-            self.counts.promotion_failures += 1;
-            return Ok(false);
+        let in_place = in_place && w.policy.as_ref().is_some_and(|p| p.in_place());
+        let block = first_frame.filter(|f| in_place && f % c.size.base_frames() == 0);
+        let g = match block {
+            Some(first) => Gathered {
+                pfn: Pfn(first),
+                ..Gathered::default()
+            },
+            None => match w
+                .mechanism
+                .gather(&c, base, &pages, w.frames.as_mut(), contents)
+            {
+                Some(g) => g,
+                None => {
+                    self.counts.promotion_failures += 1;
+                    return Ok(false);
+                }
+            },
         };
         let table = w.page_table.as_dyn();
         let mut refs = 0;
@@ -106,8 +127,10 @@ impl Machine {
                 .unmap(c.asid, start, t.size, w.frames.as_mut())
                 .map_err(|e| error(format!("promotion of {:#x}: unmap: {e}", start.0)))?;
             refs += cost.refs();
-            w.mechanism
-                .release(t.pfn, t.size, w.frames.as_mut(), contents);
+            if block.is_none() {
+                w.mechanism
+                    .release(t.pfn, t.size, w.frames.as_mut(), contents);
+            }
         }
         let cost = table
             .map(c.asid, c.va, c.size, g.pfn, perms, w.frames.as_mut())
@@ -121,6 +144,7 @@ impl Machine {
             .invalidate_range(c.asid, c.va, c.size.bytes());
         let n = &mut self.counts;
         n.promotions += 1;
+        n.promotions_in_place += block.is_some() as u64;
         n.promotion_table_refs += refs;
         n.pages_copied += g.copied;
         n.pages_remapped += g.remapped;
@@ -145,6 +169,16 @@ impl Machine {
 }
 
 impl Machine {
+    /// The promotion policy's check of its bookkeeping against the page table (see
+    /// `PromotionPolicy::check`). For tests.
+    pub fn check_policy(&self) -> Result<(), String> {
+        let Some(p) = &self.walker.policy else {
+            return Ok(());
+        };
+        let table = self.walker.page_table.as_ref();
+        p.check(&|asid, va| table.walk(asid, va).translation)
+    }
+
     /// Every TLB entry whose frames do not hold the data of the pages it translates
     /// (a stale translation), described; empty when all are right. Only while a
     /// policy runs (frames' contents are kept only then). For checks.

@@ -6,7 +6,7 @@
 //! would.
 
 use super::{AnyPageTable, Counts, SimError};
-use crate::addr::{Asid, PageSize, VirtAddr};
+use crate::addr::{Asid, PageSize, Pfn, VirtAddr};
 use crate::frames::FrameAllocator;
 use crate::pagetable::{MapError, Perms, Translation, Walk};
 use crate::superpage::mechanism::{Contents, Mechanism};
@@ -84,13 +84,18 @@ impl Walker {
         counts.page_faults += 1;
         let error = |message: String| SimError { reference, message };
         if let Some(size) = self.policy.as_mut().and_then(|p| p.fault_size(asid, va)) {
-            if size > self.base_page && self.map_fresh(asid, va, size).is_ok() {
+            if size > self.base_page && self.map_fresh(asid, va, size, None).is_ok() {
                 counts.large_faults += 1;
                 return self.retry(counts, asid, va, reference);
             }
         }
         let base = self.base_page;
-        if let Err(e) = self.map_fresh(asid, va, base) {
+        let frames = self.frames.as_mut();
+        let set_aside = self
+            .policy
+            .as_mut()
+            .and_then(|p| p.fault_frame(asid, va, frames));
+        if let Err(e) = self.map_fresh(asid, va, base, set_aside) {
             return Err(error(match e {
                 None => format!(
                     "out of physical memory after {} page faults (frames.memory is {} base frames; raise it)",
@@ -111,22 +116,29 @@ impl Walker {
         self.retry(counts, asid, va, reference)
     }
 
-    /// Map a fresh block of `size` at the page of `size` holding `va`. `Err(None)`:
-    /// no free block.
+    /// Map the page of `size` holding `va` to a fresh block of `size` from the
+    /// allocator, or to `set_aside`, a block the policy holds for it. `Err(None)`: no
+    /// free block.
     fn map_fresh(
         &mut self,
         asid: Asid,
         va: VirtAddr,
         size: PageSize,
+        set_aside: Option<Pfn>,
     ) -> Result<(), Option<MapError>> {
         let page = va.vpn(size).base(size);
-        let pfn = self.frames.alloc(size).ok_or(None)?;
+        let pfn = match set_aside {
+            Some(pfn) => pfn,
+            None => self.frames.alloc(size).ok_or(None)?,
+        };
         let mapped =
             self.page_table
                 .as_dyn()
                 .map(asid, page, size, pfn, Perms::RW, self.frames.as_mut());
         if let Err(e) = mapped {
-            self.frames.free(pfn, size);
+            if set_aside.is_none() {
+                self.frames.free(pfn, size);
+            }
             return Err(Some(e));
         }
         if let Some(c) = &mut self.contents {

@@ -8,11 +8,13 @@
 //! candidates one after another.
 
 use super::{Candidate, Miss, PromotionPolicy};
-use crate::addr::{Asid, PageSize};
+use crate::addr::{Asid, PageSize, VirtAddr};
+use crate::pagetable::Translation;
 use std::collections::HashMap;
 
 pub struct Asap {
     sizes: Vec<PageSize>,
+    base: PageSize,
     /// Referenced base pages per candidate: (address space, size's log2, index).
     population: HashMap<(Asid, u8, u64), u64>,
     miss_cycles: f64,
@@ -20,9 +22,10 @@ pub struct Asap {
 
 impl Asap {
     /// `sizes` ascending.
-    pub fn new(sizes: Vec<PageSize>, miss_cycles: f64) -> Asap {
+    pub fn new(sizes: Vec<PageSize>, base: PageSize, miss_cycles: f64) -> Asap {
         Asap {
             sizes,
+            base,
             population: HashMap::new(),
             miss_cycles,
         }
@@ -57,12 +60,30 @@ impl PromotionPolicy for Asap {
     fn miss_cycles(&self) -> f64 {
         self.miss_cycles
     }
+
+    fn check(&self, lookup: &dyn Fn(Asid, VirtAddr) -> Option<Translation>) -> Result<(), String> {
+        // Every referenced base page is mapped, and no candidate counts more pages than
+        // it has (a promotion maps the pages it did not count, so fewer is allowed).
+        for (&(asid, shift, index), &n) in &self.population {
+            let start = index << shift;
+            let step = self.base.shift();
+            let pages = 1u64 << (shift as u32 - step);
+            let mapped = (0..pages)
+                .filter(|i| lookup(asid, VirtAddr(start + (i << step))).is_some())
+                .count() as u64;
+            if n > mapped {
+                return Err(format!(
+                    "the candidate at {start:#x} of 2^{shift} bytes counts {n} pages referenced, the page table maps {mapped}"
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::addr::VirtAddr;
 
     fn touch(p: &mut Asap, page: u64) -> Option<Candidate> {
         p.on_miss(&Miss {
@@ -79,7 +100,7 @@ mod tests {
         let sizes: Vec<_> = (13..=15)
             .map(|s| PageSize::from_shift(s).unwrap())
             .collect();
-        let mut p = Asap::new(sizes, 0.0);
+        let mut p = Asap::new(sizes, PageSize::K4, 0.0);
         assert_eq!(touch(&mut p, 0), None);
         let c = touch(&mut p, 1).unwrap();
         assert_eq!((c.va.0, c.size), (0, PageSize::K8));

@@ -6,7 +6,8 @@
 //!
 //! Policies, one file each, chosen by `promotion.policy`: `static` (chosen regions in
 //! one large size from the first fault on), `asap` and `approx-online` and `online`
-//! (papers/online-superpage-promotion-revisited.md §3.1). Mechanisms, chosen by
+//! (papers/online-superpage-promotion-revisited.md §3.1), `reservation`
+//! (papers/navarro-superpages-slides.md). Mechanisms, chosen by
 //! `mechanism.kind`: `copy` and `remap` (§3.2) in [`mechanism`].
 //!
 //! Adding a policy: a file here implementing [`PromotionPolicy`], a variant of
@@ -17,14 +18,18 @@ mod asap;
 mod fixed;
 pub mod mechanism;
 mod online;
+mod reservation;
 
 pub use approx_online::ApproxOnline;
 pub use asap::Asap;
 pub use fixed::{check as fixed_check, StaticRegions};
 pub use online::Online;
+pub use reservation::Reservation;
 
-use crate::addr::{Asid, PageSize, VirtAddr};
+use crate::addr::{Asid, PageSize, Pfn, VirtAddr};
 use crate::config::PromotionConfig;
+use crate::frames::FrameAllocator;
+use crate::pagetable::Translation;
 
 /// An aligned group of base pages that could become one superpage of `size`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -77,6 +82,17 @@ pub trait PromotionPolicy {
     fn fault_size(&mut self, _asid: Asid, _va: VirtAddr) -> Option<PageSize> {
         None
     }
+    /// The frame the fault handler maps the base page of `va` at, taken from what the
+    /// policy set aside or allocated from `frames` (`None`: a fresh frame from the
+    /// allocator).
+    fn fault_frame(
+        &mut self,
+        _asid: Asid,
+        _va: VirtAddr,
+        _frames: &mut dyn FrameAllocator,
+    ) -> Option<Pfn> {
+        None
+    }
     /// Whether [`PromotionPolicy::on_miss`] reads [`Miss::tlb`].
     fn reads_tlb(&self) -> bool {
         false
@@ -88,6 +104,28 @@ pub trait PromotionPolicy {
     /// Cycles the miss handler spends on the policy per miss it is told of.
     fn miss_cycles(&self) -> f64 {
         0.0
+    }
+    /// Whether the policy places pages so that a candidate's frames already form its
+    /// aligned block (reservations): then a promotion whose frames do is a page-table
+    /// update in place, without the mechanism. Policies that rely on the mechanism
+    /// (Romer's) say no, so a copy costs what the papers charge even where the frames
+    /// happen to be contiguous.
+    fn in_place(&self) -> bool {
+        false
+    }
+    /// Frames set aside and not yet mapped (reservations), for the memory they cost.
+    fn idle_frames(&self) -> u64 {
+        0
+    }
+    /// Check the policy's bookkeeping against the page table (`lookup` translates a
+    /// base page as the table does): population counts equal the pages mapped. For
+    /// tests; a description of the first disagreement.
+    fn check(&self, _lookup: &dyn Fn(Asid, VirtAddr) -> Option<Translation>) -> Result<(), String> {
+        Ok(())
+    }
+    /// Counts of the policy's own (name, value), for the report.
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
     }
 }
 
@@ -106,10 +144,11 @@ impl Ladder {
 }
 
 /// Build the policy a configuration names. `sizes` are the candidate sizes already
-/// resolved and checked (ascending); `None` for policy "none".
+/// resolved and checked (ascending), `base` the base page; `None` for policy "none".
 pub fn build(
     c: &PromotionConfig,
     sizes: &[PageSize],
+    base: PageSize,
 ) -> Result<Option<Box<dyn PromotionPolicy>>, String> {
     let ladder = |threshold: u64, thresholds: &[u64]| -> Result<Ladder, String> {
         let t: Vec<u64> = if thresholds.is_empty() {
@@ -141,7 +180,7 @@ pub fn build(
     Ok(match c {
         PromotionConfig::None => None,
         PromotionConfig::Static(s) => Some(Box::new(StaticRegions::new(&s.regions))),
-        PromotionConfig::Asap(a) => Some(Box::new(Asap::new(sizes.to_vec(), a.miss_cycles))),
+        PromotionConfig::Asap(a) => Some(Box::new(Asap::new(sizes.to_vec(), base, a.miss_cycles))),
         PromotionConfig::ApproxOnline(o) => Some(Box::new(ApproxOnline::new(
             ladder(o.threshold, &o.thresholds)?,
             o.miss_cycles,
@@ -149,6 +188,11 @@ pub fn build(
         PromotionConfig::Online(o) => Some(Box::new(Online::new(
             ladder(o.threshold, &o.thresholds)?,
             o.miss_cycles,
+        ))),
+        PromotionConfig::Reservation(r) => Some(Box::new(Reservation::new(
+            sizes.to_vec(),
+            base,
+            r.miss_cycles,
         ))),
     })
 }
@@ -160,5 +204,6 @@ pub fn configured_sizes(c: &PromotionConfig) -> Option<&[PageSize]> {
         PromotionConfig::None | PromotionConfig::Static(_) => None,
         PromotionConfig::Asap(a) => Some(&a.sizes),
         PromotionConfig::ApproxOnline(o) | PromotionConfig::Online(o) => Some(&o.sizes),
+        PromotionConfig::Reservation(r) => Some(&r.sizes),
     }
 }
