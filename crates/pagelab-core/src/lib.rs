@@ -4,6 +4,7 @@
 
 pub mod addr;
 pub mod analysis;
+pub mod cache;
 pub mod config;
 pub mod cost;
 pub mod event;

@@ -1,0 +1,238 @@
+//! One cache level: a set-associative array of lines with exact LRU replacement. A
+//! line (a physical address divided by the line size) goes to set `line mod sets`;
+//! sets need not be a power of two (a real part with an odd number of sets, such as
+//! a sliced LLC, hashes the address instead: modulo is the simple stand-in). A
+//! reference that misses fills the line at once, in place of the least recently used
+//! line of its set, an empty way first: write-allocate, and no dirty state.
+
+/// The tag of an empty way. Line numbers are physical addresses shifted right by at
+/// least 3 (lines are 8 bytes or more), so no line has it.
+const EMPTY: u64 = u64::MAX;
+
+/// The lines are kept as parallel arrays, set by set, so that a set's tags are
+/// contiguous: `tags[set * ways + way]` is the line a way holds, `stamps[..]` when it
+/// was last referenced.
+#[derive(Clone, Debug)]
+pub struct CacheLevel {
+    sets: usize,
+    ways: usize,
+    /// `sets - 1` when sets is a power of two, for a mask instead of a division.
+    mask: Option<u64>,
+    tags: Vec<u64>,
+    /// Values of `clock` at each way's last reference, 0 for an empty way. Stamps grow
+    /// with every reference, so within a set the smallest is the least recently used
+    /// line (and an empty way is older than any line): LRU exactly, not a
+    /// pseudo-LRU, at 8 bytes a line.
+    stamps: Vec<u64>,
+    clock: u64,
+}
+
+impl CacheLevel {
+    /// An empty level; `sets` and `ways` at least 1 (checked by the configuration).
+    pub fn new(sets: usize, ways: usize) -> CacheLevel {
+        assert!(sets > 0 && ways > 0, "a cache level needs sets and ways");
+        CacheLevel {
+            sets,
+            ways,
+            mask: sets.is_power_of_two().then_some(sets as u64 - 1),
+            tags: vec![EMPTY; sets * ways],
+            stamps: vec![0; sets * ways],
+            clock: 0,
+        }
+    }
+
+    /// (sets, ways).
+    pub fn shape(&self) -> (usize, usize) {
+        (self.sets, self.ways)
+    }
+
+    #[inline(always)]
+    fn set_of(&self, line: u64) -> usize {
+        match self.mask {
+            Some(m) => (line & m) as usize,
+            None => (line % self.sets as u64) as usize,
+        }
+    }
+
+    /// Reference `line`: true on a hit. The line is the most recently used of its set
+    /// afterwards, either way (filled on a miss).
+    #[inline]
+    pub fn access(&mut self, line: u64) -> bool {
+        // The usual associativities get loops of known length, unrolled.
+        match self.ways {
+            8 => self.access_in::<8>(line),
+            16 => self.access_in::<16>(line),
+            4 => self.access_in::<4>(line),
+            _ => self.access_in::<0>(line),
+        }
+    }
+
+    /// [`CacheLevel::access`] for sets of `W` ways (0: any number).
+    #[inline(always)]
+    fn access_in<const W: usize>(&mut self, line: u64) -> bool {
+        let ways = if W == 0 { self.ways } else { W };
+        let base = self.set_of(line) * ways;
+        let tags = &self.tags[base..base + ways];
+        let (way, hit) = match find(tags, line) {
+            Some(way) => (way, true),
+            None => (oldest(&self.stamps[base..base + ways]), false),
+        };
+        self.clock += 1;
+        self.tags[base + way] = line;
+        self.stamps[base + way] = self.clock;
+        hit
+    }
+
+    /// Whether `line` is held, without touching it.
+    pub fn holds(&self, line: u64) -> bool {
+        let base = self.set_of(line) * self.ways;
+        find(&self.tags[base..base + self.ways], line).is_some()
+    }
+
+    /// Drop every line numbered `first..end`: how many were held. A range of more
+    /// lines than there are sets is cheaper to find by scanning the whole array.
+    pub fn invalidate_range(&mut self, first: u64, end: u64) -> u64 {
+        let mut dropped = 0;
+        if end.saturating_sub(first) <= self.sets as u64 {
+            for line in first..end {
+                let base = self.set_of(line) * self.ways;
+                if let Some(way) = find(&self.tags[base..base + self.ways], line) {
+                    self.empty(base + way);
+                    dropped += 1;
+                }
+            }
+        } else {
+            for i in 0..self.tags.len() {
+                let tag = self.tags[i];
+                if tag != EMPTY && (first..end).contains(&tag) {
+                    self.empty(i);
+                    dropped += 1;
+                }
+            }
+        }
+        dropped
+    }
+
+    fn empty(&mut self, i: usize) {
+        self.tags[i] = EMPTY;
+        self.stamps[i] = 0;
+    }
+
+    /// Lines held now.
+    pub fn occupancy(&self) -> usize {
+        self.tags.iter().filter(|&&t| t != EMPTY).count()
+    }
+}
+
+/// The way of a set holding `line`, without a branch on the data: which way hits is
+/// unpredictable. A line is held at most once per level.
+#[inline(always)]
+fn find(tags: &[u64], line: u64) -> Option<usize> {
+    let mut hit = usize::MAX;
+    for (way, &tag) in tags.iter().enumerate() {
+        hit = if tag == line { way } else { hit };
+    }
+    (hit != usize::MAX).then_some(hit)
+}
+
+/// The way of a set referenced longest ago (the first empty way if any: its stamp is
+/// 0), selected with conditional moves.
+#[inline(always)]
+fn oldest(stamps: &[u64]) -> usize {
+    let (mut best, mut oldest) = (0, stamps[0]);
+    for (way, &s) in stamps.iter().enumerate().skip(1) {
+        let older = s < oldest;
+        best = if older { way } else { best };
+        oldest = if older { s } else { oldest };
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fills_empty_ways_before_evicting() {
+        let mut l = CacheLevel::new(1, 3);
+        assert!(!l.access(10) && !l.access(11) && !l.access(12));
+        assert_eq!(l.occupancy(), 3);
+        assert!(l.access(10) && l.access(11) && l.access(12));
+        // 10 is the least recently used: 13 replaces it.
+        assert!(!l.access(13));
+        assert!(!l.holds(10) && l.holds(11) && l.holds(12) && l.holds(13));
+    }
+
+    #[test]
+    fn a_hit_protects_the_line() {
+        let mut l = CacheLevel::new(1, 2);
+        l.access(1);
+        l.access(2);
+        assert!(l.access(1)); // 2 is now the oldest
+        assert!(!l.access(3));
+        assert!(l.holds(1) && !l.holds(2));
+    }
+
+    #[test]
+    fn holds_does_not_touch() {
+        let mut l = CacheLevel::new(1, 2);
+        l.access(1);
+        l.access(2);
+        assert!(l.holds(1)); // a probe, not a reference: 1 stays the oldest
+        l.access(3);
+        assert!(!l.holds(1) && l.holds(2));
+    }
+
+    #[test]
+    fn sets_are_independent_and_need_not_be_powers_of_two() {
+        let mut l = CacheLevel::new(3, 1);
+        for line in 0..3 {
+            assert!(!l.access(line));
+        }
+        assert!(!l.access(3)); // set 0: replaces line 0 only
+        assert!(!l.holds(0) && l.holds(1) && l.holds(2) && l.holds(3));
+        let mut p = CacheLevel::new(4, 1);
+        p.access(1);
+        p.access(5); // set 1 as well
+        assert!(!p.holds(1) && p.holds(5));
+    }
+
+    #[test]
+    fn specialized_and_generic_searches_agree() {
+        // 16 ways takes the unrolled search, 15 and 17 the generic one.
+        for ways in [4, 8, 15, 16, 17] {
+            let mut l = CacheLevel::new(2, ways);
+            let lines: Vec<u64> = (0..ways as u64 + 1).map(|i| i * 2).collect();
+            for &line in &lines {
+                assert!(!l.access(line), "{ways} ways");
+            }
+            // One line too many for set 0: the first went.
+            assert!(!l.holds(0), "{ways} ways");
+            assert!(lines[1..].iter().all(|&x| l.holds(x)), "{ways} ways");
+            assert!(l.access(lines[ways]), "{ways} ways");
+        }
+    }
+
+    #[test]
+    fn invalidate_range_by_line_and_by_scan_agree() {
+        // 4 sets × 2 ways holding lines 0..8; drop 2..5 (3 lines ≤ 4 sets: looked up
+        // one by one) and, on a copy, 1..7 (6 lines: the whole array scanned).
+        let mut a = CacheLevel::new(4, 2);
+        for line in 0..8 {
+            a.access(line);
+        }
+        let mut b = a.clone();
+        assert_eq!(a.invalidate_range(2, 5), 3);
+        assert_eq!(b.invalidate_range(1, 7), 6);
+        for line in 0..8 {
+            assert_eq!(a.holds(line), !(2..5).contains(&line), "line {line}");
+            assert_eq!(b.holds(line), !(1..7).contains(&line), "line {line}");
+        }
+        // An emptied way is refilled before any line is evicted.
+        assert!(!a.access(10)); // set 2 had line 2 dropped
+        assert!(a.holds(6) && a.holds(10));
+        assert_eq!(a.invalidate_range(100, 100), 0);
+        assert_eq!(a.invalidate_range(0, u64::MAX), 6);
+        assert_eq!(a.occupancy(), 0);
+    }
+}
