@@ -59,6 +59,10 @@ pub struct MachineConfig {
     /// How a promotion makes a superpage's frames contiguous. Default copy.
     #[serde(default)]
     pub mechanism: MechanismConfig,
+    /// Data caches fed with the data references, the walks' references and the
+    /// promotions' copies (`crate::cache`). Default none (off, for speed).
+    #[serde(default, skip_serializing_if = "crate::cache::CacheConfig::is_off")]
+    pub cache: crate::cache::CacheConfig,
 }
 
 fn default_name() -> String {
@@ -83,6 +87,7 @@ impl Default for MachineConfig {
             cost: CostConfig::default(),
             promotion: PromotionConfig::default(),
             mechanism: MechanismConfig::default(),
+            cache: crate::cache::CacheConfig::default(),
         }
     }
 }
@@ -771,6 +776,10 @@ pub struct RemapConfig {
     /// Shadow memory: bytes of unused physical address space the controller can remap.
     /// Default 64G.
     pub shadow_memory: ByteSize,
+    /// Cycles the controller adds to a reference to shadow memory that reaches
+    /// memory (its own table lookup), charged when a cache model says which do.
+    /// Default 10, an estimate.
+    pub lookup_cycles: f64,
 }
 
 impl Default for RemapConfig {
@@ -779,6 +788,7 @@ impl Default for RemapConfig {
             cycles_per_page: 64.0,
             zero_cycles_per_page: 4000.0,
             shadow_memory: ByteSize(64 << 30),
+            lookup_cycles: 10.0,
         }
     }
 }

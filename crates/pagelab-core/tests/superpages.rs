@@ -73,6 +73,17 @@ fn machines() -> Vec<(String, MachineConfig)> {
         ..BuddyFramesConfig::default()
     });
     out.push(("alpha-21264 reservation 6M".to_string(), alpha));
+    // With the cache model: copies go through it, remapped pages are flushed.
+    for (m, mechanism) in [
+        ("copy", MechanismConfig::Copy(Default::default())),
+        ("remap", MechanismConfig::Remap(Default::default())),
+    ] {
+        let mut c = pa.clone();
+        c.promotion = PromotionConfig::Asap(Default::default());
+        c.mechanism = mechanism;
+        c.cache = pagelab_core::cache::CacheConfig::typical();
+        out.push((format!("pa-risc-32 asap {m} cached"), c));
+    }
     for (p, promotion) in &policies {
         for (m, mechanism) in &mechanisms {
             let mut c = pa.clone();
@@ -298,4 +309,53 @@ fn reservations_are_preempted_when_memory_runs_short() {
         report.policy_stats
     );
     check(&name, &m, &touched).unwrap();
+}
+
+/// pa-risc-128 with the typical caches and `policy` + `mechanism`, over one pass of
+/// the column walk: the report.
+fn cached_column_walk(mechanism: MechanismConfig) -> pagelab_core::Report {
+    let mut c = presets::load("pa-risc-128").unwrap();
+    c.promotion = PromotionConfig::Asap(Default::default());
+    c.mechanism = mechanism;
+    c.cache = pagelab_core::cache::CacheConfig::typical();
+    let mut m = Machine::build(&c).unwrap();
+    let mut r = synthetic::parse("column-walk:iterations=2").unwrap();
+    m.run_trace(r.as_mut(), std::path::Path::new("column-walk"), |_, _| {})
+        .unwrap();
+    m.report()
+}
+
+/// With a cache model a copy's reads and writes go through the caches (every line of
+/// the old page read, every line of the new one written), and cost what the caches
+/// say; remapping copies nothing, flushes the remapped pages' lines, and pays the
+/// controller's lookup on shadow references that reach memory.
+#[test]
+fn promotion_traffic_goes_through_the_cache_model() {
+    let copy = cached_column_walk(MechanismConfig::Copy(Default::default()));
+    let k = copy.cache.as_ref().expect("a cache report");
+    let lines_per_page = 4096 / 64;
+    let c = &copy.counts;
+    assert!(c.pages_copied > 0);
+    // The first level sees every copy reference.
+    let l1 = &k.levels[0];
+    assert_eq!(
+        l1.hits.copy + l1.misses.copy,
+        2 * lines_per_page * c.pages_copied + lines_per_page * c.pages_zeroed
+    );
+    assert_eq!(copy.cycles.promotions, k.cycles.copy);
+    // Data and walk references are there too, one data reference per reference.
+    assert_eq!(l1.hits.data + l1.misses.data, c.references);
+    assert_eq!(
+        l1.hits.walk + l1.misses.walk,
+        c.walk_refs + c.fault_walk_refs
+    );
+
+    let remap = cached_column_walk(MechanismConfig::Remap(Default::default()));
+    let k = remap.cache.as_ref().expect("a cache report");
+    let c = &remap.counts;
+    assert!(c.pages_remapped > 0 && c.pages_copied == 0);
+    assert_eq!(k.levels[0].hits.copy + k.levels[0].misses.copy, 0);
+    assert!(k.levels.iter().map(|l| l.flushed).sum::<u64>() > 0);
+    // The second pass reads remapped pages, from memory: through the controller.
+    assert!(c.controller_lookups > 0);
 }

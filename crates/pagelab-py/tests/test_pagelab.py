@@ -276,3 +276,17 @@ def test_to_frame_without_pandas_says_so(abacba, monkeypatch):
 def test_paths_may_be_str_or_pathlike(abacba):
     assert pagelab.simulate(str(abacba)) == pagelab.simulate(abacba)
     assert pagelab.trace_info(os.fspath(abacba))["references"] == 6
+
+
+def test_flatten_report_with_a_policy_caches_and_buddy_memory(abacba):
+    config = {
+        "frames": {"kind": "buddy", "memory": "64M", "max_block": "4M", "sample_every": 2},
+        "promotion": {"policy": "asap"},
+        "tlb": {"kind": "set-associative", "sets": 1, "ways": 4, "page_sizes": ["4K", "2M"]},
+        "cache": {"levels": [{"name": "l1d", "sets": 4, "ways": 2, "hit_cycles": 4}]},
+    }
+    row = pagelab.flatten_report(pagelab.simulate(abacba, config))
+    assert not any(isinstance(v, (dict, list)) for v in row.values())
+    assert row["cache_l1d_hits_data"] + row["cache_l1d_misses_data"] == 6
+    assert row["free_usable_2M"] > 0 and row["free_frames"] > 0
+    assert row["policy_misses"] == row["walks"]

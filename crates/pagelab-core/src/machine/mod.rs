@@ -301,6 +301,9 @@ pub struct Counts {
     pub pages_zeroed: u64,
     /// Page-table references of promotions (unmapping the old pages, mapping the new).
     pub promotion_table_refs: u64,
+    /// References to remapped (shadow) memory that reached memory, each translated
+    /// by the memory controller (with a cache model only).
+    pub controller_lookups: u64,
 }
 
 pub struct Machine {
@@ -334,6 +337,8 @@ pub struct Machine {
     entries: Vec<crate::superpage::Entry>,
     /// Totals of the promotions' work, for their cycles.
     gathered: crate::superpage::mechanism::Gathered,
+    /// Cycles the memory controller's lookups added (see `Counts::controller_lookups`).
+    controller_cycles: f64,
     /// Free memory by block size over time: sampled every `sample_every` references
     /// (0: never), for the sizes in `frag_sizes`.
     sample_every: u64,
@@ -391,6 +396,11 @@ impl Machine {
         };
         let mechanism = crate::superpage::mechanism::build(&config.mechanism).map_err(err)?;
         let contents = policy.as_ref().map(|_| Default::default());
+        let cache = if config.cache.is_off() {
+            None
+        } else {
+            Some(crate::cache::CacheHierarchy::new(&config.cache).map_err(err)?)
+        };
         let mut machine = Machine {
             config: config.clone(),
             repeat_shift: tlb.min_first_page_bytes().trailing_zeros(),
@@ -404,6 +414,7 @@ impl Machine {
                 policy,
                 mechanism,
                 contents,
+                cache,
             },
             tlb,
             cost: build_cost(&config.cost).map_err(err)?,
@@ -426,11 +437,13 @@ impl Machine {
             next_sample: 0,
             frag_sizes,
             samples: Vec::new(),
+            controller_cycles: 0.0,
         };
         machine.next_sample = machine.sample_every;
         machine.kernel = machine.tlb.base_parts(DATA, config.base_page).is_some();
-        // Superpages make walks return larger pages: runs go in order.
-        machine.decoupled = machine.walker.policy.is_none();
+        // Superpages make walks return larger pages, and the cache model needs every
+        // reference's frame: runs go in order.
+        machine.decoupled = machine.walker.policy.is_none() && machine.walker.cache.is_none();
         Ok(machine)
     }
 
@@ -518,7 +531,7 @@ impl Machine {
     /// Run every reference of a batch in order, each walk as its miss happens, even
     /// when the batch could run decoupled (for tests and measurements).
     pub fn set_decoupled(&mut self, on: bool) {
-        self.decoupled = on && self.walker.policy.is_none();
+        self.decoupled = on && self.walker.policy.is_none() && self.walker.cache.is_none();
     }
 
     /// Run decoupled batches without the specialized loop (for tests and measurements).
@@ -555,6 +568,9 @@ impl Machine {
             if let Err(e) = self.translate::<DECOUPLED>(side, r.asid, r.addr, reference) {
                 result = Err(e);
                 break;
+            }
+            if !DECOUPLED && side == DATA && self.walker.cache.is_some() {
+                self.cache_data(side, r.asid, r.addr);
             }
             if r.spans_pages() {
                 crossing += 1;
@@ -708,7 +724,21 @@ impl Machine {
         let levels = self.tlb.levels();
         let hit_cycles: f64 = levels.iter().map(|l| l.hits() as f64 * l.hit_cycles).sum();
         let mut cycles = self.cost.cycles(c, hit_cycles);
-        cycles.promotions += self.walker.mechanism.cycles(&self.gathered);
+        let cache = self.walker.cache.as_ref().map(|k| k.report());
+        cycles.promotions += self
+            .walker
+            .mechanism
+            .cycles(&self.gathered, cache.is_some());
+        if let Some(k) = &cache {
+            // The cache model's latencies replace the fixed cost of a walk reference;
+            // the data references' memory time adds to the base, the copies' to the
+            // promotions (the walks retried after faults count as walks here).
+            let CostConfig::Simple(s) = &self.config.cost;
+            cycles.walks += k.cycles.walk - c.walk_refs as f64 * s.walk_ref_cycles;
+            cycles.page_faults -= c.fault_walk_refs as f64 * s.walk_ref_cycles;
+            cycles.base += k.cycles.data;
+            cycles.promotions += k.cycles.copy + self.controller_cycles;
+        }
         if let Some(p) = &self.walker.policy {
             cycles.policy = c.policy_misses as f64 * p.miss_cycles();
         }
@@ -730,6 +760,7 @@ impl Machine {
         }
         let policy = self.walker.policy.as_ref();
         Report {
+            cache,
             fragmentation_sizes: self.frag_sizes.iter().map(|s| s.to_string()).collect(),
             fragmentation,
             policy_stats: policy
@@ -813,6 +844,9 @@ pub struct Report {
     pub policy_stats: std::collections::BTreeMap<String, u64>,
     /// Frames a policy set aside and has not mapped (reservations) at the end.
     pub reserved_idle_frames: u64,
+    /// The data caches' counts, if modelled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache: Option<crate::cache::CacheReport>,
 }
 
 impl fmt::Display for Report {
@@ -962,6 +996,9 @@ impl fmt::Display for Report {
             "translation overhead (+ faults)",
             format!("{:.2}%", self.translation_overhead_percent),
         )?;
+        if let Some(k) = &self.cache {
+            write!(f, "{k}")?;
+        }
         if !self.fragmentation.is_empty() {
             writeln!(
                 f,

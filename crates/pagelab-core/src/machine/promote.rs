@@ -109,10 +109,14 @@ impl Machine {
                 pfn: Pfn(first),
                 ..Gathered::default()
             },
-            None => match w
-                .mechanism
-                .gather(&c, base, &pages, w.frames.as_mut(), contents)
-            {
+            None => match w.mechanism.gather(
+                &c,
+                base,
+                &pages,
+                w.frames.as_mut(),
+                contents,
+                w.cache.as_mut(),
+            ) {
                 Some(g) => g,
                 None => {
                     self.counts.promotion_failures += 1;
@@ -206,5 +210,33 @@ impl Machine {
             }
         });
         stale
+    }
+}
+
+impl Machine {
+    /// A data reference after its translation: through the cache model, at the
+    /// physical address the first level's entry (or the page table) gives.
+    #[cold]
+    pub(super) fn cache_data(&mut self, side: usize, asid: Asid, va: VirtAddr) {
+        let t = match self.tlb.peek(side, asid, va) {
+            Some(t) => t,
+            None => match self.walker.page_table.as_ref().walk(asid, va).translation {
+                Some(t) => t,
+                None => return,
+            },
+        };
+        let pa = t.phys(va);
+        let Some(cache) = &mut self.walker.cache else {
+            return;
+        };
+        let served = cache.access(pa, crate::cache::CacheAccess::Data);
+        if served.reached_memory() {
+            let frame = Pfn(pa.0 >> BASE_SHIFT);
+            let extra = self.walker.mechanism.memory_cycles(frame);
+            if extra > 0.0 {
+                self.counts.controller_lookups += 1;
+                self.controller_cycles += extra;
+            }
+        }
     }
 }

@@ -7,6 +7,7 @@
 
 use super::{AnyPageTable, Counts, SimError};
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr};
+use crate::cache::{CacheAccess, CacheHierarchy};
 use crate::frames::FrameAllocator;
 use crate::pagetable::{MapError, Perms, Translation, Walk};
 use crate::superpage::mechanism::{Contents, Mechanism};
@@ -26,6 +27,8 @@ pub struct Walker {
     pub mechanism: Box<dyn Mechanism>,
     /// What each frame holds, kept while a policy can move data.
     pub contents: Option<Contents>,
+    /// The data caches, if modelled: every walk's references go through them.
+    pub cache: Option<CacheHierarchy>,
 }
 
 impl Walker {
@@ -57,11 +60,17 @@ impl Walker {
     #[inline]
     fn walk(&mut self, asid: Asid, va: VirtAddr) -> usize {
         self.page_table.walk_into(asid, va, &mut self.walk);
-        if self.walk_caches.is_empty() {
+        let skip = if self.walk_caches.is_empty() {
             0
         } else {
             self.walk_caches.filter(asid, va, self.walk.refs().len())
+        };
+        if let Some(cache) = &mut self.cache {
+            for &entry in &self.walk.refs()[skip..] {
+                cache.access(entry, CacheAccess::Walk);
+            }
         }
+        skip
     }
 
     /// A hint that `va` will be resolved soon: the page table may bring the entries

@@ -127,6 +127,9 @@ macro_rules! define_any_array {
             fn capacity(&self) -> usize {
                 match self { $(AnyArray::$policy(t) => t.capacity(),)* }
             }
+            fn peek(&self, asid: Asid, va: VirtAddr) -> Option<Translation> {
+                match self { $(AnyArray::$policy(t) => t.peek(asid, va),)* }
+            }
             fn for_each_entry(&self, f: &mut dyn FnMut(super::TlbKey, Pfn)) {
                 match self { $(AnyArray::$policy(t) => t.for_each_entry(f),)* }
             }
@@ -592,6 +595,15 @@ impl Hierarchy {
     pub fn credit(&mut self, side: usize, size_shift: usize, n: u64) {
         let first = self.paths[side][0];
         self.levels[first].hits[size_shift] += n;
+    }
+
+    /// The translation the first level of `side` holds for `va`, changing nothing.
+    pub fn peek(&self, side: usize, asid: Asid, va: VirtAddr) -> Option<Translation> {
+        let first = self.first[side & 1];
+        self.levels[first]
+            .arrays
+            .iter()
+            .find_map(|a| a.peek(asid, va))
     }
 
     /// Call `f` with every entry of the last level on the path of `side` (the level

@@ -73,6 +73,9 @@ pub trait Tlb {
     fn min_page_bytes(&self) -> u64;
     fn stats(&self) -> TlbStats;
     fn capacity(&self) -> usize;
+    /// The translation of `va` if an entry holds it, changing nothing (no count, no
+    /// replacement state): for a model that needs the frame of a reference.
+    fn peek(&self, asid: Asid, va: VirtAddr) -> Option<Translation>;
     /// Call `f` with the key and first frame of every valid entry (for policies that
     /// look at what the TLB holds, and for checks; not on the hot path).
     fn for_each_entry(&self, f: &mut dyn FnMut(TlbKey, Pfn));

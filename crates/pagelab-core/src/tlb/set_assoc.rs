@@ -325,6 +325,20 @@ impl<R: Replacement> Tlb for SetAssocTlb<R> {
         self.drop_where(|k| k.asid == asid);
     }
 
+    fn peek(&self, asid: Asid, va: VirtAddr) -> Option<Translation> {
+        self.sizes.iter().find_map(|&size| {
+            let vpn = va.vpn(size);
+            let way = self.find(self.set_of(vpn), vpn.0, meta_of(asid, size))?;
+            let i = self.set_of(vpn) * self.ways + way;
+            let t = Translation {
+                pfn: self.pfns[i],
+                size,
+                perms: self.perms[i],
+            };
+            Some(t)
+        })
+    }
+
     fn for_each_entry(&self, f: &mut dyn FnMut(TlbKey, Pfn)) {
         for i in 0..self.tags.len() {
             if let Some(k) = self.key(i) {

@@ -328,7 +328,12 @@ def flatten_report(report: Mapping) -> Dict[str, Any]:
     ``tlb_mpki``, ``stlb_miss_ratio``), its counts by page size with the size too
     (``tlb_4K_hits``, ``stlb_2M_misses``); each walk cache's with its table level
     (``walk_cache_l2_hits``); ``mpki`` and ``miss_ratio`` are those of
-    the last level (whose misses walk the page table).
+    the last level (whose misses walk the page table). The policy's own counts become
+    ``policy_<name>`` (spaces as ``_``); of the free memory over time, the last sample
+    gives ``free_frames`` and ``free_usable_<size>``; each cache level's fields are
+    prefixed with ``cache_<name>`` (``cache_l1d_misses_data``), and the caches' memory
+    accesses and cycles by kind are ``cache_memory_accesses_<kind>`` and
+    ``cache_cycles_<kind>``.
     """
     row: Dict[str, Any] = {}
 
@@ -361,6 +366,24 @@ def flatten_report(report: Mapping) -> Dict[str, Any]:
             for cache in value:
                 cache = dict(cache)
                 put(f"walk_cache_l{cache.pop('level')}", cache)
+        elif key == "policy_stats" and isinstance(value, Mapping):
+            for k, v in value.items():
+                row["policy_" + str(k).replace(" ", "_")] = v
+        elif key == "fragmentation_sizes":
+            continue
+        elif key == "fragmentation" and isinstance(value, (list, tuple)):
+            if value:
+                last = value[-1]
+                row["free_frames"] = last.get("free_frames")
+                sizes = report.get("fragmentation_sizes") or []
+                for size, share in zip(sizes, last.get("usable_share") or []):
+                    row[f"free_usable_{size}"] = share
+        elif key == "cache" and isinstance(value, Mapping):
+            cache = dict(value)
+            for level in cache.pop("levels", None) or []:
+                level = dict(level)
+                put(f"cache_{level.pop('name')}", level)
+            put("cache", cache)
         else:
             put(key, value)
     return row

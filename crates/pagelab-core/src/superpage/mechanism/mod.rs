@@ -19,6 +19,7 @@ pub use remap::RemapMechanism;
 
 use super::Candidate;
 use crate::addr::{Asid, PageSize, Pfn};
+use crate::cache::CacheHierarchy;
 use crate::config::MechanismConfig;
 use crate::frames::FrameAllocator;
 use std::collections::HashMap;
@@ -74,6 +75,7 @@ pub trait Mechanism {
     /// frames `pages[i]` (`None`: not mapped yet). Moves or remaps the data, keeping
     /// `contents` right. `None` when memory (or shadow memory) has no block for it;
     /// then nothing changed.
+    /// With a cache model, the mechanism's memory traffic goes through `cache`.
     fn gather(
         &mut self,
         c: &Candidate,
@@ -81,6 +83,7 @@ pub trait Mechanism {
         pages: &[Option<Pfn>],
         frames: &mut dyn FrameAllocator,
         contents: &mut Contents,
+        cache: Option<&mut CacheHierarchy>,
     ) -> Option<Gathered>;
     /// A mapping of `size` at `pfn` (as the page table held it) was replaced by the
     /// superpage just gathered: release what the mechanism no longer needs.
@@ -93,8 +96,14 @@ pub trait Mechanism {
     );
     /// The real frame that frame `pfn`, as a page table maps it, reaches.
     fn resolve(&self, pfn: Pfn) -> Pfn;
-    /// Cycles of the work counted in `g`.
-    fn cycles(&self, g: &Gathered) -> f64;
+    /// Cycles of the work counted in `g` (with a cache model, `cached`, without the
+    /// memory traffic the cache model charges).
+    fn cycles(&self, g: &Gathered, cached: bool) -> f64;
+    /// Extra cycles of a reference to frame `pfn` that reached memory (a shadow
+    /// frame's controller lookup).
+    fn memory_cycles(&self, _pfn: Pfn) -> f64 {
+        0.0
+    }
 }
 
 /// The mechanism a configuration names, or an error naming the field.
@@ -117,6 +126,7 @@ pub fn build(c: &MechanismConfig) -> Result<Box<dyn Mechanism>, String> {
         MechanismConfig::Remap(k) => {
             check("cycles_per_page", k.cycles_per_page)?;
             check("zero_cycles_per_page", k.zero_cycles_per_page)?;
+            check("lookup_cycles", k.lookup_cycles)?;
             let frames = k.shadow_memory.0 >> crate::addr::BASE_SHIFT;
             if frames == 0 || frames > remap::SHADOW_BASE {
                 return Err(format!(

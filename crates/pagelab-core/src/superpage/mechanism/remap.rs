@@ -4,9 +4,13 @@
 //! base frame to the real frame that holds the page: no data moves. Pages of the
 //! superpage that were not mapped get a fresh cleared frame each. The shadow blocks
 //! come from a buddy allocator of their own over `mechanism.shadow_memory`.
+//! With a cache model, each remapped page's lines are flushed (they would alias the
+//! shadow addresses), and a reference to shadow memory that reaches memory pays the
+//! controller's lookup (`lookup_cycles`).
 
 use super::{Contents, Gathered, Mechanism};
 use crate::addr::{PageSize, Pfn};
+use crate::cache::{CacheAccess, CacheHierarchy};
 use crate::config::RemapConfig;
 use crate::frames::{BuddyAllocator, FrameAllocator};
 use crate::superpage::Candidate;
@@ -46,8 +50,10 @@ impl Mechanism for RemapMechanism {
         pages: &[Option<Pfn>],
         frames: &mut dyn FrameAllocator,
         contents: &mut Contents,
+        mut cache: Option<&mut CacheHierarchy>,
     ) -> Option<Gathered> {
         let block = Pfn(SHADOW_BASE + self.shadow.alloc(c.size)?.0);
+        let bytes = base.bytes().max(1 << crate::addr::BASE_SHIFT);
         let per = base.base_frames();
         // Fresh frames for the pages not mapped, all or none.
         let mut fresh = Vec::new();
@@ -71,6 +77,11 @@ impl Mechanism for RemapMechanism {
         for (i, page) in pages.iter().enumerate() {
             let real = match page {
                 Some(real) => {
+                    // Lines cached under the real address would alias the shadow
+                    // ones: the page is flushed.
+                    if let Some(cache) = cache.as_deref_mut() {
+                        cache.flush_range(real.addr(), bytes);
+                    }
                     g.remapped += 1;
                     *real
                 }
@@ -78,6 +89,10 @@ impl Mechanism for RemapMechanism {
                     let f = fresh.next().expect("one fresh frame per page not mapped");
                     let vfn = (c.va.0 >> crate::addr::BASE_SHIFT) + i as u64 * per;
                     contents.fill(f, per, c.asid, vfn);
+                    if let Some(cache) = cache.as_deref_mut() {
+                        let shadow = Pfn(block.0 + i as u64 * per);
+                        cache.touch_lines(shadow.addr(), bytes, CacheAccess::Copy);
+                    }
                     g.zeroed += 1;
                     f
                 }
@@ -115,8 +130,20 @@ impl Mechanism for RemapMechanism {
         }
     }
 
-    fn cycles(&self, g: &Gathered) -> f64 {
-        g.remapped as f64 * self.config.cycles_per_page
-            + g.zeroed as f64 * self.config.zero_cycles_per_page
+    fn cycles(&self, g: &Gathered, cached: bool) -> f64 {
+        let zero = if cached {
+            0.0
+        } else {
+            self.config.zero_cycles_per_page
+        };
+        g.remapped as f64 * self.config.cycles_per_page + g.zeroed as f64 * zero
+    }
+
+    fn memory_cycles(&self, pfn: Pfn) -> f64 {
+        if pfn.0 >= SHADOW_BASE {
+            self.config.lookup_cycles
+        } else {
+            0.0
+        }
     }
 }
