@@ -639,9 +639,44 @@ pub enum PromotionConfig {
     /// evicted also charged to unrelated candidates whose promotion would have freed
     /// TLB entries (§3.1, last paragraphs).
     Online(OnlineConfig),
+    /// Linux transparent huge pages: huge pages at faults where a free aligned block
+    /// exists, and a background pass collapsing ranges with few unmapped pages.
+    Thp(ThpConfig),
     /// Navarro's preemptible reservations with incremental promotion
     /// (papers/navarro-superpages-slides.md, "III Design").
     Reservation(ReservationConfig),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ThpConfig {
+    /// Candidate sizes (default as for asap); the huge page is the smallest of them.
+    pub sizes: Vec<PageSize>,
+    /// Map a huge page at a fault when possible ("always"; false: "madvise" without
+    /// the advice, only the background pass makes huge pages). Default true.
+    pub fault: bool,
+    /// A range is collapsed when at most this many of its base pages are unmapped
+    /// (khugepaged's max_ptes_none). Default 511.
+    pub max_ptes_none: u64,
+    /// References between background passes (0: none). Default 1,000,000.
+    pub scan_every: u64,
+    /// Ranges a pass visits (khugepaged's pages_to_scan / 512). Default 8.
+    pub ranges_per_scan: usize,
+    /// Cycles the fault and miss handlers spend on the policy per miss. Default 0.
+    pub miss_cycles: f64,
+}
+
+impl Default for ThpConfig {
+    fn default() -> Self {
+        ThpConfig {
+            sizes: Vec::new(),
+            fault: true,
+            max_ptes_none: 511,
+            scan_every: 1_000_000,
+            ranges_per_scan: 8,
+            miss_cycles: 0.0,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -12,7 +12,7 @@
 
 use pagelab_core::config::{
     BuddyFramesConfig, ByteSize, FramesConfig, MechanismConfig, OnlineConfig, PageTableConfig,
-    PromotionConfig, StaticPromotionConfig, StaticRegion,
+    PromotionConfig, StaticPromotionConfig, StaticRegion, ThpConfig,
 };
 use pagelab_core::trace::synthetic;
 use pagelab_core::{
@@ -83,6 +83,20 @@ fn machines() -> Vec<(String, MachineConfig)> {
         c.mechanism = mechanism;
         c.cache = pagelab_core::cache::CacheConfig::typical();
         out.push((format!("pa-risc-32 asap {m} cached"), c));
+    }
+    // Transparent huge pages on skylake: at faults, and by the background pass only.
+    for fault in [true, false] {
+        let mut c = presets::load("skylake").unwrap();
+        c.promotion = PromotionConfig::Thp(ThpConfig {
+            fault,
+            max_ptes_none: 508,
+            scan_every: 20,
+            ranges_per_scan: 2,
+            ..ThpConfig::default()
+        });
+        out.push((format!("skylake thp fault={fault} copy"), c.clone()));
+        c.mechanism = MechanismConfig::Remap(Default::default());
+        out.push((format!("skylake thp fault={fault} remap"), c));
     }
     for (p, promotion) in &policies {
         for (m, mechanism) in &mechanisms {
@@ -358,4 +372,31 @@ fn promotion_traffic_goes_through_the_cache_model() {
     assert!(k.levels.iter().map(|l| l.flushed).sum::<u64>() > 0);
     // The second pass reads remapped pages, from memory: through the controller.
     assert!(c.controller_lookups > 0);
+}
+
+/// Transparent huge pages: with faults, a 16 MiB column walk faults 8 huge pages;
+/// without, the background pass collapses every range once its pages are mapped.
+#[test]
+fn thp_maps_huge_pages_at_faults_or_collapses_them_later() {
+    let run = |fault: bool| {
+        let mut c = presets::load("skylake").unwrap();
+        c.promotion = PromotionConfig::Thp(ThpConfig {
+            fault,
+            max_ptes_none: 0,
+            scan_every: 4096,
+            ..ThpConfig::default()
+        });
+        let mut m = Machine::build(&c).unwrap();
+        let mut r = synthetic::parse("column-walk:iterations=4").unwrap();
+        m.run_trace(r.as_mut(), std::path::Path::new("column-walk"), |_, _| {})
+            .unwrap();
+        m.report().counts
+    };
+    let at_faults = run(true);
+    assert_eq!((at_faults.page_faults, at_faults.large_faults), (8, 8));
+    assert_eq!(at_faults.promotions, 0);
+    let later = run(false);
+    assert_eq!((later.page_faults, later.large_faults), (4096, 0));
+    assert_eq!(later.promotions, 8);
+    assert_eq!(later.pages_copied, 4096);
 }

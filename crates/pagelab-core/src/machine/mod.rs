@@ -495,6 +495,9 @@ impl Machine {
         } else {
             self.run_refs::<false>(batch)?;
         }
+        if self.walker.policy.is_some() {
+            self.background_promotions()?;
+        }
         if self.sample_every > 0 && self.counts.references >= self.next_sample {
             if let Some(s) = self.fragmentation_now() {
                 self.samples.push(s);

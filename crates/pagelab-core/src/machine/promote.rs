@@ -60,6 +60,21 @@ impl Machine {
         Ok(())
     }
 
+    /// After a batch: what the policy's background pass asks to promote.
+    pub(super) fn background_promotions(&mut self) -> Result<(), SimError> {
+        let mut asked = Vec::new();
+        let references = self.counts.references;
+        if let Some(p) = self.walker.policy.as_mut() {
+            p.background(references, &mut asked);
+        }
+        for c in asked {
+            if self.promote(c, references)? {
+                self.walker.policy.as_mut().expect("a policy").promoted(c);
+            }
+        }
+        Ok(())
+    }
+
     /// Make `c` one superpage. `Ok(false)`: it is one already (or inside one), or
     /// memory has no block for it (counted as a failure).
     pub fn promote(&mut self, c: Candidate, reference: u64) -> Result<bool, SimError> {

@@ -6,7 +6,7 @@
 //!
 //! Policies, one file each, chosen by `promotion.policy`: `static` (chosen regions in
 //! one large size from the first fault on), `asap` and `approx-online` and `online`
-//! (papers/online-superpage-promotion-revisited.md §3.1), `reservation`
+//! (papers/online-superpage-promotion-revisited.md §3.1), `thp` (Linux), `reservation`
 //! (papers/navarro-superpages-slides.md). Mechanisms, chosen by
 //! `mechanism.kind`: `copy` and `remap` (§3.2) in [`mechanism`].
 //!
@@ -19,12 +19,14 @@ mod fixed;
 pub mod mechanism;
 mod online;
 mod reservation;
+mod thp;
 
 pub use approx_online::ApproxOnline;
 pub use asap::Asap;
 pub use fixed::{check as fixed_check, StaticRegions};
 pub use online::Online;
 pub use reservation::Reservation;
+pub use thp::Thp;
 
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr};
 use crate::config::PromotionConfig;
@@ -101,6 +103,9 @@ pub trait PromotionPolicy {
     fn on_miss(&mut self, miss: &Miss<'_>) -> Option<Candidate>;
     /// The machine made `c` a superpage.
     fn promoted(&mut self, _c: Candidate) {}
+    /// Called after every batch with the references run so far: candidates a
+    /// background pass (khugepaged) asks to promote, pushed to `out`.
+    fn background(&mut self, _references: u64, _out: &mut Vec<Candidate>) {}
     /// Cycles the miss handler spends on the policy per miss it is told of.
     fn miss_cycles(&self) -> f64 {
         0.0
@@ -189,6 +194,7 @@ pub fn build(
             ladder(o.threshold, &o.thresholds)?,
             o.miss_cycles,
         ))),
+        PromotionConfig::Thp(t) => Some(Box::new(Thp::new(sizes[0], base, t))),
         PromotionConfig::Reservation(r) => Some(Box::new(Reservation::new(
             sizes.to_vec(),
             base,
@@ -205,5 +211,6 @@ pub fn configured_sizes(c: &PromotionConfig) -> Option<&[PageSize]> {
         PromotionConfig::Asap(a) => Some(&a.sizes),
         PromotionConfig::ApproxOnline(o) | PromotionConfig::Online(o) => Some(&o.sizes),
         PromotionConfig::Reservation(r) => Some(&r.sizes),
+        PromotionConfig::Thp(t) => Some(&t.sizes),
     }
 }

@@ -1,0 +1,161 @@
+//! `thp`: Linux's transparent huge pages, in outline. A fault maps a whole huge page
+//! (2M on x86-64) when the aligned range around it has nothing mapped and the
+//! allocator has an aligned free block ("always" mode); otherwise a base page. A
+//! background pass (khugepaged) visits the huge-page ranges that hold base pages, a
+//! few ranges at a time in address order, and collapses a range into a huge page (by
+//! the mechanism: khugepaged copies) when at most `max_ptes_none` of its base pages
+//! are unmapped (Linux's `khugepaged/max_ptes_none`, 511 by default: one page
+//! mapped suffices).
+//!
+//! Simplification: pagelab knows no VMAs, so every aligned range is eligible (Linux
+//! maps a huge page only where the VMA covers the whole range, so small mappings and
+//! the edges of large ones get base pages there).
+
+use super::{Candidate, Miss, PromotionPolicy};
+use crate::addr::{Asid, PageSize, VirtAddr};
+use std::collections::BTreeMap;
+
+pub struct Thp {
+    huge: PageSize,
+    base: PageSize,
+    fault_huge: bool,
+    max_ptes_none: u64,
+    scan_every: u64,
+    ranges_per_scan: usize,
+    /// Mapped base pages per huge-page range holding base pages.
+    ranges: BTreeMap<(Asid, u64), u64>,
+    /// Where the next pass resumes, and when it runs.
+    cursor: (Asid, u64),
+    next_scan: u64,
+    miss_cycles: f64,
+    pub collapses_asked: u64,
+}
+
+impl Thp {
+    pub fn new(huge: PageSize, base: PageSize, c: &crate::config::ThpConfig) -> Thp {
+        Thp {
+            huge,
+            base,
+            fault_huge: c.fault,
+            max_ptes_none: c.max_ptes_none,
+            scan_every: c.scan_every,
+            ranges_per_scan: c.ranges_per_scan,
+            ranges: BTreeMap::new(),
+            cursor: (Asid(0), 0),
+            next_scan: c.scan_every,
+            miss_cycles: c.miss_cycles,
+            collapses_asked: 0,
+        }
+    }
+
+    fn pages(&self) -> u64 {
+        self.huge.bytes() >> self.base.shift()
+    }
+}
+
+impl PromotionPolicy for Thp {
+    fn fault_size(&mut self, _asid: Asid, _va: VirtAddr) -> Option<PageSize> {
+        self.fault_huge.then_some(self.huge)
+    }
+
+    fn on_miss(&mut self, m: &Miss<'_>) -> Option<Candidate> {
+        if m.first_touch && m.size < self.huge {
+            let key = (m.asid, m.va.0 >> self.huge.shift());
+            *self.ranges.entry(key).or_insert(0) += 1;
+        }
+        None
+    }
+
+    fn background(&mut self, references: u64, out: &mut Vec<Candidate>) {
+        if self.scan_every == 0 || references < self.next_scan {
+            return;
+        }
+        self.next_scan = (references / self.scan_every + 1) * self.scan_every;
+        let limit = self.pages();
+        let keys: Vec<(Asid, u64)> = self
+            .ranges
+            .range(self.cursor..)
+            .chain(self.ranges.range(..self.cursor))
+            .take(self.ranges_per_scan)
+            .map(|(k, _)| *k)
+            .collect();
+        for key in keys {
+            let mapped = self.ranges[&key];
+            self.cursor = (key.0, key.1 + 1);
+            if limit - mapped.min(limit) <= self.max_ptes_none {
+                out.push(Candidate {
+                    asid: key.0,
+                    va: VirtAddr(key.1 << self.huge.shift()),
+                    size: self.huge,
+                });
+                self.collapses_asked += 1;
+            }
+        }
+    }
+
+    fn promoted(&mut self, c: Candidate) {
+        self.ranges.remove(&(c.asid, c.va.0 >> self.huge.shift()));
+    }
+
+    fn miss_cycles(&self) -> f64 {
+        self.miss_cycles
+    }
+
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("collapses asked", self.collapses_asked),
+            ("ranges with base pages", self.ranges.len() as u64),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ThpConfig;
+
+    fn first_touch(p: &mut Thp, page: u64) {
+        p.on_miss(&Miss {
+            asid: Asid(0),
+            va: VirtAddr(page << 12),
+            size: PageSize::K4,
+            first_touch: true,
+            tlb: &[],
+        });
+    }
+
+    #[test]
+    fn khugepaged_collapses_ranges_with_few_enough_holes_a_few_at_a_time() {
+        let c = ThpConfig {
+            fault: false,
+            max_ptes_none: 500,
+            scan_every: 10,
+            ranges_per_scan: 1,
+            ..ThpConfig::default()
+        };
+        let mut p = Thp::new(PageSize::M2, PageSize::K4, &c);
+        assert_eq!(p.fault_size(Asid(0), VirtAddr(0)), None);
+        // Range 0: 12 pages mapped (500 holes: collapsible); range 1: 11 (501: not).
+        for page in 0..12 {
+            first_touch(&mut p, page);
+        }
+        for page in 512..523 {
+            first_touch(&mut p, page);
+        }
+        let mut out = Vec::new();
+        p.background(5, &mut out);
+        assert!(out.is_empty(), "not time yet");
+        p.background(10, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].va.0, out[0].size), (0, PageSize::M2));
+        p.promoted(out[0]);
+        // The next pass visits range 1, which has too many holes; then wraps around.
+        out.clear();
+        p.background(20, &mut out);
+        assert!(out.is_empty());
+        first_touch(&mut p, 523);
+        p.background(30, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].va.0, 2 << 20);
+    }
+}
