@@ -107,6 +107,10 @@ struct SimulateArgs {
     /// papers/online-superpage-promotion-revisited.md §4.1; options rows, row_bytes, base).
     #[arg(long, conflicts_with = "trace")]
     synthetic: Option<String>,
+    /// Also run the machine with base pages only (promotion policy none, all else the
+    /// same) and report the speedup, the TLB misses removed and the memory bloat.
+    #[arg(long)]
+    baseline: bool,
     /// References each process runs before the scheduler switches to the next (with
     /// several traces).
     #[arg(long, default_value_t = 1_000_000)]
@@ -284,9 +288,9 @@ fn human_bytes(b: u64) -> String {
     format!("{v:.1} {}", units[u])
 }
 
-fn simulate(args: &SimulateArgs) -> Result<()> {
-    let config = load_config(&args.machine)?;
-    let mut machine = Machine::build(&config)?;
+/// The input of a simulation (its traces, interleaved, or a synthetic workload) and
+/// its name for messages.
+fn open_input(args: &SimulateArgs) -> Result<(Box<dyn trace::TraceReader>, String)> {
     let format = parse_format(&args.format)?;
     let mut readers = Vec::with_capacity(args.trace.len());
     for path in &args.trace {
@@ -296,7 +300,7 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
         readers
             .push(trace::synthetic::parse(spec).map_err(|e| anyhow::anyhow!("--synthetic: {e}"))?);
     }
-    let mut reader: Box<dyn trace::TraceReader> = if readers.len() == 1 {
+    let reader: Box<dyn trace::TraceReader> = if readers.len() == 1 {
         readers.pop().expect("one reader")
     } else {
         Box::new(
@@ -313,6 +317,28 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
             .collect::<Vec<_>>()
             .join(" + "),
     };
+    Ok((reader, names))
+}
+
+/// A run with superpages against the same run with base pages only.
+#[derive(serde::Serialize)]
+struct Baseline {
+    /// Cycles of the base-page run over cycles of this one.
+    speedup: f64,
+    base_walks: u64,
+    /// Share of the base-page run's TLB misses (walks) that this run does not make.
+    walks_removed: f64,
+    base_tlb_overhead_percent: f64,
+    /// Frames this run holds beyond the base-page run's (superpages' and
+    /// reservations' pages never touched), and as bytes.
+    bloat_frames: i64,
+    bloat_bytes: i64,
+}
+
+fn simulate(args: &SimulateArgs) -> Result<()> {
+    let config = load_config(&args.machine)?;
+    let mut machine = Machine::build(&config)?;
+    let (mut reader, names) = open_input(args)?;
     let mut progress = progress::Progress::new("simulating", args.quiet);
     machine.run_trace(reader.as_mut(), Path::new(&names), |refs, position| {
         progress.tick(refs, position)
@@ -330,23 +356,67 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
             refs as f64 / elapsed.as_secs_f64().max(1e-9) / 1e6
         );
     }
+    let baseline = if args.baseline {
+        let mut base_config = config.clone();
+        base_config.promotion = pagelab_core::config::PromotionConfig::None;
+        let mut base = Machine::build(&base_config)?;
+        let (mut reader, names) = open_input(args)?;
+        let mut progress = progress::Progress::new("simulating base pages", args.quiet);
+        base.run_trace(reader.as_mut(), Path::new(&names), |refs, position| {
+            progress.tick(refs, position)
+        })?;
+        progress.finish();
+        let b = base.report();
+        let frames = report.frames_used as i64 - b.frames_used as i64;
+        Some(Baseline {
+            speedup: b.cycles.total() / report.cycles.total().max(f64::MIN_POSITIVE),
+            base_walks: b.counts.walks,
+            walks_removed: if b.counts.walks > 0 {
+                1.0 - report.counts.walks as f64 / b.counts.walks as f64
+            } else {
+                0.0
+            },
+            base_tlb_overhead_percent: b.tlb_overhead_percent,
+            bloat_frames: frames,
+            bloat_bytes: frames * 4096,
+        })
+    } else {
+        None
+    };
     let json = || -> Result<String> {
         let value = serde_json::json!({
             "trace": args.trace,
             "config": config,
             "report": report,
+            "baseline": baseline,
             "seconds": elapsed.as_secs_f64(),
         });
         Ok(serde_json::to_string_pretty(&value)?)
     };
+    let against = baseline
+        .as_ref()
+        .map(|b| {
+            format!(
+                "against base pages:\n  {:<34} {:>16}\n  {:<34} {:>16}\n  {:<34} {:>16}\n  {:<34} {:>16}\n",
+                "speedup",
+                format!("{:.3}", b.speedup),
+                "TLB misses removed",
+                format!("{:.1}% of {}", 100.0 * b.walks_removed, b.base_walks),
+                "base pages' TLB overhead",
+                format!("{:.2}%", b.base_tlb_overhead_percent),
+                "memory bloat",
+                format!("{} frames ({})", b.bloat_frames, human_bytes(b.bloat_bytes.max(0) as u64)),
+            )
+        })
+        .unwrap_or_default();
     match &args.json {
         Some(p) if p.as_os_str() == "-" => writeln!(std::io::stdout(), "{}", json()?)?,
         Some(p) => {
             std::fs::write(p, json()? + "\n")
                 .with_context(|| format!("{}: cannot write", p.display()))?;
-            write!(std::io::stdout(), "trace {names}\n{report}",)?;
+            write!(std::io::stdout(), "trace {names}\n{report}{against}",)?;
         }
-        None => write!(std::io::stdout(), "trace {names}\n{report}",)?,
+        None => write!(std::io::stdout(), "trace {names}\n{report}{against}",)?,
     }
     Ok(())
 }
