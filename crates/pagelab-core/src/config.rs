@@ -748,6 +748,10 @@ pub struct OnlineConfig {
     /// Cycles the miss handler spends on the policy per TLB miss (charging the
     /// counters of every candidate size). Default 100, an estimate.
     pub miss_cycles: f64,
+    /// approx-online: find the candidates holding TLB entries with Romer's `tlbcount`
+    /// shortcut (counts kept as entries come and go) rather than by reading the TLB
+    /// at each miss; both charge the same. Default true. (`online` reads the TLB.)
+    pub tlbcount: bool,
 }
 
 impl Default for OnlineConfig {
@@ -757,6 +761,7 @@ impl Default for OnlineConfig {
             threshold: 16,
             thresholds: Vec::new(),
             miss_cycles: 100.0,
+            tlbcount: true,
         }
     }
 }

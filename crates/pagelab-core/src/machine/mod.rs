@@ -620,6 +620,9 @@ impl Machine {
             self.credit_repeats();
             self.forget_last_page();
             self.tlb.flush_all();
+            if let Some(p) = self.walker.policy.as_mut() {
+                p.tlb_invalidated(None, 0, u64::MAX);
+            }
             if DECOUPLED {
                 // The walk caches empty between the walks before and after the switch.
                 self.misses.push(decoupled::Miss::flush(reference));
@@ -701,7 +704,7 @@ impl Machine {
         self.note_filled(side, asid, va, filled);
         if watch && self.counts.walks != walks {
             let first_touch = self.counts.page_faults != faults;
-            self.after_policy_miss(asid, va, first_touch, reference)?;
+            self.after_policy_miss(side, asid, va, first_touch, reference)?;
         }
         Ok(())
     }

@@ -11,6 +11,7 @@ use crate::addr::{Asid, Pfn, VirtAddr, BASE_SHIFT};
 use crate::pagetable::Perms;
 use crate::superpage::mechanism::Gathered;
 use crate::superpage::{Candidate, Entry, Miss};
+use crate::tlb::hierarchy::DATA;
 use crate::tlb::TlbKey;
 
 impl Machine {
@@ -35,6 +36,7 @@ impl Machine {
     /// After a miss walked: tell the policy, and promote what it asks for.
     pub(super) fn after_policy_miss(
         &mut self,
+        side: usize,
         asid: Asid,
         va: VirtAddr,
         first_touch: bool,
@@ -52,7 +54,23 @@ impl Machine {
             tlb: &self.entries,
         };
         let policy = self.walker.policy.as_mut().expect("called with a policy");
-        if let Some(c) = policy.on_miss(&miss) {
+        let promote = policy.on_miss(&miss);
+        // A policy that follows the walking level learns what the miss changed there
+        // (after charging it: it charges what the TLB held before the miss).
+        if policy.tracks_tlb() {
+            let (filled, victim) = self.tlb.walking_level_fill(side, va, t);
+            if let Some(k) = victim {
+                let e = Entry {
+                    va: k.vpn.base(k.size),
+                    size: k.size,
+                };
+                policy.tlb_evicted(k.asid, e);
+            }
+            if let Some((va, size)) = filled {
+                policy.tlb_filled(asid, Entry { va, size });
+            }
+        }
+        if let Some(c) = promote {
             if self.promote(c, reference)? {
                 self.walker.policy.as_mut().expect("a policy").promoted(c);
             }
@@ -158,6 +176,9 @@ impl Machine {
         // No level may keep a translation of the old pages.
         self.forget_last_page();
         self.tlb.invalidate_range(c.asid, c.va, c.size.bytes());
+        if let Some(p) = self.walker.policy.as_mut() {
+            p.tlb_invalidated(Some(c.asid), c.va.0, c.size.bytes());
+        }
         self.walker
             .walk_caches
             .invalidate_range(c.asid, c.va, c.size.bytes());
@@ -195,7 +216,17 @@ impl Machine {
             return Ok(());
         };
         let table = self.walker.page_table.as_ref();
-        p.check(&|asid, va| table.walk(asid, va).translation)
+        let mut tlb = Vec::new();
+        self.tlb.for_each_last_entry(DATA, &mut |k, _| {
+            tlb.push((
+                k.asid,
+                Entry {
+                    va: k.vpn.base(k.size),
+                    size: k.size,
+                },
+            ))
+        });
+        p.check(&|asid, va| table.walk(asid, va).translation, &tlb)
     }
 
     /// Every TLB entry whose frames do not hold the data of the pages it translates

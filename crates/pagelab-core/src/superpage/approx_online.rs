@@ -13,11 +13,13 @@
 //! entries at the miss (the paper's "simple but inefficient way"): the smallest
 //! aligned block holding `p` and an entry `e` has log2 size
 //! `max(e.size, bit length of (p xor e))`, and every candidate at least that large
-//! contains both.
+//! contains both. With the `tlbcount` shortcut (the default) the policy instead keeps,
+//! for every candidate, the number of the level's entries inside it, as the machine
+//! reports each entry made, evicted or invalidated; tests check both ways charge alike.
 
-use super::{Candidate, Ladder, Miss, PromotionPolicy};
-use crate::addr::Asid;
-use std::collections::HashMap;
+use super::{Candidate, Entry, Ladder, Miss, PromotionPolicy};
+use crate::addr::{Asid, PageSize};
+use std::collections::{BTreeSet, HashMap};
 
 /// Prefetch counters per candidate, with the charging and the decrement rule.
 pub struct Counters {
@@ -107,23 +109,114 @@ pub fn smallest_join(miss: &Miss<'_>) -> u32 {
         .unwrap_or(u32::MAX)
 }
 
+/// Romer's `tlbcount` shortcut, generalized: for every candidate, how many entries
+/// of the walking TLB level lie inside it (its `tlbcount` is at least 1 exactly when
+/// this is), kept as entries are made, evicted and invalidated; and the entries, to
+/// know which an invalidated range held.
+#[derive(Default)]
+pub struct TlbCount {
+    entries: BTreeSet<(Asid, u64, PageSize)>,
+    inside: HashMap<(Asid, u8, u64), u32>,
+}
+
+impl TlbCount {
+    fn update(&mut self, ladder: &Ladder, asid: Asid, e: Entry, add: bool) {
+        let key = (asid, e.va.0, e.size);
+        let changed = if add {
+            self.entries.insert(key)
+        } else {
+            self.entries.remove(&key)
+        };
+        if !changed {
+            return;
+        }
+        for (i, s) in ladder.sizes.iter().enumerate() {
+            if *s < e.size {
+                continue;
+            }
+            let k = (asid, i as u8, e.va.0 >> s.shift());
+            let n = self.inside.entry(k).or_insert(0);
+            if add {
+                *n += 1;
+            } else {
+                *n -= 1;
+                if *n == 0 {
+                    self.inside.remove(&k);
+                }
+            }
+        }
+    }
+
+    fn holds(&self, c: &Candidate, i: usize) -> bool {
+        self.inside
+            .contains_key(&(c.asid, i as u8, c.va.0 >> c.size.shift()))
+    }
+}
+
 pub struct ApproxOnline {
     pub counters: Counters,
     miss_cycles: f64,
+    tlbcount: Option<TlbCount>,
 }
 
 impl ApproxOnline {
+    /// Reading the TLB's entries at each miss.
     pub fn new(ladder: Ladder, miss_cycles: f64) -> ApproxOnline {
         ApproxOnline {
             counters: Counters::new(ladder),
             miss_cycles,
+            tlbcount: None,
         }
+    }
+
+    /// With the `tlbcount` shortcut instead.
+    pub fn with_tlbcount(mut self) -> ApproxOnline {
+        self.tlbcount = Some(TlbCount::default());
+        self
     }
 }
 
 impl PromotionPolicy for ApproxOnline {
     fn reads_tlb(&self) -> bool {
-        true
+        self.tlbcount.is_none()
+    }
+
+    fn tracks_tlb(&self) -> bool {
+        self.tlbcount.is_some()
+    }
+
+    fn tlb_filled(&mut self, asid: Asid, e: Entry) {
+        if let Some(t) = &mut self.tlbcount {
+            t.update(&self.counters.ladder, asid, e, true);
+        }
+    }
+
+    fn tlb_evicted(&mut self, asid: Asid, e: Entry) {
+        if let Some(t) = &mut self.tlbcount {
+            t.update(&self.counters.ladder, asid, e, false);
+        }
+    }
+
+    fn tlb_invalidated(&mut self, asid: Option<Asid>, start: u64, len: u64) {
+        let Some(t) = &mut self.tlbcount else {
+            return;
+        };
+        let end = start.saturating_add(len);
+        let gone: Vec<_> = t
+            .entries
+            .iter()
+            .filter(|&&(a, va, size)| {
+                asid.map_or(true, |x| x == a) && va < end && va.saturating_add(size.bytes()) > start
+            })
+            .copied()
+            .collect();
+        for (a, va, size) in gone {
+            let e = Entry {
+                va: crate::addr::VirtAddr(va),
+                size,
+            };
+            t.update(&self.counters.ladder, a, e, false);
+        }
     }
 
     fn on_miss(&mut self, m: &Miss<'_>) -> Option<Candidate> {
@@ -132,11 +225,42 @@ impl PromotionPolicy for ApproxOnline {
             va: m.va,
             size: m.size,
         };
-        self.counters.charge(&here, smallest_join(m))
+        let Some(t) = &self.tlbcount else {
+            return self.counters.charge(&here, smallest_join(m));
+        };
+        let mut best = None;
+        for i in 0..self.counters.ladder.sizes.len() {
+            let size = self.counters.ladder.sizes[i];
+            let p = Candidate::containing(m.asid, m.va, size);
+            if size > m.size && t.holds(&p, i) && self.counters.charge_one(&p, i) {
+                best = Some(p);
+            }
+        }
+        best
     }
 
     fn promoted(&mut self, c: Candidate) {
         self.counters.promoted(c);
+    }
+
+    fn check(
+        &self,
+        _lookup: &dyn Fn(Asid, crate::addr::VirtAddr) -> Option<crate::pagetable::Translation>,
+        tlb: &[(Asid, Entry)],
+    ) -> Result<(), String> {
+        let Some(t) = &self.tlbcount else {
+            return Ok(());
+        };
+        let real: BTreeSet<_> = tlb.iter().map(|&(a, e)| (a, e.va.0, e.size)).collect();
+        if real != t.entries {
+            return Err(format!(
+                "tlbcount follows {} entries, the TLB holds {} (first difference: {:?})",
+                t.entries.len(),
+                real.len(),
+                real.symmetric_difference(&t.entries).next()
+            ));
+        }
+        Ok(())
     }
 
     fn miss_cycles(&self) -> f64 {
@@ -146,9 +270,8 @@ impl PromotionPolicy for ApproxOnline {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Entry;
     use super::*;
-    use crate::addr::{PageSize, VirtAddr};
+    use crate::addr::VirtAddr;
 
     /// Base pages of 4096 bytes, superpages of 2 to 64 base pages.
     fn policy(threshold: u64) -> ApproxOnline {

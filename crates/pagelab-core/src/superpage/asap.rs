@@ -61,7 +61,11 @@ impl PromotionPolicy for Asap {
         self.miss_cycles
     }
 
-    fn check(&self, lookup: &dyn Fn(Asid, VirtAddr) -> Option<Translation>) -> Result<(), String> {
+    fn check(
+        &self,
+        lookup: &dyn Fn(Asid, VirtAddr) -> Option<Translation>,
+        _tlb: &[(Asid, super::Entry)],
+    ) -> Result<(), String> {
         // Every referenced base page is mapped, and no candidate counts more pages than
         // it has (a promotion maps the pages it did not count, so fewer is allowed).
         for (&(asid, shift, index), &n) in &self.population {

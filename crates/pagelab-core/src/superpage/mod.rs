@@ -99,6 +99,18 @@ pub trait PromotionPolicy {
     fn reads_tlb(&self) -> bool {
         false
     }
+    /// Whether the policy follows the contents of the TLB level whose misses walk
+    /// through the `tlb_*` calls instead (the machine makes them after `on_miss`).
+    fn tracks_tlb(&self) -> bool {
+        false
+    }
+    /// That level made an entry.
+    fn tlb_filled(&mut self, _asid: Asid, _e: Entry) {}
+    /// A fill evicted an entry from it.
+    fn tlb_evicted(&mut self, _asid: Asid, _e: Entry) {}
+    /// Its entries of `asid` (every address space: `None`) overlapping
+    /// `[start, start + len)` were dropped.
+    fn tlb_invalidated(&mut self, _asid: Option<Asid>, _start: u64, _len: u64) {}
     /// Told of every TLB miss that walked: the candidate to promote now, if any.
     fn on_miss(&mut self, miss: &Miss<'_>) -> Option<Candidate>;
     /// The machine made `c` a superpage.
@@ -123,9 +135,14 @@ pub trait PromotionPolicy {
         0
     }
     /// Check the policy's bookkeeping against the page table (`lookup` translates a
-    /// base page as the table does): population counts equal the pages mapped. For
+    /// base page as the table does) and the walking TLB level (`tlb`: its entries):
+    /// population counts equal the pages mapped, a followed TLB is the real one. For
     /// tests; a description of the first disagreement.
-    fn check(&self, _lookup: &dyn Fn(Asid, VirtAddr) -> Option<Translation>) -> Result<(), String> {
+    fn check(
+        &self,
+        _lookup: &dyn Fn(Asid, VirtAddr) -> Option<Translation>,
+        _tlb: &[(Asid, Entry)],
+    ) -> Result<(), String> {
         Ok(())
     }
     /// Counts of the policy's own (name, value), for the report.
@@ -186,10 +203,13 @@ pub fn build(
         PromotionConfig::None => None,
         PromotionConfig::Static(s) => Some(Box::new(StaticRegions::new(&s.regions))),
         PromotionConfig::Asap(a) => Some(Box::new(Asap::new(sizes.to_vec(), base, a.miss_cycles))),
-        PromotionConfig::ApproxOnline(o) => Some(Box::new(ApproxOnline::new(
-            ladder(o.threshold, &o.thresholds)?,
-            o.miss_cycles,
-        ))),
+        PromotionConfig::ApproxOnline(o) => {
+            let mut p = ApproxOnline::new(ladder(o.threshold, &o.thresholds)?, o.miss_cycles);
+            if o.tlbcount {
+                p = p.with_tlbcount();
+            }
+            Some(Box::new(p))
+        }
         PromotionConfig::Online(o) => Some(Box::new(Online::new(
             ladder(o.threshold, &o.thresholds)?,
             o.miss_cycles,

@@ -224,7 +224,11 @@ impl PromotionPolicy for Reservation {
         self.reserved_idle
     }
 
-    fn check(&self, lookup: &dyn Fn(Asid, VirtAddr) -> Option<Translation>) -> Result<(), String> {
+    fn check(
+        &self,
+        lookup: &dyn Fn(Asid, VirtAddr) -> Option<Translation>,
+        _tlb: &[(Asid, super::Entry)],
+    ) -> Result<(), String> {
         let base = self.base;
         for (&(asid, shift, index), &n) in &self.mapped {
             let size = PageSize::from_shift(shift as u32).expect("a candidate size");

@@ -82,6 +82,11 @@ macro_rules! define_any_array {
                 match self { $(AnyArray::$policy(t) => t.fill_absent(vpn, meta, pfn, perms),)* }
             }
 
+            /// [`SetAssocTlb::take_victim`] of the concrete array.
+            pub fn take_victim(&mut self) -> Option<super::TlbKey> {
+                match self { $(AnyArray::$policy(t) => t.take_victim(),)* }
+            }
+
             /// (sets, ways, page sizes, policy name).
             pub fn shape(&self) -> (usize, usize, &[PageSize], &'static str) {
                 match self { $(AnyArray::$policy(t) => {
@@ -595,6 +600,24 @@ impl Hierarchy {
     pub fn credit(&mut self, side: usize, size_shift: usize, n: u64) {
         let first = self.paths[side][0];
         self.levels[first].hits[size_shift] += n;
+    }
+
+    /// After a miss of `side` walked to `t`: the entry the last level (the one whose
+    /// misses walk) made for it, as (first address, size), and the entry that fill
+    /// evicted, if any.
+    pub fn walking_level_fill(
+        &mut self,
+        side: usize,
+        va: VirtAddr,
+        t: Translation,
+    ) -> (Option<(VirtAddr, PageSize)>, Option<super::TlbKey>) {
+        let last = *self.paths[side & 1].last().expect("every path has a level");
+        let level = &mut self.levels[last];
+        let Some((k, size)) = level.fill_array(t.size) else {
+            return (None, None);
+        };
+        let victim = level.arrays[k].take_victim();
+        (Some((va.vpn(size).base(size), size)), victim)
     }
 
     /// The translation the first level of `side` holds for `va`, changing nothing.

@@ -28,6 +28,8 @@ pub struct SetAssocTlb<R: Replacement> {
     /// entries by size (log2), and lookups skip the sizes it holds none of.
     multi: bool,
     live: [u32; 64],
+    /// The entry the last fill evicted, (tag, meta), if it evicted one.
+    victim: Option<(u64, u32)>,
 }
 
 /// The tag a page of `size` in `asid` is held under, with its page number (0 marks
@@ -58,6 +60,7 @@ impl<R: Replacement> SetAssocTlb<R> {
             stats: TlbStats::default(),
             multi: sizes.len() > 1,
             live: [0; 64],
+            victim: None,
             sizes,
         }
     }
@@ -185,10 +188,16 @@ impl<R: Replacement> SetAssocTlb<R> {
             ways => Self::first_free(&self.meta[set * ways..(set + 1) * ways]),
         };
         let way = match free {
-            Some(way) => way,
+            Some(way) => {
+                self.victim = None;
+                way
+            }
             None => {
                 self.stats.evictions += 1;
-                self.policy.victim(set)
+                let way = self.policy.victim(set);
+                let i = set * self.ways + way;
+                self.victim = Some((self.tags[i], self.meta[i]));
+                way
             }
         };
         self.place(set, way, vpn, meta, pfn, perms);
@@ -224,6 +233,16 @@ impl<R: Replacement> SetAssocTlb<R> {
         self.pfns[i] = pfn;
         self.perms[i] = perms;
         self.policy.fill(set, way);
+    }
+
+    /// The entry the last fill of an absent page evicted, if it evicted one (once).
+    pub fn take_victim(&mut self) -> Option<TlbKey> {
+        let (tag, meta) = self.victim.take()?;
+        Some(TlbKey {
+            vpn: Vpn(tag),
+            asid: Asid((meta >> 8) as u16),
+            size: PageSize::from_shift(meta & 0xff).expect("valid entries hold a page size"),
+        })
     }
 
     /// The key of entry `i`, if it is valid.
