@@ -105,17 +105,36 @@ fn table(rows: &[Row]) -> String {
         }
         s.push('\n');
     }
+    let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+    let _ = writeln!(
+        s,
+        "\ntable references to update one 2 MiB segment of 512 pages:\n{:<16}{:>10}{:>10}{:>10}{:>10}{:>10}",
+        "structure", "map", "protect", "promote", "demote", "unmap"
+    );
+    for r in rows {
+        let u = &r.segment;
+        let _ = writeln!(
+            s,
+            "{:<16}{:>10}{:>10}{:>10}{:>10}{:>10}",
+            r.structure,
+            u.map,
+            u.protect,
+            opt(u.promote),
+            opt(u.demote),
+            u.unmap
+        );
+    }
     s
 }
 
 fn csv(rows: &[Row]) -> String {
     let mut s = String::from(
-        "structure,lookups,refs_mean,refs_p99,lines_mean,footprint_bytes,maps,map_refs_mean,shared_map_refs,lookups_per_second\n",
+        "structure,lookups,refs_mean,refs_p99,lines_mean,footprint_bytes,maps,map_refs_mean,shared_map_refs,lookups_per_second,segment_map,segment_protect,segment_promote,segment_demote,segment_unmap\n",
     );
     for r in rows {
         let _ = writeln!(
             s,
-            "{},{},{:.4},{},{:.4},{},{},{:.4},{},{:.0}",
+            "{},{},{:.4},{},{:.4},{},{},{:.4},{},{:.0},{},{},{},{},{}",
             r.structure,
             r.lookups,
             r.refs_mean,
@@ -125,7 +144,12 @@ fn csv(rows: &[Row]) -> String {
             r.maps,
             r.map_refs_mean,
             r.shared_map_refs,
-            r.lookups_per_second
+            r.lookups_per_second,
+            r.segment.map,
+            r.segment.protect,
+            r.segment.promote.map_or(String::new(), |v| v.to_string()),
+            r.segment.demote.map_or(String::new(), |v| v.to_string()),
+            r.segment.unmap
         );
     }
     s

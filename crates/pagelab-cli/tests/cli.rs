@@ -223,7 +223,10 @@ fn compare_rows(o: &Output) -> Vec<String> {
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     let mut lines = out.lines().skip_while(|l| !l.starts_with("structure"));
     lines.next().expect("a header");
-    lines.map(str::to_owned).collect()
+    lines
+        .take_while(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 #[test]
@@ -258,11 +261,18 @@ fn pagetables_compare_on_a_trace_and_a_layout() {
         ] {
             assert!(s[field].is_number(), "{field} in {s}");
         }
+        for update in ["map", "protect", "promote", "demote", "unmap"] {
+            assert!(
+                s["segment"][update].as_u64().unwrap() > 0,
+                "{update} in {s}"
+            );
+        }
         // Every reference of the trace is one lookup in every structure.
         assert_eq!(s["lookups"], structures[0]["lookups"]);
         assert!(s["refs_mean"].as_f64().unwrap() >= 1.0, "{s}");
     }
     assert_eq!(std::fs::read_to_string(&csv).unwrap().lines().count(), 8);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("update one 2 MiB segment"));
 
     let o = pagelab(&["pagetables", "compare", "--layout", "sparse", "--json", "-"]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -101,7 +101,28 @@ pub struct Row {
     /// Lookups per second of host time, demand mapping included (the structure's
     /// speed as a simulator component; it varies from run to run, unlike the rest).
     pub lookups_per_second: f64,
+    /// Table references of the updates of one 2 MiB segment.
+    pub segment: SegmentUpdates,
 }
+
+/// Table references (reads + writes) of updates to one 2 MiB segment of 512 base
+/// pages, made after the lookups (in the table they left) at an address they did not
+/// touch: mapping it page by page, protecting every page read-only, promoting it in
+/// place to one 2M page on the same frames (the 512 entries removed, the one made),
+/// demoting it back, and unmapping it. Promotion and demotion are `None` where the
+/// structure does not map 2M pages.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SegmentUpdates {
+    pub map: u64,
+    pub protect: u64,
+    pub promote: Option<u64>,
+    pub demote: Option<u64>,
+    pub unmap: u64,
+}
+
+/// Where [`SegmentUpdates`] are measured: 2 MiB-aligned, high in the 47-bit user
+/// space, away from what programs and the layouts use.
+const SEGMENT_VA: u64 = 0x7e00_0000_0000;
 
 #[derive(Debug)]
 pub enum CompareError {
@@ -137,6 +158,7 @@ struct Run {
     /// Host time spent in lookups (timed per batch, not per reference).
     seconds: f64,
     walk: Walk,
+    segment: SegmentUpdates,
 }
 
 impl Run {
@@ -145,6 +167,13 @@ impl Run {
             structure: self.structure.clone(),
             message,
         }
+    }
+
+    /// Measure [`SegmentUpdates`] in the table as the lookups left it.
+    fn segment_updates(&mut self) -> Result<SegmentUpdates, CompareError> {
+        let Run { table, frames, .. } = self;
+        let result = each_table!(table, t => segment_updates(t, frames));
+        result.map_err(|(what, e)| self.fail(format!("segment {what} at {SEGMENT_VA:#x}: {e}")))
     }
 
     fn row(&self) -> Row {
@@ -160,6 +189,7 @@ impl Run {
             map_refs_mean: self.map_refs as f64 / self.maps.max(1) as f64,
             shared_map_refs: self.shared_map_refs,
             lookups_per_second: lookups as f64 / self.seconds.max(1e-9),
+            segment: self.segment.clone(),
         }
     }
 
@@ -226,6 +256,72 @@ fn lookups<T: PageTable>(
     Ok(())
 }
 
+/// The loop of [`Run::segment_updates`]; errors name the update that failed.
+fn segment_updates<T: PageTable>(
+    table: &mut T,
+    frames: &mut SimpleAllocator,
+) -> Result<SegmentUpdates, (&'static str, MapError)> {
+    let asid = crate::addr::Asid(0);
+    let base = frames
+        .alloc(PageSize::M2)
+        .ok_or(("frames", MapError::OutOfMemory))?;
+    let page = |i: u64| {
+        (
+            VirtAddr(SEGMENT_VA + (i << 12)),
+            crate::addr::Pfn(base.0 + i),
+        )
+    };
+    let mut u = SegmentUpdates::default();
+    let each = |table: &mut T,
+                frames: &mut SimpleAllocator,
+                f: &mut dyn FnMut(
+        &mut T,
+        &mut SimpleAllocator,
+        VirtAddr,
+        crate::addr::Pfn,
+    ) -> Result<u64, MapError>|
+     -> Result<u64, MapError> {
+        let mut refs = 0;
+        for i in 0..512 {
+            let (va, pfn) = page(i);
+            refs += f(table, frames, va, pfn)?;
+        }
+        Ok(refs)
+    };
+    let map_base = |t: &mut T, fr: &mut SimpleAllocator, va, pfn| {
+        t.map(asid, va, PageSize::K4, pfn, Perms::RW, fr)
+            .map(|c| c.refs())
+    };
+    let unmap_base = |t: &mut T, fr: &mut SimpleAllocator, va, _| {
+        t.unmap(asid, va, PageSize::K4, fr).map(|c| c.refs())
+    };
+    u.map = each(table, frames, &mut map_base.clone()).map_err(|e| ("map", e))?;
+    let protect = |t: &mut T, fr: &mut SimpleAllocator, va, _| {
+        t.protect(asid, va, PageSize::K4, Perms(Perms::READ), fr)
+            .map(|c| c.refs())
+    };
+    u.protect = each(table, frames, &mut protect.clone()).map_err(|e| ("protect", e))?;
+    if table.page_sizes().contains(&PageSize::M2) {
+        let seg = VirtAddr(SEGMENT_VA);
+        let mut promote =
+            each(table, frames, &mut unmap_base.clone()).map_err(|e| ("promote", e))?;
+        promote += table
+            .map(asid, seg, PageSize::M2, base, Perms::RW, frames)
+            .map_err(|e| ("promote", e))?
+            .refs();
+        u.promote = Some(promote);
+        let mut demote = table
+            .unmap(asid, seg, PageSize::M2, frames)
+            .map_err(|e| ("demote", e))?
+            .refs();
+        demote += each(table, frames, &mut map_base.clone()).map_err(|e| ("demote", e))?;
+        u.demote = Some(demote);
+    }
+    u.unmap = each(table, frames, &mut unmap_base.clone()).map_err(|e| ("unmap", e))?;
+    frames.free(base, PageSize::M2);
+    Ok(u)
+}
+
 fn start(structures: &[PageTableConfig]) -> Result<Vec<Run>, CompareError> {
     structures
         .iter()
@@ -249,6 +345,7 @@ fn start(structures: &[PageTableConfig]) -> Result<Vec<Run>, CompareError> {
                 shared_map_refs: 0,
                 seconds: 0.0,
                 walk: Walk::new(),
+                segment: SegmentUpdates::default(),
             })
         })
         .collect()
@@ -273,6 +370,9 @@ pub fn compare_trace(
             run.lookups(&batch.refs[..n], done)?;
         }
         done += n as u64;
+    }
+    for run in &mut runs {
+        run.segment = run.segment_updates()?;
     }
     Ok(runs.iter().map(Run::row).collect())
 }
@@ -301,6 +401,7 @@ pub fn compare_workload(
             run.shared_map_refs += cost.refs();
         }
         run.lookups(&workload.refs, 0)?;
+        run.segment = run.segment_updates()?;
     }
     Ok(runs.iter().map(Run::row).collect())
 }
@@ -336,6 +437,11 @@ mod tests {
                 r.refs_mean >= 1.0 && r.refs_p99 >= 1 && r.footprint_bytes > 0,
                 "{r:?}"
             );
+            // Every structure maps 2M pages by default: each update of the segment is
+            // measured, and touches the table at least once per page it changes.
+            let u = &r.segment;
+            assert!(u.map >= 512 && u.protect >= 512 && u.unmap >= 512, "{r:?}");
+            assert!(u.promote.unwrap() > 0 && u.demote.unwrap() >= 512, "{r:?}");
         }
     }
 }
