@@ -61,7 +61,7 @@ struct MachineArgs {
     #[arg(long)]
     machine: Option<String>,
     /// Replace the machine's promotion policy (none, static, asap, approx-online,
-    /// online), with that policy's defaults.
+    /// online, thp, reservation), with that policy's defaults.
     #[arg(long)]
     policy: Option<String>,
     /// Replace the machine's promotion mechanism (copy, remap), with its defaults.

@@ -750,7 +750,9 @@ pub struct OnlineConfig {
     pub miss_cycles: f64,
     /// approx-online: find the candidates holding TLB entries with Romer's `tlbcount`
     /// shortcut (counts kept as entries come and go) rather than by reading the TLB
-    /// at each miss; both charge the same. Default true. (`online` reads the TLB.)
+    /// at each miss; both charge the same. Default true. (`online` reads the TLB, and
+    /// so does approx-online on a TLB whose last levels differ for data and
+    /// instructions, as Alpha's.)
     pub tlbcount: bool,
 }
 

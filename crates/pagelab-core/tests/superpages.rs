@@ -445,3 +445,33 @@ proptest! {
         }
     }
 }
+
+/// Superpage configurations that cannot work are refused, naming the field.
+#[test]
+fn bad_superpage_configurations_name_the_field() {
+    let mut remap_inverted = presets::load("pa-risc-32").unwrap();
+    remap_inverted.promotion = PromotionConfig::Asap(Default::default());
+    remap_inverted.mechanism = MechanismConfig::Remap(Default::default());
+    remap_inverted.page_table = PageTableConfig::Inverted(Default::default());
+    let mut too_large = presets::load("alpha-21264").unwrap();
+    too_large.promotion = PromotionConfig::Asap(pagelab_core::config::AsapConfig {
+        sizes: vec![PageSize::M4, PageSize::from_shift(23).unwrap()],
+        ..Default::default()
+    });
+    if let PageTableConfig::Linear(l) = &mut too_large.page_table {
+        l.page_sizes.push(PageSize::from_shift(23).unwrap());
+    }
+    let mut nan = presets::load("pa-risc-32").unwrap();
+    nan.promotion = PromotionConfig::Asap(pagelab_core::config::AsapConfig {
+        miss_cycles: f64::NAN,
+        ..Default::default()
+    });
+    for (c, field) in [
+        (remap_inverted, "mechanism.kind"),
+        (too_large, "frames.max_block"),
+        (nan, "promotion.miss_cycles"),
+    ] {
+        let e = Machine::build(&c).err().expect("refused");
+        assert!(e.0.contains(field), "{e}");
+    }
+}

@@ -253,6 +253,7 @@ fn build_cost(c: &CostConfig) -> Result<Box<dyn CostModel>, String> {
                 ("base_cycles_per_ref", s.base_cycles_per_ref),
                 ("walk_ref_cycles", s.walk_ref_cycles),
                 ("page_fault_cycles", s.page_fault_cycles),
+                ("miss_cycles", s.miss_cycles),
             ] {
                 if !(v.is_finite() && v >= 0.0) {
                     return Err(format!("cost.{field}: {v} must be a finite number ≥ 0"));
@@ -386,8 +387,31 @@ impl Machine {
             crate::superpage::fixed_check(&s.regions, page_table.as_ref().page_sizes())
                 .map_err(err)?;
         }
-        let policy =
-            crate::superpage::build(&config.promotion, &sizes, config.base_page).map_err(err)?;
+        if let FramesConfig::Buddy(b) = &config.frames {
+            if let Some(s) = sizes.iter().find(|&&s| s > b.max_block) {
+                return Err(err(format!(
+                    "promotion.sizes: {s} is larger than frames.max_block ({}), so memory can never give a block for it",
+                    b.max_block
+                )));
+            }
+        }
+        let remap = matches!(config.mechanism, crate::config::MechanismConfig::Remap(_));
+        if remap
+            && matches!(config.page_table, PageTableConfig::Inverted(_))
+            && !matches!(config.promotion, crate::config::PromotionConfig::None)
+        {
+            return Err(err(
+                "mechanism.kind: remap maps superpages to shadow frames, which an inverted page table (one entry per real frame) cannot hold".into(),
+            ));
+        }
+        // The tlbcount shortcut follows one walking level: with separate last levels
+        // for data and instructions, approx-online reads the TLB instead.
+        let mut promotion = config.promotion.clone();
+        if let crate::config::PromotionConfig::ApproxOnline(o) = &mut promotion {
+            let shared = tlb.path_names(DATA).last() == tlb.path_names(INSTRUCTION).last();
+            o.tlbcount &= shared;
+        }
+        let policy = crate::superpage::build(&promotion, &sizes, config.base_page).map_err(err)?;
         let frag_sizes = if sizes.is_empty() {
             let held = tlb.last_level_sizes(DATA);
             held.into_iter().filter(|s| *s > config.base_page).collect()

@@ -71,9 +71,7 @@ impl Machine {
             }
         }
         if let Some(c) = promote {
-            if self.promote(c, reference)? {
-                self.walker.policy.as_mut().expect("a policy").promoted(c);
-            }
+            self.promote_for_policy(c, reference)?;
         }
         Ok(())
     }
@@ -86,9 +84,20 @@ impl Machine {
             p.background(references, &mut asked);
         }
         for c in asked {
-            if self.promote(c, references)? {
-                self.walker.policy.as_mut().expect("a policy").promoted(c);
-            }
+            self.promote_for_policy(c, references)?;
+        }
+        Ok(())
+    }
+
+    /// Promote `c` and tell the policy how it went.
+    fn promote_for_policy(&mut self, c: Candidate, reference: u64) -> Result<(), SimError> {
+        let failures = self.counts.promotion_failures;
+        let done = self.promote(c, reference)?;
+        let policy = self.walker.policy.as_mut().expect("a policy");
+        if done {
+            policy.promoted(c);
+        } else if self.counts.promotion_failures != failures {
+            policy.promotion_failed(c);
         }
         Ok(())
     }
@@ -165,6 +174,12 @@ impl Machine {
                 .map_err(|e| error(format!("promotion of {:#x}: unmap: {e}", start.0)))?;
             refs += cost.refs();
             if block.is_none() {
+                // Lines cached under an old shadow block would alias its next use.
+                if let Some(cache) = w.cache.as_mut() {
+                    if w.mechanism.resolve(t.pfn) != t.pfn {
+                        cache.flush_range(t.pfn.addr(), t.size.bytes());
+                    }
+                }
                 w.mechanism
                     .release(t.pfn, t.size, w.frames.as_mut(), contents);
             }

@@ -74,6 +74,15 @@ impl Counters {
         *n >= self.ladder.thresholds[i]
     }
 
+    /// `c` could not be promoted: its count starts again (it must earn the attempt
+    /// anew, rather than retry at every miss).
+    pub fn failed(&mut self, c: Candidate) {
+        if let Some(i) = self.ladder.index(c.size) {
+            let key = self.key(&c, i);
+            self.prefetch.remove(&key);
+        }
+    }
+
     /// `c` was promoted: the candidates containing it lose its count; it and the
     /// candidates inside it are superpages now and keep no counter.
     pub fn promoted(&mut self, c: Candidate) {
@@ -241,6 +250,10 @@ impl PromotionPolicy for ApproxOnline {
 
     fn promoted(&mut self, c: Candidate) {
         self.counters.promoted(c);
+    }
+
+    fn promotion_failed(&mut self, c: Candidate) {
+        self.counters.failed(c);
     }
 
     fn check(

@@ -115,6 +115,8 @@ pub trait PromotionPolicy {
     fn on_miss(&mut self, miss: &Miss<'_>) -> Option<Candidate>;
     /// The machine made `c` a superpage.
     fn promoted(&mut self, _c: Candidate) {}
+    /// The machine could not make `c` a superpage (no free block for it).
+    fn promotion_failed(&mut self, _c: Candidate) {}
     /// Called after every batch with the references run so far: candidates a
     /// background pass (khugepaged) asks to promote, pushed to `out`.
     fn background(&mut self, _references: u64, _out: &mut Vec<Candidate>) {}
@@ -199,6 +201,18 @@ pub fn build(
             thresholds: t,
         })
     };
+    let cycles = match c {
+        PromotionConfig::None | PromotionConfig::Static(_) => 0.0,
+        PromotionConfig::Asap(a) => a.miss_cycles,
+        PromotionConfig::ApproxOnline(o) | PromotionConfig::Online(o) => o.miss_cycles,
+        PromotionConfig::Thp(t) => t.miss_cycles,
+        PromotionConfig::Reservation(r) => r.miss_cycles,
+    };
+    if !(cycles.is_finite() && cycles >= 0.0) {
+        return Err(format!(
+            "promotion.miss_cycles: {cycles} must be a finite number ≥ 0"
+        ));
+    }
     Ok(match c {
         PromotionConfig::None => None,
         PromotionConfig::Static(s) => Some(Box::new(StaticRegions::new(&s.regions))),

@@ -74,6 +74,10 @@ impl PromotionPolicy for Online {
         self.inner.promoted(c);
     }
 
+    fn promotion_failed(&mut self, c: Candidate) {
+        self.inner.promotion_failed(c);
+    }
+
     fn miss_cycles(&self) -> f64 {
         self.inner.miss_cycles()
     }

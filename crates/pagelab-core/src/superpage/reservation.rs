@@ -6,9 +6,9 @@
 //!   no larger than the memory object"; pagelab knows no objects, so the largest size
 //!   whose block is still untouched), from the frame allocator. The page gets its own
 //!   frame in the block; later first touches in the block take theirs.
-//! - **Preemption.** When no free block of that size exists, preempt reservations
-//!   before resigning to a smaller size: first the one "whose most recently populated
-//!   frame was populated the least recently". A preempted reservation gives back its
+//! - **Preemption.** When no free block of that size exists, preempt reservations of
+//!   at least that size before resigning to a smaller size: first the one "whose most
+//!   recently populated frame was populated the least recently". A preempted reservation gives back its
 //!   unpopulated frames, as the largest aligned free blocks they form, and keeps its
 //!   populated pages (and any superpages made of them).
 //! - **Incremental promotion.** A population map per reservation; when a first touch
@@ -95,12 +95,14 @@ impl Reservation {
             .is_some()
     }
 
-    /// Preempt the reservation whose last population is the oldest: its unpopulated
+    /// Preempt, of the reservations of at least `size` (those that can give back a
+    /// block of it), the one whose last population is the oldest: its unpopulated
     /// frames go back to `frames`. False if there is none.
-    fn preempt_one(&mut self, frames: &mut dyn FrameAllocator) -> bool {
+    fn preempt_one(&mut self, size: PageSize, frames: &mut dyn FrameAllocator) -> bool {
         let Some(key) = self
             .live
             .iter()
+            .filter(|(_, r)| r.size >= size)
             .min_by_key(|(k, r)| (r.last, **k))
             .map(|(k, _)| *k)
         else {
@@ -153,7 +155,7 @@ impl PromotionPolicy for Reservation {
                 if let Some(b) = frames.alloc(size) {
                     break Some(b);
                 }
-                if !self.preempt_one(frames) {
+                if !self.preempt_one(size, frames) {
                     break None;
                 }
             };
