@@ -465,6 +465,14 @@ impl Machine {
         };
         machine.next_sample = machine.sample_every;
         machine.kernel = machine.tlb.base_parts(DATA, config.base_page).is_some();
+        if machine
+            .walker
+            .policy
+            .as_ref()
+            .is_some_and(|p| p.tracks_tlb())
+        {
+            machine.tlb.track_walking_victims();
+        }
         // Superpages make walks return larger pages, and the cache model needs every
         // reference's frame: runs go in order.
         machine.decoupled = machine.walker.policy.is_none() && machine.walker.cache.is_none();

@@ -65,12 +65,22 @@ impl Walker {
         } else {
             self.walk_caches.filter(asid, va, self.walk.refs().len())
         };
+        if self.cache.is_some() {
+            self.walk_through_cache(skip);
+        }
+        skip
+    }
+
+    /// The references of the last walk after the first `skip`, through the caches
+    /// (out of line: most machines model none, and the walk stays small).
+    #[cold]
+    #[inline(never)]
+    fn walk_through_cache(&mut self, skip: usize) {
         if let Some(cache) = &mut self.cache {
-            for &entry in &self.walk.refs()[skip..] {
+            for &entry in self.walk.refs().iter().skip(skip) {
                 cache.access(entry, CacheAccess::Walk);
             }
         }
-        skip
     }
 
     /// A hint that `va` will be resolved soon: the page table may bring the entries

@@ -82,6 +82,11 @@ macro_rules! define_any_array {
                 match self { $(AnyArray::$policy(t) => t.fill_absent(vpn, meta, pfn, perms),)* }
             }
 
+            /// [`SetAssocTlb::track_victims`] of the concrete array.
+            pub fn track_victims(&mut self) {
+                match self { $(AnyArray::$policy(t) => t.track_victims(),)* }
+            }
+
             /// [`SetAssocTlb::take_victim`] of the concrete array.
             pub fn take_victim(&mut self) -> Option<super::TlbKey> {
                 match self { $(AnyArray::$policy(t) => t.take_victim(),)* }
@@ -600,6 +605,17 @@ impl Hierarchy {
     pub fn credit(&mut self, side: usize, size_shift: usize, n: u64) {
         let first = self.paths[side][0];
         self.levels[first].hits[size_shift] += n;
+    }
+
+    /// Have the last levels (those whose misses walk) record what their fills evict,
+    /// for [`Hierarchy::walking_level_fill`].
+    pub fn track_walking_victims(&mut self) {
+        for side in [DATA, INSTRUCTION] {
+            let last = *self.paths[side].last().expect("every path has a level");
+            for a in &mut self.levels[last].arrays {
+                a.track_victims();
+            }
+        }
     }
 
     /// After a miss of `side` walked to `t`: the entry the last level (the one whose

@@ -28,6 +28,9 @@ pub struct SetAssocTlb<R: Replacement> {
     /// entries by size (log2), and lookups skip the sizes it holds none of.
     multi: bool,
     live: [u32; 64],
+    /// Whether fills record what they evict (only for a policy that follows the TLB:
+    /// off, the hot path pays one predictable branch).
+    track_victims: bool,
     /// The entry the last fill evicted, (tag, meta), if it evicted one.
     victim: Option<(u64, u32)>,
 }
@@ -60,6 +63,7 @@ impl<R: Replacement> SetAssocTlb<R> {
             stats: TlbStats::default(),
             multi: sizes.len() > 1,
             live: [0; 64],
+            track_victims: false,
             victim: None,
             sizes,
         }
@@ -189,14 +193,18 @@ impl<R: Replacement> SetAssocTlb<R> {
         };
         let way = match free {
             Some(way) => {
-                self.victim = None;
+                if self.track_victims {
+                    self.victim = None;
+                }
                 way
             }
             None => {
                 self.stats.evictions += 1;
                 let way = self.policy.victim(set);
-                let i = set * self.ways + way;
-                self.victim = Some((self.tags[i], self.meta[i]));
+                if self.track_victims {
+                    let i = set * self.ways + way;
+                    self.victim = Some((self.tags[i], self.meta[i]));
+                }
                 way
             }
         };
@@ -235,7 +243,13 @@ impl<R: Replacement> SetAssocTlb<R> {
         self.policy.fill(set, way);
     }
 
-    /// The entry the last fill of an absent page evicted, if it evicted one (once).
+    /// Record, from now on, what each fill evicts (for [`SetAssocTlb::take_victim`]).
+    pub fn track_victims(&mut self) {
+        self.track_victims = true;
+    }
+
+    /// The entry the last fill of an absent page evicted, if it evicted one (once;
+    /// only while tracking victims).
     pub fn take_victim(&mut self) -> Option<TlbKey> {
         let (tag, meta) = self.victim.take()?;
         Some(TlbKey {
