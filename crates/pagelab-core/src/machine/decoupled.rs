@@ -27,6 +27,7 @@ use crate::event::{AccessKind, MemRef};
 use crate::pagetable::{Perms, Translation};
 use crate::tlb::hierarchy::{Above, VisitArray, DATA};
 use crate::tlb::replacement::Replacement;
+use crate::tlb::set_assoc::{tag_meta, Scan};
 use crate::tlb::SetAssocTlb;
 
 /// How many queued misses ahead the walker prefetches.
@@ -177,17 +178,75 @@ impl VisitArray for Kernel<'_, '_> {
 
     fn visit<R: Replacement>(self, array: &mut SetAssocTlb<R>) -> KernelEnd {
         match array.ways() {
-            4 => self.run::<R, 4>(array),
-            8 => self.run::<R, 8>(array),
-            _ => self.run::<R, 0>(array),
+            4 => self.with_ways::<R, 4>(array),
+            8 => self.with_ways::<R, 8>(array),
+            _ => self.run(&mut Whole::<R, 0>(array)),
         }
     }
 }
 
-impl Kernel<'_, '_> {
-    /// The loop, for an array of `W` ways (0: any number).
+/// The first level's base-page array as the kernel uses it: borrowed apart when it
+/// can be ([`SetAssocTlb::scan`]), whole otherwise.
+trait FirstArray {
+    fn touch(&mut self, vpn: u64, meta: u32) -> bool;
+    fn fill(&mut self, vpn: u64, meta: u32);
+    fn count(&mut self, hits: u64, misses: u64);
+}
+
+struct Whole<'a, R: Replacement, const W: usize>(&'a mut SetAssocTlb<R>);
+
+impl<R: Replacement, const W: usize> FirstArray for Whole<'_, R, W> {
     #[inline(always)]
-    fn run<R: Replacement, const W: usize>(self, array: &mut SetAssocTlb<R>) -> KernelEnd {
+    fn touch(&mut self, vpn: u64, meta: u32) -> bool {
+        self.0.touch_in::<W>(vpn, meta)
+    }
+    #[inline(always)]
+    fn fill(&mut self, vpn: u64, meta: u32) {
+        self.0.fill_absent(vpn, meta, Pfn(0), Perms::RW);
+    }
+    fn count(&mut self, hits: u64, misses: u64) {
+        self.0.count(hits, misses);
+    }
+}
+
+impl<R: Replacement, const W: usize> FirstArray for Scan<'_, R, W> {
+    #[inline(always)]
+    fn touch(&mut self, vpn: u64, meta: u32) -> bool {
+        Scan::touch(self, vpn, meta)
+    }
+    #[inline(always)]
+    fn fill(&mut self, vpn: u64, meta: u32) {
+        self.fill_absent(vpn, meta, Pfn(0), Perms::RW);
+    }
+    fn count(&mut self, hits: u64, misses: u64) {
+        Scan::count(self, hits, misses);
+    }
+}
+
+impl Kernel<'_, '_> {
+    #[inline(always)]
+    fn with_ways<R: Replacement, const W: usize>(self, array: &mut SetAssocTlb<R>) -> KernelEnd {
+        if let Some(mut scan) = array.scan::<W>() {
+            return self.run(&mut scan);
+        }
+        self.run(&mut Whole::<R, W>(array))
+    }
+
+    /// The loop.
+    #[inline(always)]
+    fn run<A: FirstArray>(self, array: &mut A) -> KernelEnd {
+        if self.base.shift() == 12 && self.repeat_shift == 12 {
+            self.run_shifted::<A, 12>(array)
+        } else {
+            self.run_shifted::<A, 0>(array)
+        }
+    }
+
+    /// The loop, for pages of `1 << SHIFT` bytes looked up and filtered at that size
+    /// (0: the sizes the kernel names), so that the usual 4 KiB case shifts by a
+    /// constant and keeps a register free.
+    #[inline(always)]
+    fn run_shifted<A: FirstArray, const SHIFT: u32>(self, array: &mut A) -> KernelEnd {
         let Kernel {
             mut above,
             misses,
@@ -199,10 +258,15 @@ impl Kernel<'_, '_> {
             mut last_page,
             repeat_shift,
         } = self;
-        let meta = SetAssocTlb::<R>::tag_meta(asid, base);
-        let size_shift = base.shift();
-        let (mut hits, mut missed, mut repeats) = (0u64, 0u64, 0u64);
+        let meta = tag_meta(asid, base);
+        let (size_shift, repeat_shift) = if SHIFT != 0 {
+            (SHIFT, SHIFT)
+        } else {
+            (base.shift(), repeat_shift)
+        };
         let mut done = refs.len();
+        let (mut missed, mut repeats) = (0u64, 0u64);
+        let alone = above.is_empty();
         for (i, r) in refs.iter().enumerate() {
             if r.asid != asid || (split & (r.kind == AccessKind::Fetch)) || r.spans_pages() {
                 done = i;
@@ -214,23 +278,30 @@ impl Kernel<'_, '_> {
                 continue;
             }
             last_page = page;
-            if array.touch_in::<W>(r.addr.0 >> size_shift, meta) {
-                hits += 1;
+            let vpn = r.addr.0 >> size_shift;
+            if array.touch(vpn, meta) {
                 continue;
             }
             missed += 1;
-            kernel_miss(
-                array,
-                &mut above,
-                misses,
-                asid,
-                r.addr,
-                base,
-                first + i as u64,
-            );
+            let reference = first + i as u64;
+            if alone {
+                misses.push(Miss {
+                    va: r.addr,
+                    reference,
+                    asid,
+                    flush: false,
+                });
+            } else {
+                miss_above(&mut above, misses, asid, r.addr, reference);
+            }
+            array.fill(vpn, meta);
         }
+        let hits = done as u64 - repeats - missed;
         array.count(hits, missed);
-        above.hits[size_shift as usize] += hits;
+        let size_shift = base.shift() as usize;
+        above.hits[size_shift] += hits;
+        // Every level above held the page or was filled with it; the first level missed.
+        above.misses[size_shift] += missed;
         KernelEnd {
             done,
             last_page,
@@ -239,16 +310,14 @@ impl Kernel<'_, '_> {
     }
 }
 
-/// A first-level miss in the kernel: the levels above, then the walk queue, as
-/// [`Machine::miss_deferred`] does through the general path.
+/// A first-level miss with levels above: look them up (and fill those that missed);
+/// queue the walk if none held the page.
 #[inline(never)]
-fn kernel_miss<R: Replacement>(
-    array: &mut SetAssocTlb<R>,
+fn miss_above(
     above: &mut Above<'_>,
     misses: &mut Vec<Miss>,
     asid: Asid,
     va: VirtAddr,
-    base: PageSize,
     reference: u64,
 ) {
     above.miss(asid, va, || {
@@ -259,8 +328,4 @@ fn kernel_miss<R: Replacement>(
             flush: false,
         })
     });
-    // Every level above held the page or was filled with it; the first level missed.
-    above.misses[base.shift() as usize] += 1;
-    let meta = SetAssocTlb::<R>::tag_meta(asid, base);
-    array.fill_absent(va.0 >> base.shift(), meta, Pfn(0), Perms::RW);
 }

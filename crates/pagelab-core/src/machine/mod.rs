@@ -16,7 +16,7 @@
 use crate::addr::{Asid, PageSize, VirtAddr};
 use crate::config::{CostConfig, FramesConfig, MachineConfig, PageTableConfig};
 use crate::cost::{CostModel, Cycles, SimpleCost};
-use crate::event::{AccessKind, Batch};
+use crate::event::{count_kinds, AccessKind, Batch};
 use crate::frames::{BuddyAllocator, FrameAllocator, SimpleAllocator};
 use crate::pagetable::{
     ClusteredPageTable, GuardedPageTable, HashedPageTable, InvertedPageTable, LinearPageTable,
@@ -620,8 +620,8 @@ impl Machine {
             done += 1;
         }
         let c = &mut self.counts;
-        for r in &batch.refs[..done] {
-            c.by_kind[r.kind as usize] += 1;
+        for (total, n) in c.by_kind.iter_mut().zip(count_kinds(&batch.refs[..done])) {
+            *total += n;
         }
         c.page_crossing += crossing;
         c.translations += done as u64 + extra;

@@ -171,6 +171,11 @@ pub struct Above<'h> {
 }
 
 impl Above<'_> {
+    /// Whether the first level has no levels above it.
+    pub fn is_empty(&self) -> bool {
+        self.path.is_empty()
+    }
+
     /// After a first-level miss in a run where every translation is a base page: look
     /// the parents up in turn, each in the one array that can hold the page (the
     /// others hold nothing in such a run); fill those that missed, calling `on_walk`

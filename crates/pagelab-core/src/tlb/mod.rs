@@ -5,7 +5,7 @@
 
 pub mod hierarchy;
 pub mod replacement;
-mod set_assoc;
+pub mod set_assoc;
 pub mod walk_cache;
 
 pub use hierarchy::{AnyArray, Hierarchy, REPLACEMENT_POLICIES};
@@ -42,6 +42,14 @@ pub struct TlbStats {
     pub misses: u64,
     /// Valid entries displaced by a fill.
     pub evictions: u64,
+}
+
+impl TlbStats {
+    /// Add hits and misses a loop counted for itself.
+    pub fn add(&mut self, hits: u64, misses: u64) {
+        self.hits += hits;
+        self.misses += misses;
+    }
 }
 
 /// The operations the machine needs of a TLB.

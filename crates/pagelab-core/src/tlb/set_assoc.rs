@@ -157,8 +157,7 @@ impl<R: Replacement> SetAssocTlb<R> {
 
     /// Add hits and misses established by a loop over [`SetAssocTlb::touch`].
     pub fn count(&mut self, hits: u64, misses: u64) {
-        self.stats.hits += hits;
-        self.stats.misses += misses;
+        self.stats.add(hits, misses);
     }
 
     #[inline(always)]
@@ -243,6 +242,30 @@ impl<R: Replacement> SetAssocTlb<R> {
         self.policy.fill(set, way);
     }
 
+    /// The array borrowed apart for a loop over many references of one page size,
+    /// when it has `W` ways, a power-of-two number of sets and does not record
+    /// victims (`None` otherwise). The loop then keeps the array's storage in registers
+    /// instead of reloading it from the array after every store. Evictions are added
+    /// when the scan is dropped.
+    #[inline(always)]
+    pub fn scan<const W: usize>(&mut self) -> Option<Scan<'_, R, W>> {
+        let mask = self.mask?;
+        if W == 0 || self.ways != W || self.track_victims {
+            return None;
+        }
+        Some(Scan {
+            mask,
+            tags: &mut self.tags,
+            metas: &mut self.meta,
+            pfns: &mut self.pfns,
+            perms: &mut self.perms,
+            policy: &mut self.policy,
+            live: self.multi.then_some(&mut self.live),
+            stats: &mut self.stats,
+            evictions: 0,
+        })
+    }
+
     /// Record, from now on, what each fill evicts (for [`SetAssocTlb::take_victim`]).
     pub fn track_victims(&mut self) {
         self.track_victims = true;
@@ -282,6 +305,81 @@ impl<R: Replacement> SetAssocTlb<R> {
                 self.policy.invalidate(i / self.ways, i % self.ways);
             }
         }
+    }
+}
+
+/// A [`SetAssocTlb`] borrowed apart (see [`SetAssocTlb::scan`]): lookups and fills
+/// exactly as the array's own, for an array of `W` ways and `mask + 1` sets.
+pub struct Scan<'a, R: Replacement, const W: usize> {
+    mask: u64,
+    tags: &'a mut [u64],
+    metas: &'a mut [u32],
+    pfns: &'a mut [Pfn],
+    perms: &'a mut [Perms],
+    policy: &'a mut R,
+    /// The live entries by size, when the array holds several sizes.
+    live: Option<&'a mut [u32; 64]>,
+    stats: &'a mut TlbStats,
+    evictions: u64,
+}
+
+impl<R: Replacement, const W: usize> Scan<'_, R, W> {
+    /// As [`SetAssocTlb::touch`].
+    #[inline(always)]
+    pub fn touch(&mut self, vpn: u64, meta: u32) -> bool {
+        let set = (vpn & self.mask) as usize;
+        let base = set * W;
+        let (Some(tags), Some(metas)) = (
+            self.tags.get(base..base + W),
+            self.metas.get(base..base + W),
+        ) else {
+            return false;
+        };
+        match SetAssocTlb::<R>::search(tags, metas, vpn, meta) {
+            Some(way) => {
+                self.policy.hit(set, way);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// As [`SetAssocTlb::count`].
+    pub fn count(&mut self, hits: u64, misses: u64) {
+        self.stats.add(hits, misses);
+    }
+
+    /// As [`SetAssocTlb::fill_absent`].
+    #[inline(always)]
+    pub fn fill_absent(&mut self, vpn: u64, meta: u32, pfn: Pfn, perms: Perms) {
+        let set = (vpn & self.mask) as usize;
+        let base = set * W;
+        let way = match SetAssocTlb::<R>::first_free(&self.metas[base..base + W]) {
+            Some(way) => way,
+            None => {
+                self.evictions += 1;
+                self.policy.victim(set)
+            }
+        };
+        let i = base + way;
+        if let Some(live) = self.live.as_deref_mut() {
+            let old = self.metas[i];
+            if old != 0 {
+                live[(old & 63) as usize] -= 1;
+            }
+            live[(meta & 63) as usize] += 1;
+        }
+        self.tags[i] = vpn;
+        self.metas[i] = meta;
+        self.pfns[i] = pfn;
+        self.perms[i] = perms;
+        self.policy.fill(set, way);
+    }
+}
+
+impl<R: Replacement, const W: usize> Drop for Scan<'_, R, W> {
+    fn drop(&mut self) {
+        self.stats.evictions += self.evictions;
     }
 }
 
