@@ -38,6 +38,15 @@ xz-large)
 bzip2)
     gen text 400 text-24k.txt
     rm -f text-24k.txt.bz2 ;;
+bunzip2)
+    gen csrc 240 src-240.c
+    # The input: that C source compressed by bzip2 -9 (deterministic: a .bz2 holds no
+    # name or date), remade when the source is newer. The command decompresses it
+    # into prog-240.c.
+    if ! [ -s prog-240.c.bz2 ] || [ src-240.c -nt prog-240.c.bz2 ]; then
+        bzip2 -9 -c src-240.c >prog-240.c.bz2.tmp && mv prog-240.c.bz2.tmp prog-240.c.bz2
+    fi
+    rm -f prog-240.c ;;
 gzip)
     gen text 1000 text-60k.txt
     rm -f text-60k.txt.gz ;;
