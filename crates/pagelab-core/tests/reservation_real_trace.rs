@@ -11,15 +11,20 @@
 //!     pagelab simulate --machine alpha-21264 --policy reservation \
 //!         --trace data/traces/bunzip2-rec.plt --baseline
 
-use pagelab_core::config::PromotionConfig;
+use pagelab_core::config::{FramesConfig, PromotionConfig};
 use pagelab_core::{presets, trace, Machine};
 use std::path::Path;
 
-/// Walks and page faults of the Alpha preset with `promotion` over the bunzip2 trace.
-fn run(promotion: PromotionConfig) -> (u64, u64) {
+/// Walks and page faults of the Alpha preset with `promotion` over the bunzip2 trace,
+/// with a share `wired` of memory wired at random first.
+fn run_wired(promotion: PromotionConfig, wired: f64) -> (u64, u64) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/traces/bunzip2-rec.plt");
     let mut config = presets::load("alpha-21264").unwrap();
     config.promotion = promotion;
+    match &mut config.frames {
+        FramesConfig::Buddy(b) => b.wired = wired,
+        other => panic!("alpha-21264 has a buddy allocator, not {other:?}"),
+    }
     let mut machine = Machine::build(&config).unwrap();
     let mut reader = trace::open(&path, None).unwrap_or_else(|e| panic!("{e}"));
     machine
@@ -28,6 +33,10 @@ fn run(promotion: PromotionConfig) -> (u64, u64) {
     machine.check_policy().unwrap();
     let counts = &machine.report().counts;
     (counts.walks, counts.page_faults)
+}
+
+fn run(promotion: PromotionConfig) -> (u64, u64) {
+    run_wired(promotion, 0.0)
 }
 
 #[test]
@@ -46,5 +55,31 @@ fn reservations_remove_nine_tenths_of_the_tlb_misses_of_bunzip2() {
         removed >= 0.90,
         "reservations remove {:.1}% of the TLB misses: {resv} with reservations, {base} with base pages only",
         100.0 * removed
+    );
+}
+
+/// The benefit falls as wired pages fragment memory. The array the trace walks needs
+/// about twenty 64K blocks: reservations keep finding them until some 30 % of memory
+/// is wired at random (a 64K block of sixteen 4 KiB frames is then free with
+/// probability 0.7^16), and then lose nearly all their benefit.
+#[test]
+fn reservations_on_bunzip2_lose_their_benefit_as_memory_fragments() {
+    let (base, _) = run(PromotionConfig::None);
+    let mut last = 0;
+    let mut removed = Vec::new();
+    for wired in [0.0, 0.2, 0.3, 0.4] {
+        let (walks, _) = run_wired(PromotionConfig::Reservation(Default::default()), wired);
+        removed.push((wired, 1.0 - walks as f64 / base as f64));
+        assert!(
+            walks + 5 >= last,
+            "{wired} of memory wired: {walks} walks, fewer than {last} with less wired ({removed:?})"
+        );
+        last = walks;
+    }
+    let (_, at_most) = removed[removed.len() - 1];
+    assert!(
+        at_most < 0.1,
+        "with 40 % of memory wired reservations still remove {:.1}% of the misses ({removed:?})",
+        100.0 * at_most
     );
 }
