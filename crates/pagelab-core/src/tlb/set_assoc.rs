@@ -93,6 +93,7 @@ impl<R: Replacement> SetAssocTlb<R> {
         match self.ways {
             4 => self.find_in::<4>(set, vpn, meta),
             8 => self.find_in::<8>(set, vpn, meta),
+            12 => self.find_in::<12>(set, vpn, meta),
             _ => {
                 let base = set * self.ways;
                 let tags = &self.tags[base..base + self.ways];
@@ -188,6 +189,7 @@ impl<R: Replacement> SetAssocTlb<R> {
         let free = match self.ways {
             4 => Self::first_free(self.set_metas::<4>(set)),
             8 => Self::first_free(self.set_metas::<8>(set)),
+            12 => Self::first_free(self.set_metas::<12>(set)),
             ways => Self::first_free(&self.meta[set * ways..(set + 1) * ways]),
         };
         let way = match free {

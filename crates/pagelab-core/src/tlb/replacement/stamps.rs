@@ -33,6 +33,7 @@ impl Stamps {
         match self.ways {
             4 => Self::oldest_of(self.set::<4>(set)),
             8 => Self::oldest_of(self.set::<8>(set)),
+            12 => Self::oldest_of(self.set::<12>(set)),
             ways => Self::oldest_of(&self.stamps[set * ways..(set + 1) * ways]),
         }
     }
