@@ -59,19 +59,22 @@ fn reservations_remove_nine_tenths_of_the_tlb_misses_of_bunzip2() {
 }
 
 /// The benefit falls as wired pages fragment memory. The array the trace walks needs
-/// about twenty 64K blocks: reservations keep finding them until some 30 % of memory
+/// about twenty 64K blocks: reservations keep finding them until a third of memory
 /// is wired at random (a 64K block of sixteen 4 KiB frames is then free with
-/// probability 0.7^16), and then lose nearly all their benefit.
+/// probability (2/3)^16), and then lose nearly all their benefit. On the way the walks
+/// need not grow strictly: fewer promotions also drop fewer TLB entries (each
+/// promotion invalidates its range), so the order is checked to within 1 % of the
+/// base-page walks.
 #[test]
 fn reservations_on_bunzip2_lose_their_benefit_as_memory_fragments() {
     let (base, _) = run(PromotionConfig::None);
     let mut last = 0;
     let mut removed = Vec::new();
-    for wired in [0.0, 0.2, 0.3, 0.4] {
+    for wired in [0.0, 0.2, 0.3, 0.35, 0.4] {
         let (walks, _) = run_wired(PromotionConfig::Reservation(Default::default()), wired);
         removed.push((wired, 1.0 - walks as f64 / base as f64));
         assert!(
-            walks + 5 >= last,
+            walks + base / 100 >= last,
             "{wired} of memory wired: {walks} walks, fewer than {last} with less wired ({removed:?})"
         );
         last = walks;

@@ -16,7 +16,7 @@
 use crate::addr::{Asid, PageSize, VirtAddr};
 use crate::config::{CostConfig, FramesConfig, MachineConfig, PageTableConfig};
 use crate::cost::{CostModel, Cycles, SimpleCost};
-use crate::event::{count_kinds, AccessKind, Batch};
+use crate::event::{count_kinds, AccessKind, Batch, Event};
 use crate::frames::{BuddyAllocator, FrameAllocator, SimpleAllocator};
 use crate::pagetable::{
     ClusteredPageTable, GuardedPageTable, HashedPageTable, InvertedPageTable, LinearPageTable,
@@ -574,6 +574,26 @@ impl Machine {
         self.kernel = on && self.tlb.base_parts(DATA, self.walker.base_page).is_some();
     }
 
+    /// Tell the policy of the events placed before reference `at` of the batch, from
+    /// the start of `events`, in order (`asid`: the address space they are in, kept
+    /// from one call to the next); how many there were.
+    #[cold]
+    #[inline(never)]
+    fn policy_events(&mut self, events: &[(usize, Event)], at: usize, asid: &mut Asid) -> usize {
+        let Some(policy) = self.walker.policy.as_mut() else {
+            return 0;
+        };
+        let mut n = 0;
+        for (_, e) in events.iter().take_while(|(i, _)| *i <= at) {
+            match e {
+                Event::SwitchAddressSpace { asid: next } => *asid = *next,
+                e => policy.on_event(*asid, e),
+            }
+            n += 1;
+        }
+        n
+    }
+
     /// The loop over a batch's references; with `DECOUPLED`, a miss that reaches the
     /// page table is queued for [`Machine::walk_deferred`] instead of walked.
     ///
@@ -586,12 +606,23 @@ impl Machine {
         let mut done = 0usize;
         let first = self.counts.references;
         let refs = &batch.refs[..];
+        // A policy follows the trace's events (memory objects) in order; other runs
+        // need none of them.
+        let events = if !DECOUPLED && self.walker.policy.is_some() {
+            &batch.events[..]
+        } else {
+            &[]
+        };
+        let (mut next_event, mut event_asid) = (0, self.current_asid);
         while done < refs.len() {
             if DECOUPLED && self.kernel {
                 done += self.run_kernel(&refs[done..], first + done as u64);
                 if done == refs.len() {
                     break;
                 }
+            }
+            if !DECOUPLED && next_event < events.len() && events[next_event].0 <= done {
+                next_event += self.policy_events(&events[next_event..], done, &mut event_asid);
             }
             // The general way, one reference.
             let r = &refs[done];
@@ -618,6 +649,9 @@ impl Machine {
                 }
             }
             done += 1;
+        }
+        if result.is_ok() && next_event < events.len() {
+            self.policy_events(&events[next_event..], done, &mut event_asid);
         }
         let c = &mut self.counts;
         for (total, n) in c.by_kind.iter_mut().zip(count_kinds(&batch.refs[..done])) {

@@ -17,6 +17,7 @@ mod approx_online;
 mod asap;
 mod fixed;
 pub mod mechanism;
+pub mod objects;
 mod online;
 mod reservation;
 mod thp;
@@ -30,6 +31,7 @@ pub use thp::Thp;
 
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr};
 use crate::config::PromotionConfig;
+use crate::event::Event;
 use crate::frames::FrameAllocator;
 use crate::pagetable::Translation;
 
@@ -95,6 +97,9 @@ pub trait PromotionPolicy {
     ) -> Option<Pfn> {
         None
     }
+    /// An event of the trace (an allocation, a segment of the memory map; not a
+    /// switch of address space), made in `asid`, before the references that follow it.
+    fn on_event(&mut self, _asid: Asid, _event: &Event) {}
     /// Whether [`PromotionPolicy::on_miss`] reads [`Miss::tlb`].
     fn reads_tlb(&self) -> bool {
         false

@@ -2,10 +2,13 @@
 //! papers/navarro-superpages-slides.md presents it, "III Design"):
 //! - **Preemptible reservations.** On the first touch of a page that no reservation
 //!   covers, reserve the largest aligned block of a candidate size around it that
-//!   holds no mapped page and overlaps no reservation ("go for biggest size that is
-//!   no larger than the memory object"; pagelab knows no objects, so the largest size
-//!   whose block is still untouched), from the frame allocator. The page gets its own
-//!   frame in the block; later first touches in the block take theirs.
+//!   holds no mapped page, overlaps no reservation and lies within the page's memory
+//!   object ("go for biggest size that is no larger than the memory object"; objects
+//!   come from the trace's memory map and mmap/munmap/brk events, see
+//!   [`super::objects`]; a page outside every known object, or in a trace without
+//!   events, is bounded by nothing but the untouched blocks), from the frame
+//!   allocator. The page gets its own frame in the block; later first touches in the
+//!   block take theirs.
 //! - **Preemption.** When no free block of that size exists, preempt reservations of
 //!   at least that size before resigning to a smaller size: first the one "whose most
 //!   recently populated frame was populated the least recently". A preempted reservation gives back its
@@ -19,8 +22,10 @@
 //! Not modelled yet: the page daemon, speculative demotion under memory pressure, and
 //! demotion on the first write to a clean superpage.
 
+use super::objects::Objects;
 use super::{Candidate, Miss, PromotionPolicy};
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr};
+use crate::event::Event;
 use crate::frames::FrameAllocator;
 use crate::pagetable::Translation;
 use std::collections::{BTreeMap, HashMap};
@@ -45,6 +50,8 @@ pub struct Reservation {
     /// Mapped base pages per candidate block: (address space, size's log2, index).
     mapped: HashMap<(Asid, u8, u64), u64>,
     clock: u64,
+    /// The memory objects of each address space, from the trace's events.
+    objects: Objects,
     /// Reservations made and preempted, and frames reserved but not populated now.
     pub made: u64,
     pub preempted: u64,
@@ -61,6 +68,7 @@ impl Reservation {
             live: BTreeMap::new(),
             mapped: HashMap::new(),
             clock: 0,
+            objects: Objects::default(),
             made: 0,
             preempted: 0,
             reserved_idle: 0,
@@ -145,10 +153,15 @@ impl PromotionPolicy for Reservation {
             let i = (page - start) >> self.base.shift();
             return Some(Pfn(r.pfn.0 + i * self.base.base_frames()));
         }
+        let object = self.objects.extent(asid, va.0);
         for k in (0..self.sizes.len()).rev() {
             let size = self.sizes[k];
             let start = va.0 >> size.shift() << size.shift();
-            if self.mapped_in(asid, va, size) > 0 || self.overlaps(asid, start, size.bytes()) {
+            let outside = object.is_some_and(|(lo, hi)| start < lo || start + size.bytes() > hi);
+            if outside
+                || self.mapped_in(asid, va, size) > 0
+                || self.overlaps(asid, start, size.bytes())
+            {
                 continue;
             }
             let block = loop {
@@ -177,6 +190,10 @@ impl PromotionPolicy for Reservation {
             return Some(Pfn(pfn.0 + i * self.base.base_frames()));
         }
         None
+    }
+
+    fn on_event(&mut self, asid: Asid, event: &Event) {
+        self.objects.apply(asid, event);
     }
 
     fn on_miss(&mut self, m: &Miss<'_>) -> Option<Candidate> {
