@@ -63,6 +63,10 @@ pub struct MachineConfig {
     /// promotions' copies (`crate::cache`). Default none (off, for speed).
     #[serde(default, skip_serializing_if = "crate::cache::CacheConfig::is_off")]
     pub cache: crate::cache::CacheConfig,
+    /// Memory pressure: a resident-set limit and the page daemon that keeps to it,
+    /// speculative demotion, demotion on writes (`crate::paging`). Default off.
+    #[serde(default, skip_serializing_if = "PagingConfig::is_default")]
+    pub paging: PagingConfig,
 }
 
 fn default_name() -> String {
@@ -88,6 +92,7 @@ impl Default for MachineConfig {
             promotion: PromotionConfig::default(),
             mechanism: MechanismConfig::default(),
             cache: crate::cache::CacheConfig::default(),
+            paging: PagingConfig::default(),
         }
     }
 }
@@ -576,6 +581,71 @@ impl Default for BuddyFramesConfig {
     }
 }
 
+/// Memory pressure and the page daemon (`crate::paging`;
+/// papers/navarro-superpages-slides.md, "Speculative demotions", "Demotions: dirty
+/// superpages", "Fragmentation control").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PagingConfig {
+    /// The most memory the program's pages may hold (its resident set: every base page
+    /// mapped, those of superpages included), e.g. "64M"; rounded down to base pages.
+    /// When a fault or a promotion takes the resident set past it, the page daemon
+    /// reclaims pages until it is `free_target` below. 0: no limit. Default 0.
+    pub resident_limit: ByteSize,
+    /// The share of `resident_limit` the daemon frees below it each time it wakes
+    /// (its hysteresis, as FreeBSD's free target above its minimum), from 0 to 0.5.
+    /// Default 0.03.
+    pub free_target: f64,
+    /// How the daemon chooses victims: "clock" (second chance over the resident
+    /// mappings) or "contiguity" (the same inactive pages, those that complete a free
+    /// block of a superpage size first; needs `frames.kind = "buddy"`). Default "clock".
+    pub daemon: DaemonKind,
+    /// Inactive pages the contiguity daemon weighs at once. Default 64.
+    pub contiguity_window: usize,
+    /// A referenced superpage the daemon meets is demoted as its reference bit is
+    /// cleared, so that the bits of its base pages tell which are still used; it is
+    /// promoted again when they all are. Default true.
+    pub speculative_demotion: bool,
+    /// The first write to a clean superpage demotes it, so that dirty bits are kept per
+    /// base page; it is promoted again when all its base pages are dirty. Default false
+    /// (with a policy and without it, a run's report is what it was before this option).
+    pub demote_on_write: bool,
+}
+
+impl Default for PagingConfig {
+    fn default() -> Self {
+        PagingConfig {
+            resident_limit: ByteSize(0),
+            free_target: 0.03,
+            daemon: DaemonKind::Clock,
+            contiguity_window: 64,
+            speculative_demotion: true,
+            demote_on_write: false,
+        }
+    }
+}
+
+impl PagingConfig {
+    pub fn is_default(&self) -> bool {
+        *self == PagingConfig::default()
+    }
+    /// Whether the machine keeps a pager at all (a limit, or dirty bits per page).
+    pub fn is_on(&self) -> bool {
+        self.resident_limit.0 > 0 || self.demote_on_write
+    }
+}
+
+/// The page daemon's choice of victims.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DaemonKind {
+    /// Second chance (clock) over the resident mappings, in the order they were made.
+    Clock,
+    /// Clock's inactive pages, those whose frames complete a free block of a superpage
+    /// size first ("contiguity-aware page daemon").
+    Contiguity,
+}
+
 /// How counts become cycles, by kind.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -606,6 +676,10 @@ pub struct SimpleCostConfig {
     /// Fixed cycles per page walk besides its memory references: the trap and
     /// instructions of a software-refilled TLB's miss handler. Default 0.
     pub miss_cycles: f64,
+    /// Cycles per major fault: a fault that reads a reclaimed page back from the swap
+    /// store (with a `paging.resident_limit`), instead of `page_fault_cycles`.
+    /// Default 300,000, about 100 µs at 3 GHz: a read from a fast SSD.
+    pub major_fault_cycles: f64,
 }
 
 impl Default for SimpleCostConfig {
@@ -615,6 +689,7 @@ impl Default for SimpleCostConfig {
             walk_ref_cycles: 8.0,
             page_fault_cycles: 5000.0,
             miss_cycles: 0.0,
+            major_fault_cycles: 300_000.0,
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod frames;
 pub mod hugemem;
 pub mod machine;
 pub mod pagetable;
+pub mod paging;
 pub mod presets;
 pub mod superpage;
 pub mod tlb;

@@ -18,10 +18,13 @@ pub struct Cycles {
     pub base: f64,
     pub tlb_hits: f64,
     pub walks: f64,
-    /// Page faults, with the walks retried after them.
+    /// Page faults that zero-filled (minor), with the walks retried after all faults.
     pub page_faults: f64,
+    /// Major faults: pages read back from the swap store (only under a resident limit).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub major_faults: f64,
     /// Promotions: the mechanism's work (copies, remaps, cleared pages) and the
-    /// page-table updates.
+    /// page-table updates (of demotions too).
     pub promotions: f64,
     /// The promotion policy's bookkeeping in the miss handler.
     pub policy: f64,
@@ -30,7 +33,7 @@ pub struct Cycles {
 impl Cycles {
     /// Everything translation adds to the base.
     pub fn translation(&self) -> f64 {
-        self.tlb() + self.page_faults
+        self.tlb() + self.page_faults + self.major_faults
     }
     /// What TLB misses cost and what superpages spend to avoid them: hits, walks,
     /// promotions and the policy's bookkeeping.
@@ -59,6 +62,10 @@ impl Cycles {
             0.0
         }
     }
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 pub trait CostModel {

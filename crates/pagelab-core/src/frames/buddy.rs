@@ -142,6 +142,21 @@ impl FrameAllocator for BuddyAllocator {
     fn free_frames_by_order(&self) -> Option<Vec<u64>> {
         Some(BuddyAllocator::free_frames_by_order(self))
     }
+    fn free_frames_in(&self, pfn: Pfn, order: u32) -> Option<u64> {
+        let start = pfn.0 & !((1u64 << order) - 1);
+        let end = start + (1 << order);
+        // A free block at least as large holding it: all free.
+        for k in order..=self.max_order {
+            if self.free[k as usize].contains(&(start & !((1u64 << k) - 1))) {
+                return Some(1 << order);
+            }
+        }
+        // Else the smaller free blocks inside it (free blocks never straddle it).
+        let inside = (0..order.min(self.max_order + 1))
+            .map(|k| (self.free[k as usize].range(start..end).count() as u64) << k)
+            .sum();
+        Some(inside)
+    }
 }
 
 #[cfg(test)]
@@ -205,6 +220,20 @@ mod tests {
         }
         assert_eq!(a.free_blocks().collect::<Vec<_>>(), before);
         assert_eq!(a.used_frames(), 0);
+    }
+
+    #[test]
+    fn free_frames_in_a_block_count_the_free_blocks_inside_or_around_it() {
+        let mut a = BuddyAllocator::new(64, 4);
+        // 16..32 is one free block of order 4.
+        assert_eq!(a.free_frames_in(Pfn(21), 2), Some(4));
+        assert_eq!(a.free_frames_in(Pfn(21), 4), Some(16));
+        assert!(a.take(21));
+        assert_eq!(a.free_frames_in(Pfn(21), 2), Some(3));
+        assert_eq!(a.free_frames_in(Pfn(16), 4), Some(15));
+        assert_eq!(a.free_frames_in(Pfn(24), 3), Some(8));
+        a.free(Pfn(21), PageSize::K4);
+        assert_eq!(a.free_frames_in(Pfn(21), 4), Some(16));
     }
 
     #[test]

@@ -25,4 +25,10 @@ pub trait FrameAllocator {
     fn free_frames_by_order(&self) -> Option<Vec<u64>> {
         None
     }
+    /// Free base frames in the aligned block of 2^`order` frames holding `pfn`, if the
+    /// allocator coalesces free memory into such blocks (the page daemon weighs which
+    /// victims complete one).
+    fn free_frames_in(&self, _pfn: Pfn, _order: u32) -> Option<u64> {
+        None
+    }
 }

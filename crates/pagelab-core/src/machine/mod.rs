@@ -29,6 +29,7 @@ use crate::trace::{Location, TraceError, TraceReader};
 use walker::Walker;
 
 pub mod decoupled;
+mod paging;
 mod promote;
 mod walker;
 use serde::Serialize;
@@ -254,6 +255,7 @@ fn build_cost(c: &CostConfig) -> Result<Box<dyn CostModel>, String> {
                 ("walk_ref_cycles", s.walk_ref_cycles),
                 ("page_fault_cycles", s.page_fault_cycles),
                 ("miss_cycles", s.miss_cycles),
+                ("major_fault_cycles", s.major_fault_cycles),
             ] {
                 if !(v.is_finite() && v >= 0.0) {
                     return Err(format!("cost.{field}: {v} must be a finite number ≥ 0"));
@@ -305,6 +307,34 @@ pub struct Counts {
     /// References to remapped (shadow) memory that reached memory, each translated
     /// by the memory controller (with a cache model only).
     pub controller_lookups: u64,
+    /// Under a resident limit (`crate::paging`; absent from reports when zero): page
+    /// faults that read a reclaimed page back from the swap store (part of
+    /// `page_faults`), pages the daemon reclaimed and those of them that were dirty
+    /// (written back), and free blocks of the smallest superpage size its frees
+    /// completed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub major_faults: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pages_reclaimed: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pages_written_back: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub contiguity_restored: u64,
+    /// Superpages demoted by the page daemon (speculatively, or to take a victim from
+    /// them) and by the first write to a clean superpage; demoted blocks promoted
+    /// back; the page-table references of the demotions.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub demotions_pressure: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub demotions_write: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub repromotions: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub demotion_table_refs: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 pub struct Machine {
@@ -346,6 +376,10 @@ pub struct Machine {
     next_sample: u64,
     frag_sizes: Vec<PageSize>,
     samples: Vec<FragmentationSample>,
+    /// The resident set, its daemon and dirty bits, under `[paging]` (see
+    /// [`crate::paging`]); then `track_writes`: the in-order loop tells it of writes.
+    pager: Option<Box<crate::paging::Pager>>,
+    track_writes: bool,
 }
 
 /// Free memory at one point of a run: how much, and the share of it in blocks large
@@ -419,7 +453,39 @@ impl Machine {
             sizes.clone()
         };
         let mechanism = crate::superpage::mechanism::build(&config.mechanism).map_err(err)?;
-        let contents = policy.as_ref().map(|_| Default::default());
+        let pager = if config.paging.is_on() {
+            // The largest page a fault or a promotion maps (THP: its huge page).
+            let mut largest = match &config.promotion {
+                crate::config::PromotionConfig::Thp(_) => sizes.first(),
+                _ => sizes.last(),
+            }
+            .copied()
+            .unwrap_or(config.base_page);
+            if let crate::config::PromotionConfig::Static(s) = &config.promotion {
+                largest = s
+                    .regions
+                    .iter()
+                    .map(|r| r.page_size)
+                    .fold(largest, PageSize::max);
+            }
+            let buddy = matches!(config.frames, FramesConfig::Buddy(_));
+            let p = crate::paging::Pager::build(
+                &config.paging,
+                config.base_page,
+                frag_sizes.clone(),
+                largest,
+                buddy,
+            )
+            .map_err(err)?;
+            Some(Box::new(p))
+        } else {
+            None
+        };
+        let swap = pager
+            .as_ref()
+            .filter(|p| p.limit > 0)
+            .map(|_| Default::default());
+        let contents = (policy.is_some() || pager.is_some()).then(Default::default);
         let cache = if config.cache.is_off() {
             None
         } else {
@@ -438,6 +504,7 @@ impl Machine {
                 policy,
                 mechanism,
                 contents,
+                swap,
                 cache,
             },
             tlb,
@@ -462,6 +529,8 @@ impl Machine {
             frag_sizes,
             samples: Vec::new(),
             controller_cycles: 0.0,
+            track_writes: pager.is_some(),
+            pager,
         };
         machine.next_sample = machine.sample_every;
         machine.kernel = machine.tlb.base_parts(DATA, config.base_page).is_some();
@@ -473,9 +542,9 @@ impl Machine {
         {
             machine.tlb.track_walking_victims();
         }
-        // Superpages make walks return larger pages, and the cache model needs every
-        // reference's frame: runs go in order.
-        machine.decoupled = machine.walker.policy.is_none() && machine.walker.cache.is_none();
+        // Superpages make walks return larger pages, the cache model needs every
+        // reference's frame, and the pager every walk and write: runs go in order.
+        machine.decoupled = machine.in_order_only();
         Ok(machine)
     }
 
@@ -566,7 +635,13 @@ impl Machine {
     /// Run every reference of a batch in order, each walk as its miss happens, even
     /// when the batch could run decoupled (for tests and measurements).
     pub fn set_decoupled(&mut self, on: bool) {
-        self.decoupled = on && self.walker.policy.is_none() && self.walker.cache.is_none();
+        self.decoupled = on && self.in_order_only();
+    }
+
+    /// Whether nothing keeps batches from running decoupled (a policy, the cache
+    /// model, the pager).
+    fn in_order_only(&self) -> bool {
+        self.walker.policy.is_none() && self.walker.cache.is_none() && self.pager.is_none()
     }
 
     /// Run decoupled batches without the specialized loop (for tests and measurements).
@@ -646,6 +721,12 @@ impl Machine {
                         result = Err(e);
                         break;
                     }
+                }
+            }
+            if !DECOUPLED && self.track_writes && r.kind.is_write() {
+                if let Err(e) = self.note_write(r, reference) {
+                    result = Err(e);
+                    break;
                 }
             }
             done += 1;
@@ -754,6 +835,7 @@ impl Machine {
         reference: u64,
     ) -> Result<(), SimError> {
         let watch = self.walker.policy.is_some();
+        let paging = self.pager.is_some();
         if watch {
             self.before_policy_miss(side, asid);
         }
@@ -768,9 +850,17 @@ impl Machine {
             walker.resolve(counts, asid, va, reference)
         })?;
         self.note_filled(side, asid, va, filled);
-        if watch && self.counts.walks != walks {
+        if (watch || paging) && self.counts.walks != walks {
             let first_touch = self.counts.page_faults != faults;
-            self.after_policy_miss(side, asid, va, first_touch, reference)?;
+            if paging {
+                self.paging_walked(asid, va, first_touch, reference);
+            }
+            if watch {
+                self.after_policy_miss(side, asid, va, first_touch, reference)?;
+            }
+            if paging {
+                self.paging_after_miss(asid, va, reference)?;
+            }
         }
         Ok(())
     }
@@ -831,7 +921,26 @@ impl Machine {
             }
         }
         let policy = self.walker.policy.as_ref();
+        let paging = self.pager.as_ref().map(|p| PagingReport {
+            resident_limit_pages: p.limit,
+            resident_pages: p.resident(),
+            max_resident_after_daemon: p.stats.max_after_daemon,
+            daemon_wakes: p.stats.wakes,
+            swapped_pages: self
+                .walker
+                .swap
+                .as_ref()
+                .map_or(0, |s| s.frames() / self.config.base_page.base_frames()),
+            promotions_refused_swapped: p.stats.promotions_refused_swapped,
+            blocks_restored: p
+                .sizes
+                .iter()
+                .zip(&p.stats.blocks_restored)
+                .map(|(s, &n)| (s.to_string(), n))
+                .collect(),
+        });
         Report {
+            paging,
             cache,
             fragmentation_sizes: self.frag_sizes.iter().map(|s| s.to_string()).collect(),
             fragmentation,
@@ -919,6 +1028,39 @@ pub struct Report {
     /// The data caches' counts, if modelled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache: Option<crate::cache::CacheReport>,
+    /// The resident set and its daemon, under `[paging]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paging: Option<PagingReport>,
+}
+
+/// The resident set and the page daemon's work (`crate::paging`; the counts of
+/// reclaims, major faults and demotions are in `Counts`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PagingReport {
+    /// The limit in base pages (0: none), the resident set at the end, and the largest
+    /// the daemon ever left (never above the limit).
+    pub resident_limit_pages: u64,
+    pub resident_pages: u64,
+    pub max_resident_after_daemon: u64,
+    pub daemon_wakes: u64,
+    /// Base pages in the swap store at the end.
+    pub swapped_pages: u64,
+    /// Promotions refused because a page of the candidate was in the swap store.
+    pub promotions_refused_swapped: u64,
+    /// Free blocks of each superpage size the daemon's frees completed, smallest size
+    /// first (a JSON object by size).
+    #[serde(serialize_with = "as_map")]
+    pub blocks_restored: Vec<(String, u64)>,
+}
+
+/// Pairs as a map, in their order.
+fn as_map<S: serde::Serializer>(pairs: &[(String, u64)], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(Some(pairs.len()))?;
+    for (k, v) in pairs {
+        m.serialize_entry(k, v)?;
+    }
+    m.end()
 }
 
 impl fmt::Display for Report {
@@ -1018,6 +1160,45 @@ impl fmt::Display for Report {
         for (k, v) in &self.policy_stats {
             row(f, k, v.to_string())?;
         }
+        if let Some(p) = &self.paging {
+            if p.resident_limit_pages > 0 {
+                row(
+                    f,
+                    "resident limit (base pages)",
+                    p.resident_limit_pages.to_string(),
+                )?;
+                row(
+                    f,
+                    "resident at end (most after daemon)",
+                    format!("{} ({})", p.resident_pages, p.max_resident_after_daemon),
+                )?;
+                row(f, "page daemon wakes", p.daemon_wakes.to_string())?;
+                row(f, "pages reclaimed", c.pages_reclaimed.to_string())?;
+                row(
+                    f,
+                    "  dirty (written back)",
+                    c.pages_written_back.to_string(),
+                )?;
+                row(f, "major faults (swap-ins)", c.major_faults.to_string())?;
+                row(f, "pages in swap at end", p.swapped_pages.to_string())?;
+            }
+            row(
+                f,
+                "demotions: pressure / write",
+                format!("{} / {}", c.demotions_pressure, c.demotions_write),
+            )?;
+            row(f, "re-promotions", c.repromotions.to_string())?;
+            if p.promotions_refused_swapped > 0 {
+                row(
+                    f,
+                    "promotions refused (swapped pages)",
+                    p.promotions_refused_swapped.to_string(),
+                )?;
+            }
+            for (size, n) in &p.blocks_restored {
+                row(f, &format!("free {size} blocks restored"), n.to_string())?;
+            }
+        }
         if self.reserved_idle_frames > 0 {
             row(
                 f,
@@ -1058,6 +1239,13 @@ impl fmt::Display for Report {
             "cycles: page faults",
             format!("{:.0}", self.cycles.page_faults),
         )?;
+        if self.cycles.major_faults > 0.0 {
+            row(
+                f,
+                "cycles: major faults",
+                format!("{:.0}", self.cycles.major_faults),
+            )?;
+        }
         row(
             f,
             "TLB overhead (hits, walks, promotion)",

@@ -83,8 +83,12 @@ impl Machine {
         if let Some(p) = self.walker.policy.as_mut() {
             p.background(references, &mut asked);
         }
+        let any = !asked.is_empty();
         for c in asked {
             self.promote_for_policy(c, references)?;
+        }
+        if any && self.pager.is_some() {
+            self.paging_after_promotions(references)?;
         }
         Ok(())
     }
@@ -92,19 +96,40 @@ impl Machine {
     /// Promote `c` and tell the policy how it went.
     fn promote_for_policy(&mut self, c: Candidate, reference: u64) -> Result<(), SimError> {
         let failures = self.counts.promotion_failures;
+        let refused = self.refused_swapped();
         let done = self.promote(c, reference)?;
+        let refused = self.refused_swapped() != refused;
         let policy = self.walker.policy.as_mut().expect("a policy");
         if done {
             policy.promoted(c);
-        } else if self.counts.promotion_failures != failures {
+        } else if self.counts.promotion_failures != failures || refused {
             policy.promotion_failed(c);
         }
         Ok(())
     }
 
+    fn refused_swapped(&self) -> u64 {
+        self.pager
+            .as_ref()
+            .map_or(0, |p| p.stats.promotions_refused_swapped)
+    }
+
     /// Make `c` one superpage. `Ok(false)`: it is one already (or inside one), or
-    /// memory has no block for it (counted as a failure).
+    /// memory has no block for it (counted as a failure), or a page of it is in the
+    /// swap store (a promotion would clear it: refused, counted by the pager).
     pub fn promote(&mut self, c: Candidate, reference: u64) -> Result<bool, SimError> {
+        self.promote_as(c, reference, false)
+    }
+
+    /// [`Machine::promote`]; with `reuse_block`, frames that form the aligned block
+    /// already are promoted in place whatever the policy (a demoted block promoted
+    /// back: its frames never moved).
+    pub(super) fn promote_as(
+        &mut self,
+        c: Candidate,
+        reference: u64,
+        reuse_block: bool,
+    ) -> Result<bool, SimError> {
         let base = self.walker.base_page;
         let error = |message: String| SimError { reference, message };
         // What maps each base page of the candidate now.
@@ -122,6 +147,13 @@ impl Machine {
             let walk = self.walker.page_table.as_ref().walk(c.asid, VirtAddr(at));
             match walk.translation {
                 None => {
+                    if let Some(swap) = &self.walker.swap {
+                        if swap.holds_any(c.asid, VirtAddr(at), base.bytes()) {
+                            let pager = self.pager.as_mut().expect("a swap has a pager");
+                            pager.stats.promotions_refused_swapped += 1;
+                            return Ok(false);
+                        }
+                    }
                     pages.push(None);
                     in_place = false;
                     at += base.bytes();
@@ -144,7 +176,7 @@ impl Machine {
         }
         let w = &mut self.walker;
         let contents = w.contents.as_mut().expect("kept while a policy runs");
-        let in_place = in_place && w.policy.as_ref().is_some_and(|p| p.in_place());
+        let in_place = in_place && (reuse_block || w.policy.as_ref().is_some_and(|p| p.in_place()));
         let block = first_frame.filter(|f| in_place && f % c.size.base_frames() == 0);
         let g = match block {
             Some(first) => Gathered {
@@ -197,6 +229,9 @@ impl Machine {
         self.walker
             .walk_caches
             .invalidate_range(c.asid, c.va, c.size.bytes());
+        if let Some(p) = self.pager.as_mut() {
+            p.promoted(c.asid, c.va, c.size, reference);
+        }
         let n = &mut self.counts;
         n.promotions += 1;
         n.promotions_in_place += block.is_some() as u64;

@@ -25,8 +25,11 @@ pub struct Walker {
     /// The promotion policy (none: base pages only), asked for the size a fault maps.
     pub policy: Option<Box<dyn PromotionPolicy>>,
     pub mechanism: Box<dyn Mechanism>,
-    /// What each frame holds, kept while a policy can move data.
+    /// What each frame holds, kept while a policy can move data or a pager reclaims.
     pub contents: Option<Contents>,
+    /// The data of pages the page daemon reclaimed (under a resident limit): a fault
+    /// on one of them reads it back (a major fault).
+    pub swap: Option<crate::paging::Swap>,
     /// The data caches, if modelled: every walk's references go through them.
     pub cache: Option<CacheHierarchy>,
 }
@@ -103,9 +106,12 @@ impl Walker {
         counts.page_faults += 1;
         let error = |message: String| SimError { reference, message };
         if let Some(size) = self.policy.as_mut().and_then(|p| p.fault_size(asid, va)) {
-            if size > self.base_page && self.map_fresh(asid, va, size, None).is_ok() {
-                counts.large_faults += 1;
-                return self.retry(counts, asid, va, reference);
+            if size > self.base_page {
+                if let Ok(swapped_in) = self.map_fresh(asid, va, size, None) {
+                    counts.large_faults += 1;
+                    counts.major_faults += swapped_in as u64;
+                    return self.retry(counts, asid, va, reference);
+                }
             }
         }
         let base = self.base_page;
@@ -114,8 +120,9 @@ impl Walker {
             .policy
             .as_mut()
             .and_then(|p| p.fault_frame(asid, va, frames));
-        if let Err(e) = self.map_fresh(asid, va, base, set_aside) {
-            return Err(error(match e {
+        match self.map_fresh(asid, va, base, set_aside) {
+            Ok(swapped_in) => counts.major_faults += swapped_in as u64,
+            Err(e) => return Err(error(match e {
                 None => format!(
                     "out of physical memory after {} page faults (frames.memory is {} base frames; raise it)",
                     counts.page_faults,
@@ -130,21 +137,21 @@ impl Walker {
                 }
                 Some(MapError::OutOfMemory) => format!("{} (raise frames.memory)", MapError::OutOfMemory),
                 Some(e) => format!("address {:#x}: the fault handler cannot map it: {e}", va.0),
-            }));
+            })),
         }
         self.retry(counts, asid, va, reference)
     }
 
     /// Map the page of `size` holding `va` to a fresh block of `size` from the
     /// allocator, or to `set_aside`, a block the policy holds for it. `Err(None)`: no
-    /// free block.
+    /// free block. `Ok(true)`: some of it was read back from the swap store.
     fn map_fresh(
         &mut self,
         asid: Asid,
         va: VirtAddr,
         size: PageSize,
         set_aside: Option<Pfn>,
-    ) -> Result<(), Option<MapError>> {
+    ) -> Result<bool, Option<MapError>> {
         let page = va.vpn(size).base(size);
         let pfn = match set_aside {
             Some(pfn) => pfn,
@@ -160,15 +167,24 @@ impl Walker {
             }
             return Err(Some(e));
         }
-        if let Some(c) = &mut self.contents {
-            c.fill(
-                pfn,
-                size.base_frames(),
-                asid,
-                page.0 >> crate::addr::BASE_SHIFT,
-            );
+        let first = page.0 >> crate::addr::BASE_SHIFT;
+        let mut swapped_in = false;
+        match (&mut self.contents, &mut self.swap) {
+            (Some(c), Some(swap)) => {
+                for i in 0..size.base_frames() {
+                    match swap.take(asid, first + i) {
+                        Some(data) => {
+                            c.set(Pfn(pfn.0 + i), data);
+                            swapped_in = true;
+                        }
+                        None => c.fill(Pfn(pfn.0 + i), 1, asid, first + i),
+                    }
+                }
+            }
+            (Some(c), None) => c.fill(pfn, size.base_frames(), asid, first),
+            _ => {}
         }
-        Ok(())
+        Ok(swapped_in)
     }
 
     /// After a fault was handled.

@@ -57,6 +57,20 @@ impl PromotionPolicy for Asap {
         best.map(|s| Candidate::containing(m.asid, m.va, s))
     }
 
+    fn unmapped(&mut self, asid: Asid, va: VirtAddr) -> bool {
+        // The page is no longer referenced: a reference after it is a first one again.
+        for &s in &self.sizes {
+            let key = (asid, s.shift() as u8, va.0 >> s.shift());
+            if let Some(n) = self.population.get_mut(&key) {
+                *n -= 1;
+                if *n == 0 {
+                    self.population.remove(&key);
+                }
+            }
+        }
+        false
+    }
+
     fn miss_cycles(&self) -> f64 {
         self.miss_cycles
     }

@@ -122,6 +122,19 @@ pub trait PromotionPolicy {
     fn promoted(&mut self, _c: Candidate) {}
     /// The machine could not make `c` a superpage (no free block for it).
     fn promotion_failed(&mut self, _c: Candidate) {}
+    /// The page daemon reclaimed the base page holding `va` (it was mapped as a base
+    /// page; see `crate::paging`). True if the policy keeps the page's frame set aside
+    /// for it (a live reservation), false if the machine frees it.
+    fn unmapped(&mut self, _asid: Asid, _va: VirtAddr) -> bool {
+        false
+    }
+    /// Whether the policy holds the frame of the base page at `va` set aside, so that
+    /// reclaiming the page would not free it (the daemon weighs victims with it).
+    fn holds_frame(&self, _asid: Asid, _va: VirtAddr) -> bool {
+        false
+    }
+    /// The machine demoted the superpage `c` into base pages on the same frames.
+    fn demoted(&mut self, _c: Candidate) {}
     /// Called after every batch with the references run so far: candidates a
     /// background pass (khugepaged) asks to promote, pushed to `out`.
     fn background(&mut self, _references: u64, _out: &mut Vec<Candidate>) {}

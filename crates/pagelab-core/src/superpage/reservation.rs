@@ -19,8 +19,11 @@
 //!   completed) is promoted. Its frames are contiguous and aligned already, so the
 //!   promotion is a page-table update in place, no copy.
 //!
-//! Not modelled yet: the page daemon, speculative demotion under memory pressure, and
-//! demotion on the first write to a clean superpage.
+//! - **Under memory pressure** (`crate::paging`): a page the daemon reclaims from a
+//!   live reservation leaves its frame reserved for it (unpopulated again), so that
+//!   when it faults back it returns to its place and the block can still be promoted
+//!   in place; a page of a fully populated (no longer live) block gives its frame back.
+//!   Speculative demotion and demotion on writes are the machine's (`crate::paging`).
 
 use super::objects::Objects;
 use super::{Candidate, Miss, PromotionPolicy};
@@ -229,6 +232,33 @@ impl PromotionPolicy for Reservation {
             .filter(|&s| s <= size && s > m.size)
             .find(|&s| self.mapped_in(m.asid, m.va, s) == s.bytes() >> base.shift())
             .map(|s| Candidate::containing(m.asid, m.va, s))
+    }
+
+    fn unmapped(&mut self, asid: Asid, va: VirtAddr) -> bool {
+        for &s in &self.sizes {
+            let key = (asid, s.shift() as u8, va.0 >> s.shift());
+            if let Some(n) = self.mapped.get_mut(&key) {
+                *n -= 1;
+                if *n == 0 {
+                    self.mapped.remove(&key);
+                }
+            }
+        }
+        let page = va.0 >> self.base.shift() << self.base.shift();
+        let Some(start) = self.holder(asid, page) else {
+            return false;
+        };
+        let base = self.base;
+        let r = self.live.get_mut(&(asid, start)).expect("held");
+        let i = (page - start) >> base.shift();
+        r.populated[(i / 64) as usize] &= !(1 << (i % 64));
+        r.count -= 1;
+        self.reserved_idle += base.base_frames();
+        true
+    }
+
+    fn holds_frame(&self, asid: Asid, va: VirtAddr) -> bool {
+        self.holder(asid, va.0).is_some()
     }
 
     fn miss_cycles(&self) -> f64 {

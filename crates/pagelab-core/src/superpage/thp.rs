@@ -97,6 +97,25 @@ impl PromotionPolicy for Thp {
         self.ranges.remove(&(c.asid, c.va.0 >> self.huge.shift()));
     }
 
+    fn demoted(&mut self, c: Candidate) {
+        if c.size == self.huge {
+            let pages = self.pages();
+            self.ranges
+                .insert((c.asid, c.va.0 >> self.huge.shift()), pages);
+        }
+    }
+
+    fn unmapped(&mut self, asid: Asid, va: VirtAddr) -> bool {
+        let key = (asid, va.0 >> self.huge.shift());
+        if let Some(n) = self.ranges.get_mut(&key) {
+            *n -= 1;
+            if *n == 0 {
+                self.ranges.remove(&key);
+            }
+        }
+        false
+    }
+
     fn miss_cycles(&self) -> f64 {
         self.miss_cycles
     }

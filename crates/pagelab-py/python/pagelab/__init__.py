@@ -333,7 +333,11 @@ def flatten_report(report: Mapping) -> Dict[str, Any]:
     gives ``free_frames`` and ``free_usable_<size>``; each cache level's fields are
     prefixed with ``cache_<name>`` (``cache_l1d_misses_data``), and the caches' memory
     accesses and cycles by kind are ``cache_memory_accesses_<kind>`` and
-    ``cache_cycles_<kind>``.
+    ``cache_cycles_<kind>``. Under ``[paging]``, the pager's counts are columns like
+    the others (``pages_reclaimed``, ``major_faults``, ``demotions_pressure``,
+    ``demotions_write``, ``repromotions``, ``contiguity_restored``, present when not
+    zero) and its report is prefixed with ``paging`` (``paging_daemon_wakes``,
+    ``paging_blocks_restored_64K``).
     """
     row: Dict[str, Any] = {}
 

@@ -51,6 +51,10 @@ impl Contents {
             self.held.remove(&(pfn.0 + i));
         }
     }
+    /// Frame `pfn` holds `data` again (a page read back from the swap store).
+    pub fn set(&mut self, pfn: Pfn, data: (Asid, u64)) {
+        self.held.insert(pfn.0, data);
+    }
     /// What frame `pfn` holds.
     pub fn of(&self, pfn: Pfn) -> Option<(Asid, u64)> {
         self.held.get(&pfn.0).copied()
