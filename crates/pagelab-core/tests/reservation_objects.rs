@@ -85,3 +85,65 @@ fn reservations_stay_within_the_memory_object() {
         );
     }
 }
+
+/// Memory runs out while a reservation holds idle frames: the fault handler has the
+/// policy give them back (preempting the reservation) instead of stopping the run.
+/// A 4M object gets a reservation at its first touch (512K: the page table's nodes
+/// leave no free 4M block in a 6M machine) with 63 of its 64 pages idle; then pages of
+/// small objects, which no reservation fits, need all but some of those idle frames.
+#[test]
+fn idle_reserved_frames_are_given_back_when_memory_runs_out() {
+    let mut config = presets::load("alpha-21264").unwrap();
+    config.promotion = PromotionConfig::Reservation(Default::default());
+    match &mut config.frames {
+        pagelab_core::config::FramesConfig::Buddy(b) => {
+            b.memory = pagelab_core::config::ByteSize(6 << 20);
+            b.sample_every = 0;
+        }
+        other => panic!("alpha-21264 has a buddy allocator, not {other:?}"),
+    }
+    let mut machine = Machine::build(&config).unwrap();
+    let big = 0x4000_0000u64;
+    let small = 0x8000_0000u64;
+    let small_pages = 730u64;
+    let load = |a: u64| MemRef {
+        addr: VirtAddr(a),
+        ip: 0,
+        size: 8,
+        kind: AccessKind::Load,
+        asid: Asid(0),
+    };
+    let mmap = |addr: u64, size: u64| {
+        Event::Alloc(Alloc {
+            op: AllocOp::Mmap,
+            addr,
+            size,
+            old_addr: 0,
+            flags: 0,
+            callsite: 0,
+        })
+    };
+    let mut batch = Batch {
+        refs: vec![load(big)],
+        events: vec![(0, mmap(big, 4 << 20))],
+    };
+    for i in 0..small_pages {
+        // One 8K object every 64K: too small for any reservation.
+        let addr = small + (i << 16);
+        batch.events.push((batch.refs.len(), mmap(addr, PAGE)));
+        batch.refs.push(load(addr));
+    }
+    machine
+        .run_batch(&batch)
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    machine.check_policy().unwrap();
+    let report = machine.report();
+    assert_eq!(report.counts.page_faults, 1 + small_pages);
+    assert_eq!(
+        report.policy_stats.get("reservations preempted"),
+        Some(&1),
+        "{:?}",
+        report.policy_stats
+    );
+    assert_eq!(report.reserved_idle_frames, 0);
+}

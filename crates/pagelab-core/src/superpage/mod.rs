@@ -100,6 +100,12 @@ pub trait PromotionPolicy {
     /// An event of the trace (an allocation, a segment of the memory map; not a
     /// switch of address space), made in `asid`, before the references that follow it.
     fn on_event(&mut self, _asid: Asid, _event: &Event) {}
+    /// Memory ran out (the fault handler found no frame, or no frame for a page-table
+    /// node): give back to `frames` frames the policy holds idle, the least useful
+    /// first (a reservation's unpopulated frames). False when it holds none.
+    fn give_back(&mut self, _frames: &mut dyn FrameAllocator) -> bool {
+        false
+    }
     /// Whether [`PromotionPolicy::on_miss`] reads [`Miss::tlb`].
     fn reads_tlb(&self) -> bool {
         false

@@ -195,6 +195,12 @@ impl PromotionPolicy for Reservation {
         None
     }
 
+    fn give_back(&mut self, frames: &mut dyn FrameAllocator) -> bool {
+        // Any reservation will do (each is at least a base page): the one populated
+        // least recently goes, as when a reservation of its size is wanted.
+        self.preempt_one(self.base, frames)
+    }
+
     fn on_event(&mut self, asid: Asid, event: &Event) {
         self.objects.apply(asid, event);
     }
