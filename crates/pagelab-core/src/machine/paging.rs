@@ -10,6 +10,7 @@ use super::{Machine, SimError};
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr, BASE_SHIFT};
 use crate::config::DaemonKind;
 use crate::event::MemRef;
+use crate::pagetable::Translation;
 use crate::paging::{choose_for_contiguity, Demotion, Key, Victim};
 use crate::superpage::Candidate;
 
@@ -267,19 +268,33 @@ impl Machine {
         Ok(())
     }
 
+    /// What `va` is mapped to now, for an operation (`what`) that needs it mapped.
+    fn mapping(
+        &self,
+        asid: Asid,
+        va: VirtAddr,
+        what: &str,
+        reference: u64,
+    ) -> Result<Translation, SimError> {
+        self.walker
+            .page_table
+            .as_ref()
+            .walk(asid, va)
+            .translation
+            .ok_or_else(|| SimError {
+                reference,
+                message: format!("{what} of {:#x}: not mapped", va.0),
+            })
+    }
+
     /// Reclaim the base page `key`: unmap it, drop its translations everywhere, put
     /// its data in the swap store and free its frame (unless the policy keeps it).
     fn reclaim(&mut self, key: Key, reference: u64) -> Result<(), SimError> {
         let (asid, va) = (key.0, VirtAddr(key.1));
         let error = |message: String| SimError { reference, message };
+        let t = self.mapping(asid, va, "reclaim", reference)?;
         let w = &mut self.walker;
         let base = w.base_page;
-        let t = w
-            .page_table
-            .as_ref()
-            .walk(asid, va)
-            .translation
-            .ok_or_else(|| error(format!("reclaim of {:#x}: not mapped", va.0)))?;
         let real = w.mechanism.resolve(t.pfn);
         w.page_table
             .as_dyn()
@@ -330,14 +345,9 @@ impl Machine {
     ) -> Result<(), SimError> {
         let (asid, start) = (key.0, VirtAddr(key.1));
         let error = |message: String| SimError { reference, message };
+        let t = self.mapping(asid, start, "demotion", reference)?;
         let w = &mut self.walker;
         let base = w.base_page;
-        let t = w
-            .page_table
-            .as_ref()
-            .walk(asid, start)
-            .translation
-            .ok_or_else(|| error(format!("demotion of {:#x}: not mapped", start.0)))?;
         let per = base.base_frames();
         let pages = t.size.bytes() >> base.shift();
         let real: Vec<Pfn> = (0..pages)
