@@ -55,6 +55,10 @@ fn kind(name: &str) -> Kind {
             canonical: Some(48),
             ..full(|| Box::new(RadixPageTable::new(4)))
         },
+        "radix-5" => Kind {
+            canonical: Some(57),
+            ..full(|| Box::new(RadixPageTable::new(5)))
+        },
         "linear" => Kind {
             canonical: Some(48),
             ..full(|| Box::new(LinearPageTable::new(&ALL[..3], 3)))
@@ -309,6 +313,15 @@ fn check_lookup(
             "walk of {va:#x} found a page without reading an entry"
         ));
     }
+    // The walk in brief, where a structure gives one, is the same walk.
+    if let Some((read, translation)) = table.walk_brief(a, VirtAddr(va)) {
+        if (read, translation) != (w.refs().len(), w.translation) || w.distinct_lines() != read {
+            return Err(format!(
+                "walk of {va:#x} in brief: {read} entries, {translation:?}; in full: {:?}",
+                w
+            ));
+        }
+    }
     same(w.translation, reference.lookup(a, va), va).map_err(|e| format!("{a:?}: {e}"))
 }
 
@@ -549,6 +562,7 @@ macro_rules! against_hashmap {
 
 against_hashmap! {
     radix_matches_hashmap: "radix",
+    radix_5_level_matches_hashmap: "radix-5",
     linear_matches_hashmap: "linear",
     hashed_matches_hashmap: "hashed",
     clustered_matches_hashmap: "clustered",

@@ -131,7 +131,7 @@ impl Machine {
                 walker.walk_caches.flush_all();
                 continue;
             }
-            if let Err(e) = walker.resolve(counts, m.asid, m.va, m.reference) {
+            if let Err(e) = walker.resolve_counted(counts, m.asid, m.va, m.reference) {
                 result = Err(e);
                 break;
             }

@@ -20,7 +20,7 @@ use crate::event::{count_kinds, AccessKind, Batch, Event};
 use crate::frames::{BuddyAllocator, FrameAllocator, SimpleAllocator};
 use crate::pagetable::{
     ClusteredPageTable, GuardedPageTable, HashedPageTable, InvertedPageTable, LinearPageTable,
-    PageTable, RadixPageTable, VariableRadixPageTable, Walk,
+    PageTable, RadixPageTable, Translation, VariableRadixPageTable, Walk,
 };
 use crate::tlb::hierarchy::{SizeCounts, DATA, INSTRUCTION};
 use crate::tlb::walk_cache::WalkCacheReport;
@@ -86,6 +86,10 @@ impl AnyPageTable {
     #[inline(always)]
     fn prefetch(&self, asid: Asid, va: VirtAddr) {
         each_table!(self, t => t.prefetch(asid, va))
+    }
+    #[inline(always)]
+    fn walk_brief(&self, asid: Asid, va: VirtAddr) -> Option<(usize, Option<Translation>)> {
+        each_table!(self, t => t.walk_brief(asid, va))
     }
     fn as_dyn(&mut self) -> &mut dyn PageTable {
         each_table!(self, t => t)

@@ -57,6 +57,43 @@ impl Walker {
         }
     }
 
+    /// [`Walker::resolve`] for a run that needs the walk's counts, not its entries or
+    /// its translation (a decoupled run: no data caches read the entries, no policy
+    /// looks at the translation): a page table that can count a walk without writing
+    /// it down does so (see [`PageTable::walk_brief`]).
+    ///
+    /// [`PageTable::walk_brief`]: crate::pagetable::PageTable::walk_brief
+    #[inline]
+    pub fn resolve_counted(
+        &mut self,
+        counts: &mut Counts,
+        asid: Asid,
+        va: VirtAddr,
+        reference: u64,
+    ) -> Result<(), SimError> {
+        let brief = match self.cache {
+            None => self.page_table.walk_brief(asid, va),
+            Some(_) => None,
+        };
+        let Some((read, translation)) = brief else {
+            return self.resolve(counts, asid, va, reference).map(|_| ());
+        };
+        let skip = if self.walk_caches.is_empty() {
+            0
+        } else {
+            self.walk_caches.filter(asid, va, read)
+        };
+        counts.walks += 1;
+        counts.walk_refs += (read - skip) as u64;
+        counts.walk_refs_skipped += skip as u64;
+        // Every entry on a line of its own.
+        counts.walk_lines += (read - skip) as u64;
+        if translation.is_none() {
+            self.fault(counts, asid, va, reference)?;
+        }
+        Ok(())
+    }
+
     /// Walk `va` into the scratch walk: how many of its leading references the walk
     /// caches make unnecessary. The caches serve every walk, one that ends at an
     /// absent entry too, and take the pointer entries it read.

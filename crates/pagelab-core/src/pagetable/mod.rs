@@ -344,6 +344,15 @@ pub trait PageTable {
     /// cache. It changes nothing simulated; by default it does nothing.
     #[inline(always)]
     fn prefetch(&self, _asid: Asid, _va: VirtAddr) {}
+    /// The walk of `va` in brief, for a caller that needs its counts but not its
+    /// entries: how many entries it reads and what it finds, when every entry it reads
+    /// lies on a cache line of its own (so its distinct lines are its references).
+    /// `None`: this structure does not know that, and the caller walks in full
+    /// ([`PageTable::walk_into`]). It must agree with the full walk.
+    #[inline(always)]
+    fn walk_brief(&self, _asid: Asid, _va: VirtAddr) -> Option<(usize, Option<Translation>)> {
+        None
+    }
     /// Bytes of memory the structure occupies: every frame it holds.
     fn footprint_bytes(&self) -> u64;
     /// Page sizes the structure can map.

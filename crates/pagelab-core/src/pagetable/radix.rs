@@ -135,6 +135,61 @@ impl RadixPageTable {
         }
     }
 
+    /// `va` within a table of `L` levels, as [`RadixPageTable::canonical`].
+    #[inline(always)]
+    fn canonical_in<const L: u32>(va: VirtAddr) -> Option<u64> {
+        let bits = 12 + 9 * L;
+        let top = va.0 >> (bits - 1);
+        (top == 0 || top == u64::MAX >> (bits - 1)).then_some(va.0 & ((1u64 << bits) - 1))
+    }
+
+    /// The walk in brief ([`PageTable::walk_brief`]) in a table of `L` levels: a
+    /// loop of known length, with constant shifts.
+    #[inline(always)]
+    fn brief<const L: u32>(&self, asid: Asid, va: VirtAddr) -> (usize, Option<Translation>) {
+        let root = self.root(asid);
+        let Some(va) = Self::canonical_in::<L>(va) else {
+            return (0, None);
+        };
+        if root == NO_ROOT {
+            return (0, None);
+        }
+        let mut node = root as usize;
+        for (read, level) in (0..L).rev().enumerate() {
+            let e = self.entries[node * FANOUT + ((va >> (12 + 9 * level)) & 511) as usize];
+            if e & (PRESENT | LEAF) != PRESENT {
+                let t = (e & PRESENT != 0).then(|| Translation {
+                    pfn: Pfn(e >> TARGET_SHIFT),
+                    size: LEAF_SIZES[(level as usize).min(LEAF_SIZES.len() - 1)],
+                    perms: Perms((e >> PERM_SHIFT) as u8 & 7),
+                });
+                return (read + 1, t);
+            }
+            node = child_node(e) as usize;
+        }
+        (L as usize, None)
+    }
+
+    /// [`PageTable::prefetch`] in a table of `L` levels.
+    #[inline(always)]
+    fn prefetch_in<const L: u32>(&self, asid: Asid, va: VirtAddr) {
+        let mut node = self.root(asid);
+        let Some(va) = Self::canonical_in::<L>(va) else {
+            return;
+        };
+        if node == NO_ROOT {
+            return;
+        }
+        for level in (1..L).rev() {
+            let e = self.entries[Self::slot(node, ((va >> (12 + 9 * level)) & 511) as usize)];
+            if e & (PRESENT | LEAF) != PRESENT {
+                return;
+            }
+            node = child_node(e);
+        }
+        crate::hugemem::prefetch(&self.entries[Self::slot(node, (va >> 12) as usize & 511)]);
+    }
+
     /// The leaf entry of the page at `va` whose leaf is at level `leaf`: its node, the
     /// number of interior levels read above it (their nodes and indexes in `path`)
     /// and its slot.
@@ -334,28 +389,26 @@ impl PageTable for RadixPageTable {
         }
     }
 
+    /// As `walk_into`, without writing the entries down: every node is a frame of its
+    /// own, so no two entries of a walk share a cache line.
+    #[inline(always)]
+    fn walk_brief(&self, asid: Asid, va: VirtAddr) -> Option<(usize, Option<Translation>)> {
+        Some(match self.levels {
+            4 => self.brief::<4>(asid, va),
+            _ => self.brief::<5>(asid, va),
+        })
+    }
+
     /// Follows the interior entries down to the last node present and prefetches the
     /// entry the walk will read there: the interior levels are few and stay in the
     /// host's cache, the leaf entries of a large address space do not.
     #[inline(always)]
     fn prefetch(&self, asid: Asid, va: VirtAddr) {
-        let mut node = self.root(asid);
-        if node == NO_ROOT {
-            return;
+        match self.levels {
+            4 => self.prefetch_in::<4>(asid, va),
+            _ => self.prefetch_in::<5>(asid, va),
         }
-        let Some(va) = self.canonical(va) else {
-            return;
-        };
-        for level in (1..self.levels).rev() {
-            let e = self.entries[Self::slot(node, index(va, level))];
-            if e & (PRESENT | LEAF) != PRESENT {
-                return;
-            }
-            node = child_node(e);
-        }
-        crate::hugemem::prefetch(&self.entries[Self::slot(node, index(va, 0))]);
     }
-
     fn footprint_bytes(&self) -> u64 {
         self.live_nodes * (FANOUT as u64 * 8)
     }
