@@ -7,6 +7,7 @@ pub mod hierarchy;
 pub mod replacement;
 pub mod set_assoc;
 pub mod walk_cache;
+mod way_index;
 
 pub use hierarchy::{AnyArray, Hierarchy, REPLACEMENT_POLICIES};
 pub use set_assoc::SetAssocTlb;

@@ -4,6 +4,7 @@
 //! the replacement policy `R`.
 
 use super::replacement::Replacement;
+use super::way_index::{self, WayIndex};
 use super::{sub_page, Tlb, TlbKey, TlbStats};
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr, Vpn};
 use crate::pagetable::{Perms, Translation};
@@ -33,6 +34,8 @@ pub struct SetAssocTlb<R: Replacement> {
     track_victims: bool,
     /// The entry the last fill evicted, (tag, meta), if it evicted one.
     victim: Option<(u64, u32)>,
+    /// Where each valid entry sits, for a wide array of one set (see [`WayIndex`]).
+    index: Option<WayIndex>,
 }
 
 /// The tag a page of `size` in `asid` is held under, with its page number (0 marks
@@ -65,6 +68,7 @@ impl<R: Replacement> SetAssocTlb<R> {
             live: [0; 64],
             track_victims: false,
             victim: None,
+            index: (sets == 1 && ways >= way_index::MIN_WAYS).then(|| WayIndex::new(ways)),
             sizes,
         }
     }
@@ -95,6 +99,9 @@ impl<R: Replacement> SetAssocTlb<R> {
             8 => self.find_in::<8>(set, vpn, meta),
             12 => self.find_in::<12>(set, vpn, meta),
             _ => {
+                if let Some(index) = &self.index {
+                    return index.find(vpn, meta, &self.tags, &self.meta);
+                }
                 let base = set * self.ways;
                 let tags = &self.tags[base..base + self.ways];
                 let metas = &self.meta[base..base + tags.len()];
@@ -190,6 +197,7 @@ impl<R: Replacement> SetAssocTlb<R> {
             4 => Self::first_free(self.set_metas::<4>(set)),
             8 => Self::first_free(self.set_metas::<8>(set)),
             12 => Self::first_free(self.set_metas::<12>(set)),
+            ways if self.index.as_ref().is_some_and(|ix| ix.len() == ways) => None,
             ways => Self::first_free(&self.meta[set * ways..(set + 1) * ways]),
         };
         let way = match free {
@@ -237,6 +245,12 @@ impl<R: Replacement> SetAssocTlb<R> {
             }
             self.live[(meta & 63) as usize] += 1;
         }
+        if let Some(index) = self.index.as_mut() {
+            if self.meta[i] != 0 {
+                index.remove(i, self.tags[i], self.meta[i], &self.tags, &self.meta);
+            }
+            index.insert(i, vpn, meta);
+        }
         self.tags[i] = vpn;
         self.meta[i] = meta;
         self.pfns[i] = pfn;
@@ -252,7 +266,7 @@ impl<R: Replacement> SetAssocTlb<R> {
     #[inline(always)]
     pub fn scan<const W: usize>(&mut self) -> Option<Scan<'_, R, W>> {
         let mask = self.mask?;
-        if W == 0 || self.ways != W || self.track_victims {
+        if W == 0 || self.ways != W || self.track_victims || self.index.is_some() {
             return None;
         }
         Some(Scan {
@@ -306,6 +320,9 @@ impl<R: Replacement> SetAssocTlb<R> {
                 self.meta[i] = 0;
                 self.policy.invalidate(i / self.ways, i % self.ways);
             }
+        }
+        if let Some(index) = self.index.as_mut() {
+            index.rebuild(&self.tags, &self.meta);
         }
     }
 }
