@@ -38,6 +38,9 @@ pub struct TreePlru {
     /// (one entry when the tree has at most 64 nodes, as for every real TLB).
     touch: Vec<(usize, u64, u64)>,
     starts: Vec<usize>,
+    /// When a set's nodes fit one word: what touching way `w` writes, (mask, values)
+    /// at `single[w]` (empty otherwise), for a hit without the indirection.
+    single: Vec<(u64, u64)>,
 }
 
 impl TreePlru {
@@ -82,17 +85,31 @@ impl Replacement for TreePlru {
             }
             starts.push(touch.len());
         }
+        let single = if words == 1 {
+            touch
+                .iter()
+                .map(|&(_, mask, value)| (mask, value))
+                .collect()
+        } else {
+            Vec::new()
+        };
         TreePlru {
             ways,
             words,
             bits: vec![0; sets * words],
             touch,
             starts,
+            single,
         }
     }
 
     #[inline]
     fn hit(&mut self, set: usize, way: usize) {
+        if let Some(&(mask, value)) = self.single.get(way) {
+            let b = &mut self.bits[set];
+            *b = *b & !mask | value;
+            return;
+        }
         let base = set * self.words;
         for &(word, mask, value) in &self.touch[self.starts[way]..self.starts[way + 1]] {
             let b = &mut self.bits[base + word];
