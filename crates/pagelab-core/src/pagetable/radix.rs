@@ -66,6 +66,16 @@ fn leaf_level(size: PageSize) -> Option<u32> {
     }
 }
 
+/// What a walk that ends at entry `e` of `level` (absent, or a leaf) finds.
+#[inline(always)]
+fn end_of_walk(e: u64, level: u32) -> Option<Translation> {
+    (e & PRESENT != 0).then(|| Translation {
+        pfn: Pfn(e >> TARGET_SHIFT),
+        size: LEAF_SIZES[(level as usize).min(LEAF_SIZES.len() - 1)],
+        perms: Perms((e >> PERM_SHIFT) as u8 & 7),
+    })
+}
+
 #[inline]
 fn index(va: VirtAddr, level: u32) -> usize {
     ((va.0 >> (12 + 9 * level)) & (FANOUT as u64 - 1)) as usize
@@ -158,12 +168,7 @@ impl RadixPageTable {
         for (read, level) in (0..L).rev().enumerate() {
             let e = self.entries[node * FANOUT + ((va >> (12 + 9 * level)) & 511) as usize];
             if e & (PRESENT | LEAF) != PRESENT {
-                let t = (e & PRESENT != 0).then(|| Translation {
-                    pfn: Pfn(e >> TARGET_SHIFT),
-                    size: LEAF_SIZES[(level as usize).min(LEAF_SIZES.len() - 1)],
-                    perms: Perms((e >> PERM_SHIFT) as u8 & 7),
-                });
-                return (read + 1, t);
+                return (read + 1, end_of_walk(e, level));
             }
             node = child_node(e) as usize;
         }
@@ -375,13 +380,7 @@ impl PageTable for RadixPageTable {
             let e = self.entries[node * FANOUT + idx];
             // Absent, or a leaf: the walk ends here.
             if e & (PRESENT | LEAF) != PRESENT {
-                if e & PRESENT != 0 {
-                    walk.translation = Some(Translation {
-                        pfn: Pfn(e >> TARGET_SHIFT),
-                        size: LEAF_SIZES[(level as usize).min(LEAF_SIZES.len() - 1)],
-                        perms: Perms((e >> PERM_SHIFT) as u8 & 7),
-                    });
-                }
+                walk.translation = end_of_walk(e, level);
                 return;
             }
             node = child_node(e) as usize;
