@@ -80,6 +80,41 @@ pub fn count_kinds(refs: &[MemRef]) -> [u64; 4] {
     counts
 }
 
+/// [`count_kinds`] over kind codes (the low two bits of each byte, as
+/// [`AccessKind::from_code`] reads them).
+pub fn count_kind_codes(codes: &[u8]) -> [u64; 4] {
+    // Eight codes at a time, as the bytes of a word: each kind's count is kept in the
+    // word's eight byte lanes, emptied before a lane can overflow.
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let sum_lanes = |lanes: u64| lanes.wrapping_mul(ONES) >> 56;
+    let mut counts = [0u64; 4];
+    let words = codes.chunks_exact(8);
+    let tail = words.remainder();
+    let mut words = words.map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")));
+    loop {
+        // Up to 31 words: a lane then holds at most 31 (the sum of 8 lanes fits a byte).
+        let (mut store, mut fetch, mut modify, mut n) = (0u64, 0u64, 0u64, 0);
+        for w in words.by_ref().take(31) {
+            let (lo, hi) = (w & ONES, (w >> 1) & ONES);
+            store += lo & !hi;
+            fetch += hi & !lo;
+            modify += lo & hi;
+            n += 1;
+        }
+        if n == 0 {
+            break;
+        }
+        counts[1] += sum_lanes(store);
+        counts[2] += sum_lanes(fetch);
+        counts[3] += sum_lanes(modify);
+    }
+    for &code in tail {
+        counts[(code & 3) as usize] += 1;
+    }
+    counts[0] = codes.len() as u64 - counts[1..].iter().sum::<u64>();
+    counts
+}
+
 impl MemRef {
     /// The address of the reference's last byte (its first for size 0).
     #[inline(always)]
@@ -235,6 +270,27 @@ impl Batch {
     }
 }
 
+/// A part of a trace whose references are all *plain*: in one address space, each
+/// within one base page, none with an instruction pointer; events other than a switch
+/// of address space are dropped. Kept as a column of addresses, it is what a reader
+/// that stores columns (the native format) gives without building [`MemRef`]s, for a
+/// loop that needs nothing else (see [`crate::trace::TraceReader::next_plain`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PlainBatch {
+    pub addrs: Vec<u64>,
+    /// The address space of every reference.
+    pub asid: Asid,
+    /// References by kind, indexed by `AccessKind as usize`.
+    pub by_kind: [u64; 4],
+}
+
+impl PlainBatch {
+    pub fn clear(&mut self) {
+        self.addrs.clear();
+        self.by_kind = [0; 4];
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,5 +315,17 @@ mod tests {
         }
         assert_eq!(count_kinds(&refs), plain);
         assert_eq!(count_kinds(&[]), [0; 4]);
+        // Codes carry other bits above the kind's two.
+        let codes: Vec<u8> = refs.iter().map(|r| r.kind as u8 | 0x5c).collect();
+        assert_eq!(count_kind_codes(&codes), plain);
+        // Lengths that leave a tail, and runs of one kind longer than a lane holds.
+        for n in [0, 1, 7, 8, 9, 247, 248, 249, 1000, 4093] {
+            let part = &codes[codes.len() - n..];
+            let mut expected = [0u64; 4];
+            for &c in part {
+                expected[(c & 3) as usize] += 1;
+            }
+            assert_eq!(count_kind_codes(part), expected, "{n} codes");
+        }
     }
 }

@@ -1,11 +1,15 @@
-//! A batch runs three ways: in order (each walk as its miss happens), decoupled through
-//! the general loop (TLBs first, then the queued walks), and decoupled through the
-//! specialized loop. All three must give the same report, on random streams (address
-//! spaces, instruction fetches, references spanning pages, untagged TLBs that flush on
-//! switches, walk caches) and on the bundled traces of real programs.
+//! A batch runs four ways: in order (each walk as its miss happens), decoupled through
+//! the general loop (TLBs first, then the queued walks), decoupled through the
+//! specialized loop, and from a native file, where chunks of plain references reach
+//! the specialized loop as columns ([`Machine::run_trace`]). All must give the same
+//! report, on random streams (address spaces, instruction fetches, references spanning
+//! pages, untagged TLBs that flush on switches, walk caches) and on the bundled traces
+//! of real programs.
 
 use pagelab_core::config::{HierarchyConfig, Serves, TlbConfig, WalkCacheConfig};
-use pagelab_core::event::{AccessKind, Batch, MemRef};
+use pagelab_core::event::{AccessKind, Batch, MemRef, PlainBatch};
+use pagelab_core::trace::native::{NativeReader, NativeWriter, WriterOptions};
+use pagelab_core::trace::{Metadata, Part, TraceReader};
 use pagelab_core::{Asid, Machine, MachineConfig, PageSize};
 use proptest::prelude::*;
 use proptest::test_runner::Config as ProptestConfig;
@@ -85,12 +89,66 @@ fn report(config: &MachineConfig, batches: &[Batch], mode: u32) -> serde_json::V
     serde_json::to_value(m.report()).unwrap()
 }
 
+/// `batches` written to a native trace in memory, chunks of `chunk_refs` references.
+fn native(batches: &[Batch], chunk_refs: u32) -> Vec<u8> {
+    let options = WriterOptions {
+        chunk_refs,
+        ..WriterOptions::default()
+    };
+    let mut w =
+        NativeWriter::new(Vec::new(), Path::new("mem"), &Metadata::default(), options).unwrap();
+    for b in batches {
+        w.write_batch(b).unwrap();
+    }
+    w.finish().unwrap()
+}
+
+/// The report of `config` over a native trace (the default, decoupled machine).
+fn report_native(config: &MachineConfig, trace: &[u8]) -> serde_json::Value {
+    let mut m = Machine::build(config).unwrap();
+    let mut reader = NativeReader::new(trace, Path::new("mem")).unwrap();
+    m.run_trace(&mut reader, Path::new("mem"), |_, _| {})
+        .unwrap();
+    serde_json::to_value(m.report()).unwrap()
+}
+
+/// How many chunks of `trace` decode as plain (fetches allowed or not).
+fn plain_chunks(trace: &[u8], fetches: bool) -> usize {
+    let mut reader = NativeReader::new(trace, Path::new("mem")).unwrap();
+    let (mut plain, mut batch, mut n) = (PlainBatch::default(), Batch::default(), 0);
+    loop {
+        match reader.next_plain(fetches, &mut plain, &mut batch).unwrap() {
+            Part::Plain => n += 1,
+            Part::Full => {}
+            Part::End => return n,
+        }
+    }
+}
+
 fn assert_same(config: &MachineConfig, batches: &[Batch], what: &str) {
     let in_order = report(config, batches, 0);
     for mode in [1, 2] {
         let other = report(config, batches, mode);
         assert_eq!(other, in_order, "{what}: mode {mode} differs from in order");
     }
+    // In chunks of another size: compared with its own batches, as samples of free
+    // memory are taken between batches.
+    let trace = native(batches, 4096);
+    let in_order = report(config, &read_batches(&trace), 0);
+    let from_file = report_native(config, &trace);
+    assert_eq!(
+        from_file, in_order,
+        "{what}: the native file's run differs from in order"
+    );
+}
+
+fn read_batches(trace: &[u8]) -> Vec<Batch> {
+    let mut reader = NativeReader::new(trace, Path::new("mem")).unwrap();
+    let (mut batches, mut batch) = (Vec::new(), Batch::default());
+    while reader.next_batch(&mut batch).unwrap() {
+        batches.push(std::mem::take(&mut batch));
+    }
+    batches
 }
 
 fn reference() -> impl Strategy<Value = MemRef> {
@@ -128,6 +186,76 @@ proptest! {
             assert_same(config, &batches, &format!("machine {i}"));
         }
     }
+}
+
+/// A reference that is plain (one address space, one base page, no fetch) unless
+/// `mixed`, which brings in fetches, other address spaces and large sizes.
+fn plainish(mixed: bool) -> impl Strategy<Value = MemRef> {
+    (reference(), 0u64..1024, 0u32..3).prop_map(move |(r, word, kind)| {
+        if mixed {
+            r
+        } else {
+            let page = r.addr.0 & !4095;
+            MemRef::new(
+                page + 4 * word,
+                4,
+                AccessKind::ALL[[0, 1, 3][kind as usize]],
+            )
+        }
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Chunks plain and not, in turn: the plain ones run as columns, the others the
+    /// general way, with state (the repeat filter, the address space) crossing.
+    #[test]
+    fn plain_chunks_give_the_same_report(
+        (cut, parts) in (1usize..80).prop_flat_map(|cut| {
+            let part = any::<bool>().prop_flat_map(move |mixed| {
+                proptest::collection::vec(plainish(mixed), cut)
+            });
+            (Just(cut), proptest::collection::vec(part, 1..6))
+        }),
+    ) {
+        let batches: Vec<Batch> = parts
+            .into_iter()
+            .map(|refs| Batch { refs, ..Batch::default() })
+            .collect();
+        let trace = native(&batches, cut as u32);
+        let plain = plain_chunks(&trace, false);
+        for (i, config) in machines().iter().enumerate() {
+            let in_order = report(config, &batches, 0);
+            prop_assert_eq!(report_native(config, &trace), in_order, "machine {}", i);
+        }
+        prop_assert!(plain <= batches.len());
+    }
+}
+
+/// The test above runs plain chunks (not every chunk falls back to the general way).
+#[test]
+fn plain_chunks_are_found() {
+    let plain: Vec<MemRef> = (0..100u64)
+        .map(|i| MemRef::new(0x10_0000 + 64 * i, 8, AccessKind::ALL[(i % 2) as usize]))
+        .collect();
+    let mut fetch = plain.clone();
+    fetch[7].kind = AccessKind::Fetch;
+    let mut across = plain.clone();
+    across[9].addr.0 = 0x10_0ffc;
+    let mut switch = plain.clone();
+    switch[50].asid = Asid(3);
+    let batches: Vec<Batch> = [&plain, &fetch, &across, &switch, &plain]
+        .iter()
+        .map(|refs| Batch {
+            refs: refs.to_vec(),
+            ..Batch::default()
+        })
+        .collect();
+    let trace = native(&batches, 100);
+    // The fetch is plain only where fetches are allowed; crossing and switching never.
+    assert_eq!(plain_chunks(&trace, false), 2);
+    assert_eq!(plain_chunks(&trace, true), 3);
 }
 
 #[test]

@@ -57,7 +57,7 @@ impl Miss {
 impl Machine {
     /// Run references from the start of `refs` (the first numbered `first`) through
     /// the [`Kernel`] while they are its kind; how many it ran.
-    pub(super) fn run_kernel(&mut self, refs: &[MemRef], first: u64) -> usize {
+    pub(super) fn run_kernel<I: KernelInput>(&mut self, refs: I, first: u64) -> usize {
         let base = self.walker.base_page;
         let split = self.tlb.split();
         let asid = self.current_asid;
@@ -141,6 +141,39 @@ impl Machine {
     }
 }
 
+/// The references a [`Kernel`] runs over, as far as they are its kind.
+pub(super) trait KernelInput: Copy {
+    fn len(&self) -> usize;
+    /// The address of reference `i` (`i < len`) if the kernel can take it: in address
+    /// space `asid`, no instruction fetch when `split`, within one base page.
+    fn plain(&self, i: usize, asid: Asid, split: bool) -> Option<VirtAddr>;
+}
+
+impl KernelInput for &[MemRef] {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        <[MemRef]>::len(self)
+    }
+    #[inline(always)]
+    fn plain(&self, i: usize, asid: Asid, split: bool) -> Option<VirtAddr> {
+        let r = &self[i];
+        let other = r.asid != asid || (split & (r.kind == AccessKind::Fetch)) || r.spans_pages();
+        (!other).then_some(r.addr)
+    }
+}
+
+/// The addresses of a [`crate::event::PlainBatch`], known to be plain.
+impl KernelInput for &[u64] {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        <[u64]>::len(self)
+    }
+    #[inline(always)]
+    fn plain(&self, i: usize, _: Asid, _: bool) -> Option<VirtAddr> {
+        Some(VirtAddr(self[i]))
+    }
+}
+
 /// The loop over a run of references that need nothing but the data side's first
 /// level and what lies above it, compiled for the first level's replacement policy:
 /// references in the current address space, data references (or any, when both
@@ -150,10 +183,10 @@ impl Machine {
 /// It does what the general loop does, in fewer steps: the first level's other arrays
 /// (of larger pages) stay empty in a decoupled run, so only the base-page array is
 /// looked up; counts are kept in locals and added at the end.
-pub(super) struct Kernel<'a, 'h> {
+pub(super) struct Kernel<'a, 'h, I: KernelInput> {
     pub above: Above<'h>,
     pub misses: &'a mut Vec<Miss>,
-    pub refs: &'a [MemRef],
+    pub refs: I,
     /// The number of `refs[0]` in the trace.
     pub first: u64,
     pub asid: Asid,
@@ -173,7 +206,7 @@ pub(super) struct KernelEnd {
     pub repeats: u64,
 }
 
-impl VisitArray for Kernel<'_, '_> {
+impl<I: KernelInput> VisitArray for Kernel<'_, '_, I> {
     type Out = KernelEnd;
 
     fn visit<R: Replacement>(self, array: &mut SetAssocTlb<R>) -> KernelEnd {
@@ -223,7 +256,7 @@ impl<R: Replacement, const W: usize> FirstArray for Scan<'_, R, W> {
     }
 }
 
-impl Kernel<'_, '_> {
+impl<I: KernelInput> Kernel<'_, '_, I> {
     #[inline(always)]
     fn with_ways<R: Replacement, const W: usize>(self, array: &mut SetAssocTlb<R>) -> KernelEnd {
         if let Some(mut scan) = array.scan::<W>() {
@@ -267,18 +300,18 @@ impl Kernel<'_, '_> {
         let mut done = refs.len();
         let (mut missed, mut repeats) = (0u64, 0u64);
         let alone = above.is_empty();
-        for (i, r) in refs.iter().enumerate() {
-            if r.asid != asid || (split & (r.kind == AccessKind::Fetch)) || r.spans_pages() {
+        for i in 0..refs.len() {
+            let Some(va) = refs.plain(i, asid, split) else {
                 done = i;
                 break;
-            }
-            let page = r.addr.0 >> repeat_shift;
+            };
+            let page = va.0 >> repeat_shift;
             if page == last_page {
                 repeats += 1;
                 continue;
             }
             last_page = page;
-            let vpn = r.addr.0 >> size_shift;
+            let vpn = va.0 >> size_shift;
             if array.touch(vpn, meta) {
                 continue;
             }
@@ -286,13 +319,13 @@ impl Kernel<'_, '_> {
             let reference = first + i as u64;
             if alone {
                 misses.push(Miss {
-                    va: r.addr,
+                    va,
                     reference,
                     asid,
                     flush: false,
                 });
             } else {
-                miss_above(&mut above, misses, asid, r.addr, reference);
+                miss_above(&mut above, misses, asid, va, reference);
             }
             array.fill(vpn, meta);
         }

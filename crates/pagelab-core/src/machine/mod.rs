@@ -16,7 +16,7 @@
 use crate::addr::{Asid, PageSize, VirtAddr};
 use crate::config::{CostConfig, FramesConfig, MachineConfig, PageTableConfig};
 use crate::cost::{CostModel, Cycles, SimpleCost};
-use crate::event::{count_kinds, AccessKind, Batch, Event};
+use crate::event::{count_kinds, AccessKind, Batch, Event, PlainBatch};
 use crate::frames::{BuddyAllocator, FrameAllocator, SimpleAllocator};
 use crate::pagetable::{
     ClusteredPageTable, GuardedPageTable, HashedPageTable, InvertedPageTable, LinearPageTable,
@@ -25,7 +25,7 @@ use crate::pagetable::{
 use crate::tlb::hierarchy::{SizeCounts, DATA, INSTRUCTION};
 use crate::tlb::walk_cache::WalkCacheReport;
 use crate::tlb::{Hierarchy, WalkCaches};
-use crate::trace::{Location, TraceError, TraceReader};
+use crate::trace::{Location, Part, TraceError, TraceReader};
 use walker::Walker;
 
 pub mod decoupled;
@@ -579,13 +579,55 @@ impl Machine {
         mut after_batch: impl FnMut(u64, u64),
     ) -> Result<(), TraceError> {
         let mut batch = Batch::default();
-        while reader.next_batch(&mut batch)? {
-            self.run_batch(&batch).map_err(|e| {
-                TraceError::new(path, Location::File, format!("simulation stopped at {e}"))
-            })?;
-            after_batch(batch.refs.len() as u64, reader.position());
+        let mut plain = PlainBatch::default();
+        let stopped = |e: SimError| {
+            TraceError::new(path, Location::File, format!("simulation stopped at {e}"))
+        };
+        loop {
+            // Plain parts of the trace go straight to the kernel, as columns.
+            let part = if self.decoupled && self.kernel {
+                reader.next_plain(!self.tlb.split(), &mut plain, &mut batch)?
+            } else if reader.next_batch(&mut batch)? {
+                Part::Full
+            } else {
+                Part::End
+            };
+            let refs = match part {
+                Part::End => return Ok(()),
+                Part::Plain => {
+                    self.run_plain(&plain).map_err(stopped)?;
+                    plain.addrs.len()
+                }
+                Part::Full => {
+                    self.run_batch(&batch).map_err(stopped)?;
+                    batch.refs.len()
+                }
+            };
+            after_batch(refs as u64, reader.position());
         }
-        Ok(())
+    }
+
+    /// Simulate a plain batch (see [`PlainBatch`]): as [`Machine::run_batch`] does
+    /// the same references, through the kernel only. For a decoupled run with its
+    /// kernel on; fetches only when the sides share their first level.
+    fn run_plain(&mut self, plain: &PlainBatch) -> Result<(), SimError> {
+        debug_assert!(self.decoupled && self.kernel);
+        let first = self.counts.references;
+        let n = plain.addrs.len();
+        if n > 0 && plain.asid != self.current_asid {
+            self.switch_address_space::<true>(plain.asid, first);
+        }
+        let done = self.run_kernel(&plain.addrs[..], first);
+        assert_eq!(done, n, "the kernel takes every plain reference");
+        let c = &mut self.counts;
+        for (total, n) in c.by_kind.iter_mut().zip(plain.by_kind) {
+            *total += n;
+        }
+        c.translations += n as u64;
+        c.references += n as u64;
+        self.credit_repeats();
+        self.walk_deferred()?;
+        self.after_refs()
     }
 
     /// Simulate the references of a batch. Events are not acted on yet.
@@ -600,6 +642,11 @@ impl Machine {
         } else {
             self.run_refs::<false>(batch)?;
         }
+        self.after_refs()
+    }
+
+    /// What follows a batch's references: promotions in the background, samples.
+    fn after_refs(&mut self) -> Result<(), SimError> {
         if self.walker.policy.is_some() {
             self.background_promotions()?;
         }

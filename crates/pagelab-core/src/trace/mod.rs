@@ -20,7 +20,7 @@ pub mod synthetic;
 
 pub use error::{Location, TraceError};
 
-use crate::event::Batch;
+use crate::event::{Batch, PlainBatch};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -45,6 +45,24 @@ pub trait TraceReader {
     /// Clear `batch` and fill it with the next part of the trace.
     /// `Ok(false)` means the trace has ended (the batch is then empty).
     fn next_batch(&mut self, batch: &mut Batch) -> Result<bool, TraceError>;
+    /// The next part of the trace as a [`PlainBatch`] when all its references are
+    /// plain (and, unless `fetches`, none is an instruction fetch), else as a `batch`;
+    /// both are cleared first. For loops that need only plain references' addresses
+    /// and run the others the general way. Readers that keep no columns give batches.
+    fn next_plain(
+        &mut self,
+        fetches: bool,
+        plain: &mut PlainBatch,
+        batch: &mut Batch,
+    ) -> Result<Part, TraceError> {
+        let _ = fetches;
+        plain.clear();
+        Ok(if self.next_batch(batch)? {
+            Part::Full
+        } else {
+            Part::End
+        })
+    }
     fn metadata(&self) -> &Metadata;
     /// Bytes of input consumed so far (of the decompressed stream for compressed text),
     /// for progress reports.
@@ -53,6 +71,17 @@ pub trait TraceReader {
     fn warning(&self) -> Option<&str> {
         None
     }
+}
+
+/// What [`TraceReader::next_plain`] gave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// The plain batch holds the next part.
+    Plain,
+    /// The batch holds it.
+    Full,
+    /// The trace has ended.
+    End,
 }
 
 /// References per batch for the readers that choose their own batch size.

@@ -17,7 +17,10 @@
 
 use super::varint::{self, unzigzag, zigzag, Cursor};
 use crate::addr::{Asid, VirtAddr};
-use crate::event::{AccessKind, Alloc, AllocOp, Batch, Event, MemRef, Segment, SegmentKind};
+use crate::event::{
+    count_kind_codes, AccessKind, Alloc, AllocOp, Batch, Event, MemRef, PlainBatch, Segment,
+    SegmentKind,
+};
 
 /// Sizes below this are stored in the size byte; larger ones escape to the extras section.
 const SIZE_ESCAPE: u32 = 255;
@@ -228,68 +231,173 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
 }
 
+/// A chunk payload split into its sections, their lengths checked.
+struct Sections<'a> {
+    has_ips: bool,
+    start_asid: Asid,
+    kinds: &'a [u8],
+    sizes: &'a [u8],
+    /// The address deltas and their padding, checked to fit the kinds' lengths.
+    addrs: &'a [u8],
+    ips: &'a [u8],
+    extras: &'a [u8],
+    events: &'a [u8],
+}
+
+impl<'a> Sections<'a> {
+    fn parse(raw: &'a [u8], n_refs: u32) -> Result<Sections<'a>, String> {
+        let mut head = Cursor::new(raw);
+        let flags = head.byte()?;
+        if flags & !FLAG_HAS_IPS != 0 {
+            return Err(format!("unknown chunk flags {flags:#x}"));
+        }
+        let start_asid = asid_from(head.varint()?)?;
+        let mut lens = [0usize; 4];
+        for len in lens.iter_mut() {
+            *len = usize::try_from(head.varint()?).map_err(|_| "a section length is too large")?;
+        }
+        let kinds = head.bytes(n_refs as usize)?;
+        let sizes = head.bytes(n_refs as usize)?;
+        let addrs = head.bytes(lens[0])?;
+        if addrs.len() < PAD {
+            return Err("the address section lacks its padding".into());
+        }
+        let ips = head.bytes(lens[1])?;
+        let extras = head.bytes(lens[2])?;
+        let events = head.bytes(lens[3])?;
+        if !head.is_done() {
+            return Err(format!("{} bytes after the last section", head.remaining()));
+        }
+        let has_ips = flags & FLAG_HAS_IPS != 0;
+        if !has_ips && !ips.is_empty() {
+            return Err("instruction pointers present but not flagged".into());
+        }
+        // Check the lengths once, so that the loops over references need not: each at
+        // most 8 (a length above 8 sets bit 6 once 7 is added to it), and together
+        // they fill the section before its padding. Folds without an early exit, so
+        // that they vectorize.
+        let lengths = kinds
+            .iter()
+            .fold(0, |a, &k| a | ((k & LEN_FIELD) + (7 << 2)));
+        if lengths & (16 << 2) != 0 {
+            return Err("invalid kind byte".into());
+        }
+        let delta_bytes: usize = kinds
+            .iter()
+            .map(|&k| ((k & LEN_FIELD) >> 2) as u32)
+            .sum::<u32>() as usize;
+        if delta_bytes + PAD != addrs.len() || addrs[delta_bytes..].iter().any(|&b| b != 0) {
+            return Err("the address deltas do not fill their section".into());
+        }
+        Ok(Sections {
+            has_ips,
+            start_asid,
+            kinds,
+            sizes,
+            addrs,
+            ips,
+            extras,
+            events,
+        })
+    }
+
+    /// The addresses, in order. Each delta is against the slot its kind byte names;
+    /// the slot then holds this address. No branch depends on the data.
+    #[inline(always)]
+    fn addresses(&self) -> impl Iterator<Item = u64> + 'a {
+        let mut slots = [0u64; SLOTS];
+        let mut pos = 0usize;
+        let addrs = self.addrs;
+        self.kinds.iter().map(move |&k| {
+            let len = ((k & LEN_FIELD) >> 2) as usize;
+            // SAFETY: the parse checked that the lengths, each at most 8, sum to the
+            // section's length less its 8 bytes of padding; `pos` is the sum of the
+            // lengths before this one, so `pos + 8 <= addrs.len()`.
+            let word = unsafe { addrs.as_ptr().add(pos).cast::<u64>().read_unaligned() };
+            pos += len;
+            let delta = unzigzag(u64::from_le(word) & MASKS[len]) as u64;
+            let slot = &mut slots[(k >> 6) as usize];
+            let addr = slot.wrapping_add(delta);
+            *slot = addr;
+            addr
+        })
+    }
+}
+
+/// Decode a chunk payload as a [`PlainBatch`] if its references are plain: no switch
+/// of address space, no instruction pointers, no reference across a base page (nor
+/// one large enough to escape its size), and no instruction fetch unless `fetches`.
+/// `Ok(false)`: the chunk is not plain (`plain` is then meaningless; decode it with
+/// [`decode`]). Errors describe what is malformed, as [`decode`]'s do.
+pub fn decode_plain(
+    raw: &[u8],
+    n_refs: u32,
+    n_events: u32,
+    fetches: bool,
+    scratch: &mut Batch,
+    plain: &mut PlainBatch,
+) -> Result<bool, String> {
+    plain.clear();
+    let s = Sections::parse(raw, n_refs)?;
+    // Events are checked as in a full decode, so a malformed chunk is an error here too.
+    scratch.clear();
+    decode_events(s.events, n_refs, n_events, scratch)?;
+    let switches = scratch
+        .events
+        .iter()
+        .any(|(_, e)| matches!(e, Event::SwitchAddressSpace { .. }));
+    let escaped = !s.extras.is_empty() || s.sizes.contains(&(SIZE_ESCAPE as u8));
+    if switches || s.has_ips || escaped {
+        return Ok(false);
+    }
+    let by_kind = count_kind_codes(s.kinds);
+    if !fetches && by_kind[AccessKind::Fetch as usize] > 0 {
+        return Ok(false);
+    }
+    // Whether a reference of the largest size could reach past its base page from
+    // any of the addresses (then each is checked with its own size).
+    // (All sizes OR-ed together bound the largest, at less than twice it.)
+    let reach = s.sizes.iter().fold(0, |a, &b| a | b).max(1) as u64 - 1;
+    let offsets = (1u64 << crate::addr::BASE_SHIFT) - 1;
+    let mut furthest = 0u64;
+    plain.addrs.reserve(n_refs as usize);
+    let out = &mut plain.addrs.spare_capacity_mut()[..n_refs as usize];
+    for (out, addr) in out.iter_mut().zip(s.addresses()) {
+        furthest |= (addr & offsets) + reach;
+        out.write(addr);
+    }
+    // SAFETY: the loop wrote all `n_refs` elements after the (empty) column's length:
+    // `kinds` has exactly `n_refs` bytes, checked by the parse.
+    unsafe { plain.addrs.set_len(n_refs as usize) };
+    if furthest > offsets {
+        let last = |(&a, &size): (&u64, &u8)| a.wrapping_add((size.max(1) - 1) as u64);
+        if plain
+            .addrs
+            .iter()
+            .zip(s.sizes)
+            .any(|r| (last(r) ^ r.0) > offsets)
+        {
+            return Ok(false);
+        }
+    }
+    plain.asid = s.start_asid;
+    plain.by_kind = by_kind;
+    Ok(true)
+}
+
 /// Decode one chunk payload into `batch` (cleared first). Returns the address space
 /// current after the chunk's last event. Errors describe what is malformed.
 pub fn decode(raw: &[u8], n_refs: u32, n_events: u32, batch: &mut Batch) -> Result<Asid, String> {
     batch.clear();
-    let mut head = Cursor::new(raw);
-    let flags = head.byte()?;
-    if flags & !FLAG_HAS_IPS != 0 {
-        return Err(format!("unknown chunk flags {flags:#x}"));
-    }
-    let start_asid = asid_from(head.varint()?)?;
-    let mut lens = [0usize; 4];
-    for len in lens.iter_mut() {
-        *len = usize::try_from(head.varint()?).map_err(|_| "a section length is too large")?;
-    }
-    let kinds = head.bytes(n_refs as usize)?;
-    let sizes = head.bytes(n_refs as usize)?;
-    let addrs = head.bytes(lens[0])?;
-    if addrs.len() < PAD {
-        return Err("the address section lacks its padding".into());
-    }
-    let ips = head.bytes(lens[1])?;
-    let extras = head.bytes(lens[2])?;
-    let events = head.bytes(lens[3])?;
-    if !head.is_done() {
-        return Err(format!("{} bytes after the last section", head.remaining()));
-    }
-    let has_ips = flags & FLAG_HAS_IPS != 0;
-    if !has_ips && !ips.is_empty() {
-        return Err("instruction pointers present but not flagged".into());
-    }
+    let s = Sections::parse(raw, n_refs)?;
+    let (has_ips, start_asid, sizes, ips, extras) =
+        (s.has_ips, s.start_asid, s.sizes, s.ips, s.extras);
+    decode_events(s.events, n_refs, n_events, batch)?;
 
-    decode_events(events, n_refs, n_events, batch)?;
-
-    // Check the columns once, so that the loop over references cannot fail.
-    let mut delta_bytes = 0usize;
-    let mut bad_kind = 0u8;
-    for &k in kinds {
-        let len = (k & LEN_FIELD) >> 2;
-        bad_kind |= (len > 8) as u8;
-        delta_bytes += len as usize;
-    }
-    if bad_kind != 0 {
-        return Err("invalid kind byte".into());
-    }
-    if delta_bytes + PAD != addrs.len() || addrs[delta_bytes..].iter().any(|&b| b != 0) {
-        return Err("the address deltas do not fill their section".into());
-    }
-
-    // Each delta is against the slot its kind byte names; the slot then holds this
-    // address. No branch depends on the data.
-    let mut slots = [0u64; SLOTS];
-    let mut pos = 0usize;
     batch.refs.reserve(n_refs as usize);
     let out = &mut batch.refs.spare_capacity_mut()[..n_refs as usize];
-    for (r, (&k, &size)) in out.iter_mut().zip(kinds.iter().zip(sizes)) {
-        let len = ((k & LEN_FIELD) >> 2) as usize;
-        let word = u64::from_le_bytes(*<&[u8; 8]>::try_from(&addrs[pos..pos + 8]).unwrap());
-        pos += len;
-        let delta = unzigzag(word & MASKS[len]) as u64;
-        let slot = &mut slots[(k >> 6) as usize];
-        let addr = slot.wrapping_add(delta);
-        *slot = addr;
+    let columns = s.addresses().zip(s.kinds.iter().zip(sizes));
+    for (r, (addr, (&k, &size))) in out.iter_mut().zip(columns) {
         r.write(MemRef {
             addr: VirtAddr(addr),
             ip: 0,
@@ -428,6 +536,7 @@ fn asid_from(v: u64) -> Result<Asid, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::count_kinds;
 
     fn load(addr: u64) -> MemRef {
         MemRef {
@@ -468,6 +577,65 @@ mod tests {
         let mut batch = Batch::default();
         decode(&raw, refs.len() as u32, 0, &mut batch).unwrap();
         assert_eq!(batch.refs, refs);
+    }
+
+    /// The plain decode accepts exactly what the full decode accepts, and gives the
+    /// same addresses: on a valid chunk and on every one-byte corruption of it.
+    #[test]
+    fn plain_decode_agrees_with_the_full_decode() {
+        let refs: Vec<MemRef> = (0..40u64)
+            .map(|i| {
+                MemRef::new(
+                    0x7f00_0000_0000 + (i % 5) * 0x1234_5678 + 8 * i,
+                    8,
+                    AccessKind::ALL[(i % 4) as usize],
+                )
+            })
+            .collect();
+        let mut enc = ChunkEncoder::default();
+        enc.start(Asid(0));
+        for (i, r) in refs.iter().enumerate() {
+            if i == 20 {
+                enc.push_event(&Event::Marker {
+                    id: 1,
+                    name: "m".into(),
+                });
+            }
+            enc.push_ref(r);
+        }
+        let mut valid = Vec::new();
+        enc.finish(&mut valid);
+        let (n, events) = (refs.len() as u32, 1);
+        let (mut batch, mut scratch, mut plain) =
+            (Batch::default(), Batch::default(), PlainBatch::default());
+        let mut plain_seen = 0;
+        for at in 0..=valid.len() {
+            for value in [0u8, 1, 0x3c, 0x40, 0xff] {
+                let mut raw = valid.clone();
+                if at < raw.len() {
+                    raw[at] = value;
+                }
+                let full = decode(&raw, n, events, &mut batch).map(|_| ());
+                match decode_plain(&raw, n, events, true, &mut scratch, &mut plain) {
+                    Ok(true) => {
+                        plain_seen += 1;
+                        assert!(
+                            full.is_ok(),
+                            "byte {at} = {value}: plain accepts, full says {full:?}"
+                        );
+                        let addrs: Vec<u64> = batch.refs.iter().map(|r| r.addr.0).collect();
+                        assert_eq!(plain.addrs, addrs, "byte {at} = {value}");
+                        assert_eq!(plain.by_kind, count_kinds(&batch.refs));
+                    }
+                    Ok(false) => {}
+                    Err(e) => assert!(
+                        full.is_err(),
+                        "byte {at} = {value}: plain says {e}, full accepts"
+                    ),
+                }
+            }
+        }
+        assert!(plain_seen > 0);
     }
 
     /// Found by fuzzing: an event index delta near 2^64 must be an error, not a wrap.

@@ -3,10 +3,10 @@
 
 use super::chunk;
 use super::{CHUNK_HEADER_LEN, CHUNK_TAG, END_LEN, END_TAG, MAGIC, MAX_CHUNK_BYTES, VERSION};
-use crate::event::Batch;
+use crate::event::{Batch, PlainBatch};
 use crate::trace::error::TraceError;
 use crate::trace::input::{open_file, read_full};
-use crate::trace::{Metadata, TraceReader};
+use crate::trace::{Metadata, Part, TraceReader};
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -186,18 +186,25 @@ impl<R: Read> NativeReader<R> {
     }
 }
 
-impl<R: Read> TraceReader for NativeReader<R> {
-    fn next_batch(&mut self, batch: &mut Batch) -> Result<bool, TraceError> {
-        batch.clear();
+/// A chunk read, checked and decompressed into the reader's `raw` buffer.
+struct ChunkHead {
+    start: u64,
+    n_refs: u32,
+    n_events: u32,
+}
+
+impl<R: Read> NativeReader<R> {
+    /// Read the next chunk into `self.raw`; `None` at the end of the trace.
+    fn next_chunk(&mut self) -> Result<Option<ChunkHead>, TraceError> {
         if self.done {
-            return Ok(false);
+            return Ok(None);
         }
         let start = self.offset;
         let mut head = [0u8; CHUNK_HEADER_LEN];
         let got = read_full(&mut self.input, &mut head[..4])
             .map_err(|e| TraceError::at_offset(&self.path, start, e.to_string()))?;
         if got == 0 {
-            return self.fail(
+            return self.fail_chunk(
                 start,
                 format!(
                     "truncated: the trace ends without its end marker (after {} complete chunks, {} references)",
@@ -206,17 +213,17 @@ impl<R: Read> TraceReader for NativeReader<R> {
             );
         }
         if got < 4 {
-            return self.fail(
+            return self.fail_chunk(
                 start + got as u64,
                 "truncated: the file ends inside a chunk header".into(),
             );
         }
         self.offset += 4;
         if &head[..4] == END_TAG {
-            return self.read_end(start);
+            return self.read_end(start).map(|_| None);
         }
         if &head[..4] != CHUNK_TAG {
-            return self.fail(
+            return self.fail_chunk(
                 start,
                 format!(
                     "expected a chunk, found bytes {:02x?} (corrupt file)",
@@ -225,13 +232,13 @@ impl<R: Read> TraceReader for NativeReader<R> {
             );
         }
         let Some(rest) = self.read_exact_at(CHUNK_HEADER_LEN - 4, "chunk header", start)? else {
-            return Ok(false);
+            return Ok(None);
         };
         head[4..].copy_from_slice(&rest);
         let (n_refs, n_events) = (u32_at(&head, 4), u32_at(&head, 8));
         let (raw_len, stored_len, crc) = (u32_at(&head, 12), u32_at(&head, 16), u32_at(&head, 20));
         if raw_len > MAX_CHUNK_BYTES || stored_len > MAX_CHUNK_BYTES {
-            return self.fail(
+            return self.fail_chunk(
                 start,
                 format!("chunk lengths {raw_len}/{stored_len} are implausible (corrupt file)"),
             );
@@ -245,14 +252,14 @@ impl<R: Read> TraceReader for NativeReader<R> {
             .map_err(|e| TraceError::at_offset(&self.path, self.offset, e.to_string()))?;
         if got < stored_len as usize {
             let end = self.offset + got as u64;
-            return self.fail(
+            return self.fail_chunk(
                 end,
                 format!("truncated: the file ends inside the chunk that starts at offset {start} ({stored_len} bytes expected, {got} present)"),
             );
         }
         self.offset += got as u64;
         if crc32fast::hash(&self.stored) != crc {
-            return self.fail(start, "chunk checksum mismatch (corrupt data)".into());
+            return self.fail_chunk(start, "chunk checksum mismatch (corrupt data)".into());
         }
         self.raw.clear();
         self.raw.reserve(raw_len as usize);
@@ -262,21 +269,85 @@ impl<R: Read> TraceReader for NativeReader<R> {
         {
             Ok(n) if n == raw_len as usize => {}
             Ok(n) => {
-                return self.fail(
+                return self.fail_chunk(
                     start,
                     format!("chunk decompresses to {n} bytes, header says {raw_len}"),
                 )
             }
-            Err(e) => return self.fail(start, format!("chunk does not decompress: {e}")),
+            Err(e) => return self.fail_chunk(start, format!("chunk does not decompress: {e}")),
         }
-        if let Err(e) = chunk::decode(&self.raw, n_refs, n_events, batch) {
+        Ok(Some(ChunkHead {
+            start,
+            n_refs,
+            n_events,
+        }))
+    }
+
+    /// [`NativeReader::fail`] where a chunk was expected: `None` ends the trace.
+    fn fail_chunk(
+        &mut self,
+        offset: u64,
+        message: String,
+    ) -> Result<Option<ChunkHead>, TraceError> {
+        self.fail(offset, message).map(|_| None)
+    }
+
+    /// Count a chunk decoded, or fail with what is malformed in it (`None`: the
+    /// salvaged trace ends before it).
+    fn decoded<T>(
+        &mut self,
+        head: &ChunkHead,
+        result: Result<T, String>,
+    ) -> Result<Option<T>, TraceError> {
+        match result {
+            Ok(t) => {
+                self.refs += head.n_refs as u64;
+                self.events += head.n_events as u64;
+                self.chunks += 1;
+                Ok(Some(t))
+            }
+            Err(e) => self
+                .fail(head.start, format!("malformed chunk: {e}"))
+                .map(|_| None),
+        }
+    }
+}
+
+impl<R: Read> TraceReader for NativeReader<R> {
+    fn next_batch(&mut self, batch: &mut Batch) -> Result<bool, TraceError> {
+        batch.clear();
+        let Some(head) = self.next_chunk()? else {
+            return Ok(false);
+        };
+        let result = chunk::decode(&self.raw, head.n_refs, head.n_events, batch);
+        if result.is_err() {
             batch.clear();
-            return self.fail(start, format!("malformed chunk: {e}"));
         }
-        self.refs += n_refs as u64;
-        self.events += n_events as u64;
-        self.chunks += 1;
-        Ok(true)
+        self.decoded(&head, result).map(|t| t.is_some())
+    }
+
+    fn next_plain(
+        &mut self,
+        fetches: bool,
+        plain: &mut PlainBatch,
+        batch: &mut Batch,
+    ) -> Result<Part, TraceError> {
+        batch.clear();
+        plain.clear();
+        let Some(head) = self.next_chunk()? else {
+            return Ok(Part::End);
+        };
+        let (raw, n_refs, n_events) = (&self.raw, head.n_refs, head.n_events);
+        let result = match chunk::decode_plain(raw, n_refs, n_events, fetches, batch, plain) {
+            Ok(true) => Ok(Part::Plain),
+            Ok(false) => chunk::decode(raw, n_refs, n_events, batch).map(|_| Part::Full),
+            Err(e) => Err(e),
+        };
+        if result.is_err() {
+            batch.clear();
+            plain.clear();
+        }
+        self.decoded(&head, result).map(|t| t.unwrap_or(Part::End))
     }
 
     fn metadata(&self) -> &Metadata {
