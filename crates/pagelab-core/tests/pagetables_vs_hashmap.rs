@@ -18,6 +18,7 @@ use pagelab_core::frames::{FrameAllocator, SimpleAllocator};
 use pagelab_core::pagetable::{
     ClusteredPageTable, GuardedPageTable, HashedPageTable, InvertedPageTable, LinearPageTable,
     MapError, PageTable, Perms, RadixPageTable, Segment, Translation, VariableRadixPageTable,
+    WalkHint,
 };
 use proptest::prelude::*;
 use proptest::test_runner::Config as ProptestConfig;
@@ -314,15 +315,21 @@ fn check_lookup(
         ));
     }
     // The walk in brief, where a structure gives one, is the same walk.
-    if let Some((read, translation)) = table.walk_brief(a, VirtAddr(va)) {
+    check_brief(table, a, va, WalkHint::NONE)?;
+    same(w.translation, reference.lookup(a, va), va).map_err(|e| format!("{a:?}: {e}"))
+}
+
+/// The walk in brief from `hint` (where the structure gives one) equals the full walk.
+fn check_brief(table: &dyn PageTable, a: Asid, va: u64, hint: WalkHint) -> Result<(), String> {
+    let w = table.walk(a, VirtAddr(va));
+    if let Some((read, translation)) = table.walk_brief(a, VirtAddr(va), hint) {
         if (read, translation) != (w.refs().len(), w.translation) || w.distinct_lines() != read {
             return Err(format!(
-                "walk of {va:#x} in brief: {read} entries, {translation:?}; in full: {:?}",
-                w
+                "walk of {a:?} {va:#x} in brief from {hint:?}: {read} entries, {translation:?}; in full: {w:?}"
             ));
         }
     }
-    same(w.translation, reference.lookup(a, va), va).map_err(|e| format!("{a:?}: {e}"))
+    Ok(())
 }
 
 /// A shared segment from an operation: 1 to 8 pages of the op's size (most often
@@ -362,12 +369,26 @@ fn run(name: &str, ops: &[RawOp]) -> Result<(), TestCaseError> {
     let mut segments: Vec<Segment> = Vec::new();
     let fail = |n: usize, e: String| TestCaseError::fail(format!("{name}, op {n}: {e}"));
 
+    // Prefetch hints of the last few operations' pages, to be walked from after
+    // the table has changed under them.
+    let mut hints: std::collections::VecDeque<(Asid, u64, WalkHint)> = Default::default();
     for (n, op) in ops.iter().enumerate() {
         let asid = Asid(op.asid as u16);
         let size = ALL[op.size as usize % 4];
         let mut va = page_addr(op.region, op.g, op.m, op.k) & !(size.bytes() - 1);
         if op.what % 29 == 0 {
             va += if size == PageSize::K4 { 0x800 } else { K4 };
+        }
+        let mapped = reference.pages();
+        let sample = mapped.iter().skip(op.pick as usize % mapped.len().max(1));
+        for (a, v) in [(asid, va)]
+            .into_iter()
+            .chain(sample.take(3).map(|&(a, v, _)| (a, v)))
+        {
+            hints.push_back((a, v, table.prefetch(a, VirtAddr(v))));
+        }
+        while hints.len() > 12 {
+            hints.pop_front();
         }
         let perms = PERMS[op.perms as usize % 4];
         // A mapped page (sometimes with the wrong size), or the op's own.
@@ -449,6 +470,9 @@ fn run(name: &str, ops: &[RawOp]) -> Result<(), TestCaseError> {
             }
         };
         prop_assert_eq!(got, want, "{}, op {}: {}", name, n, what);
+        for &(a, v, hint) in &hints {
+            check_brief(table.as_ref(), a, v, hint).map_err(|e| fail(n, e))?;
+        }
 
         for (a, base, size) in reference.pages() {
             let last = base + (size.bytes() - 1);

@@ -24,7 +24,7 @@
 use super::{Machine, SimError};
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr};
 use crate::event::{AccessKind, MemRef};
-use crate::pagetable::{Perms, Translation};
+use crate::pagetable::{Perms, Translation, WalkHint};
 use crate::tlb::hierarchy::{Above, VisitArray, DATA};
 use crate::tlb::replacement::Replacement;
 use crate::tlb::set_assoc::{tag_meta, Scan};
@@ -40,6 +40,8 @@ pub struct Miss {
     reference: u64,
     asid: Asid,
     flush: bool,
+    /// What the walker's prefetch found for this walk.
+    hint: WalkHint,
 }
 
 impl Miss {
@@ -50,6 +52,7 @@ impl Miss {
             reference,
             asid: Asid(0),
             flush: true,
+            hint: WalkHint::NONE,
         }
     }
 }
@@ -106,6 +109,7 @@ impl Machine {
                 reference,
                 asid,
                 flush: false,
+                hint: WalkHint::NONE,
             });
             Ok::<_, std::convert::Infallible>(placeholder)
         });
@@ -123,15 +127,15 @@ impl Machine {
         } = self;
         let mut result = Ok(());
         for j in 0..misses.len() {
-            if let Some(next) = misses.get(j + AHEAD) {
-                walker.prefetch(next.asid, next.va);
+            if let Some(next) = misses.get_mut(j + AHEAD) {
+                next.hint = walker.prefetch(next.asid, next.va);
             }
             let m = misses[j];
             if m.flush {
                 walker.walk_caches.flush_all();
                 continue;
             }
-            if let Err(e) = walker.resolve_counted(counts, m.asid, m.va, m.reference) {
+            if let Err(e) = walker.resolve_counted(counts, m.asid, m.va, m.reference, m.hint) {
                 result = Err(e);
                 break;
             }
@@ -323,6 +327,7 @@ impl<I: KernelInput> Kernel<'_, '_, I> {
                     reference,
                     asid,
                     flush: false,
+                    hint: WalkHint::NONE,
                 });
             } else {
                 miss_above(&mut above, misses, asid, va, reference);
@@ -359,6 +364,7 @@ fn miss_above(
             reference,
             asid,
             flush: false,
+            hint: WalkHint::NONE,
         })
     });
 }

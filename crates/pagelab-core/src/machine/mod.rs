@@ -20,7 +20,7 @@ use crate::event::{count_kinds, AccessKind, Batch, Event, PlainBatch};
 use crate::frames::{BuddyAllocator, FrameAllocator, SimpleAllocator};
 use crate::pagetable::{
     ClusteredPageTable, GuardedPageTable, HashedPageTable, InvertedPageTable, LinearPageTable,
-    PageTable, RadixPageTable, Translation, VariableRadixPageTable, Walk,
+    PageTable, RadixPageTable, Translation, VariableRadixPageTable, Walk, WalkHint,
 };
 use crate::tlb::hierarchy::{SizeCounts, DATA, INSTRUCTION};
 use crate::tlb::walk_cache::WalkCacheReport;
@@ -84,12 +84,17 @@ impl AnyPageTable {
         each_table!(self, t => t.walk_into(asid, va, walk))
     }
     #[inline(always)]
-    fn prefetch(&self, asid: Asid, va: VirtAddr) {
+    fn prefetch(&self, asid: Asid, va: VirtAddr) -> WalkHint {
         each_table!(self, t => t.prefetch(asid, va))
     }
     #[inline(always)]
-    fn walk_brief(&self, asid: Asid, va: VirtAddr) -> Option<(usize, Option<Translation>)> {
-        each_table!(self, t => t.walk_brief(asid, va))
+    fn walk_brief(
+        &self,
+        asid: Asid,
+        va: VirtAddr,
+        hint: WalkHint,
+    ) -> Option<(usize, Option<Translation>)> {
+        each_table!(self, t => t.walk_brief(asid, va, hint))
     }
     fn as_dyn(&mut self) -> &mut dyn PageTable {
         each_table!(self, t => t)

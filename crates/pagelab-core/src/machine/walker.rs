@@ -9,7 +9,7 @@ use super::{AnyPageTable, Counts, SimError};
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr};
 use crate::cache::{CacheAccess, CacheHierarchy};
 use crate::frames::FrameAllocator;
-use crate::pagetable::{MapError, Perms, Translation, Walk};
+use crate::pagetable::{MapError, Perms, Translation, Walk, WalkHint};
 use crate::superpage::mechanism::{Contents, Mechanism};
 use crate::superpage::PromotionPolicy;
 use crate::tlb::WalkCaches;
@@ -70,9 +70,10 @@ impl Walker {
         asid: Asid,
         va: VirtAddr,
         reference: u64,
+        hint: WalkHint,
     ) -> Result<(), SimError> {
         let brief = match self.cache {
-            None => self.page_table.walk_brief(asid, va),
+            None => self.page_table.walk_brief(asid, va, hint),
             Some(_) => None,
         };
         let Some((read, translation)) = brief else {
@@ -124,10 +125,11 @@ impl Walker {
     }
 
     /// A hint that `va` will be resolved soon: the page table may bring the entries
-    /// its walk will read into the host's cache. Changes nothing simulated.
+    /// its walk will read into the host's cache, and say where that walk will end (for
+    /// [`Walker::resolve_counted`]). Changes nothing simulated.
     #[inline(always)]
-    pub fn prefetch(&self, asid: Asid, va: VirtAddr) {
-        self.page_table.prefetch(asid, va);
+    pub fn prefetch(&self, asid: Asid, va: VirtAddr) -> WalkHint {
+        self.page_table.prefetch(asid, va)
     }
 
     /// Demand paging: map a fresh base frame at `va`'s page and retry the walk.

@@ -341,22 +341,47 @@ pub trait PageTable {
         *walk = self.walk(asid, va);
     }
     /// A hint that `va` will be walked soon: bring what its walk reads into the host's
-    /// cache. It changes nothing simulated; by default it does nothing.
+    /// cache. It changes nothing simulated; by default it does nothing. What it found
+    /// on the way may be handed to that walk ([`PageTable::walk_brief`]).
     #[inline(always)]
-    fn prefetch(&self, _asid: Asid, _va: VirtAddr) {}
+    fn prefetch(&self, _asid: Asid, _va: VirtAddr) -> WalkHint {
+        WalkHint::NONE
+    }
     /// The walk of `va` in brief, for a caller that needs its counts but not its
     /// entries: how many entries it reads and what it finds, when every entry it reads
     /// lies on a cache line of its own (so its distinct lines are its references).
     /// `None`: this structure does not know that, and the caller walks in full
-    /// ([`PageTable::walk_into`]). It must agree with the full walk.
+    /// ([`PageTable::walk_into`]). It must agree with the full walk, whatever `hint`
+    /// is: a hint from [`PageTable::prefetch`] of the same `asid` and `va`, however
+    /// the table changed since, or [`WalkHint::NONE`].
     #[inline(always)]
-    fn walk_brief(&self, _asid: Asid, _va: VirtAddr) -> Option<(usize, Option<Translation>)> {
+    fn walk_brief(
+        &self,
+        _asid: Asid,
+        _va: VirtAddr,
+        _hint: WalkHint,
+    ) -> Option<(usize, Option<Translation>)> {
         None
     }
     /// Bytes of memory the structure occupies: every frame it holds.
     fn footprint_bytes(&self) -> u64;
     /// Page sizes the structure can map.
     fn page_sizes(&self) -> &[PageSize];
+}
+
+/// What a page table's [`PageTable::prefetch`] found for the walk it prepares, for
+/// that walk to start from; meaningful only to the table that gave it, which must
+/// check that it still holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WalkHint {
+    /// Where the walk will end, plus one (0: nothing found).
+    pub at: u64,
+    /// The table's version when it was found.
+    pub version: u64,
+}
+
+impl WalkHint {
+    pub const NONE: WalkHint = WalkHint { at: 0, version: 0 };
 }
 
 /// The last byte of the page of `size` at `va`, if `sizes` has `size` and `va` is

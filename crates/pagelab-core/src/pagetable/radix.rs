@@ -8,7 +8,7 @@
 //! node has a physical frame from the frame allocator, so a walk reports the physical
 //! address of every entry it reads.
 
-use super::{MapError, PageTable, Perms, Translation, UpdateCost, Walk};
+use super::{MapError, PageTable, Perms, Translation, UpdateCost, Walk, WalkHint};
 use crate::addr::{Asid, PageSize, Pfn, PhysAddr, VirtAddr};
 use crate::frames::FrameAllocator;
 
@@ -51,6 +51,11 @@ pub struct RadixPageTable {
     roots: Vec<u32>,
     sizes: Vec<PageSize>,
     live_nodes: u64,
+    /// Counts the changes that may end a path from a root: an entry present cleared
+    /// (and with it a node freed for reuse). Mapping into absent entries only adds
+    /// paths, so a leaf entry's slot found earlier stays that of the same page while
+    /// this is unchanged (see [`WalkHint`]).
+    version: u64,
 }
 
 /// The size of a leaf at level 0, 1 and 2 (only those levels hold leaves).
@@ -94,6 +99,7 @@ impl RadixPageTable {
             roots: Vec::new(),
             sizes: vec![PageSize::K4, PageSize::M2, PageSize::G1],
             live_nodes: 0,
+            version: 0,
         }
     }
 
@@ -156,7 +162,20 @@ impl RadixPageTable {
     /// The walk in brief ([`PageTable::walk_brief`]) in a table of `L` levels: a
     /// loop of known length, with constant shifts.
     #[inline(always)]
-    fn brief<const L: u32>(&self, asid: Asid, va: VirtAddr) -> (usize, Option<Translation>) {
+    fn brief<const L: u32>(
+        &self,
+        asid: Asid,
+        va: VirtAddr,
+        hint: WalkHint,
+    ) -> (usize, Option<Translation>) {
+        // A walk that reaches level 0 reads one entry per level, the last at the
+        // hint's slot, as long as no path has ended since the hint was found.
+        if hint.at != 0 && hint.version == self.version {
+            return (
+                L as usize,
+                end_of_walk(self.entries[hint.at as usize - 1], 0),
+            );
+        }
         let root = self.root(asid);
         let Some(va) = Self::canonical_in::<L>(va) else {
             return (0, None);
@@ -175,24 +194,30 @@ impl RadixPageTable {
         (L as usize, None)
     }
 
-    /// [`PageTable::prefetch`] in a table of `L` levels.
+    /// [`PageTable::prefetch`] in a table of `L` levels: the hint is the slot of the
+    /// level-0 entry the walk will end at, if it reaches level 0.
     #[inline(always)]
-    fn prefetch_in<const L: u32>(&self, asid: Asid, va: VirtAddr) {
+    fn prefetch_in<const L: u32>(&self, asid: Asid, va: VirtAddr) -> WalkHint {
         let mut node = self.root(asid);
         let Some(va) = Self::canonical_in::<L>(va) else {
-            return;
+            return WalkHint::NONE;
         };
         if node == NO_ROOT {
-            return;
+            return WalkHint::NONE;
         }
         for level in (1..L).rev() {
             let e = self.entries[Self::slot(node, ((va >> (12 + 9 * level)) & 511) as usize)];
             if e & (PRESENT | LEAF) != PRESENT {
-                return;
+                return WalkHint::NONE;
             }
             node = child_node(e);
         }
-        crate::hugemem::prefetch(&self.entries[Self::slot(node, (va >> 12) as usize & 511)]);
+        let slot = Self::slot(node, (va >> 12) as usize & 511);
+        crate::hugemem::prefetch(&self.entries[slot]);
+        WalkHint {
+            at: slot as u64 + 1,
+            version: self.version,
+        }
     }
 
     /// The leaf entry of the page at `va` whose leaf is at level `leaf`: its node, the
@@ -271,6 +296,7 @@ impl PageTable for RadixPageTable {
                 let child = match self.new_node(frames) {
                     Ok(child) => child,
                     Err(e) => {
+                        self.version += 1;
                         for &(slot, child) in made[..n_made].iter().rev() {
                             self.entries[slot] = 0;
                             self.node_used[slot / FANOUT] -= 1;
@@ -321,6 +347,7 @@ impl PageTable for RadixPageTable {
             reads: depth as u64 + 1,
             writes: 1,
         };
+        self.version += 1;
         self.entries[slot] = 0;
         self.node_used[node as usize] -= 1;
         // Free emptied nodes bottom-up; the root stays.
@@ -391,10 +418,15 @@ impl PageTable for RadixPageTable {
     /// As `walk_into`, without writing the entries down: every node is a frame of its
     /// own, so no two entries of a walk share a cache line.
     #[inline(always)]
-    fn walk_brief(&self, asid: Asid, va: VirtAddr) -> Option<(usize, Option<Translation>)> {
+    fn walk_brief(
+        &self,
+        asid: Asid,
+        va: VirtAddr,
+        hint: WalkHint,
+    ) -> Option<(usize, Option<Translation>)> {
         Some(match self.levels {
-            4 => self.brief::<4>(asid, va),
-            _ => self.brief::<5>(asid, va),
+            4 => self.brief::<4>(asid, va, hint),
+            _ => self.brief::<5>(asid, va, hint),
         })
     }
 
@@ -402,7 +434,7 @@ impl PageTable for RadixPageTable {
     /// entry the walk will read there: the interior levels are few and stay in the
     /// host's cache, the leaf entries of a large address space do not.
     #[inline(always)]
-    fn prefetch(&self, asid: Asid, va: VirtAddr) {
+    fn prefetch(&self, asid: Asid, va: VirtAddr) -> WalkHint {
         match self.levels {
             4 => self.prefetch_in::<4>(asid, va),
             _ => self.prefetch_in::<5>(asid, va),
