@@ -36,6 +36,8 @@ pub struct SetAssocTlb<R: Replacement> {
     victim: Option<(u64, u32)>,
     /// Where each valid entry sits, for a wide array of one set (see [`WayIndex`]).
     index: Option<WayIndex>,
+    /// Valid entries: once every entry is, a fill needs no search for a free way.
+    valid: usize,
 }
 
 /// The tag a page of `size` in `asid` is held under, with its page number (0 marks
@@ -69,6 +71,7 @@ impl<R: Replacement> SetAssocTlb<R> {
             track_victims: false,
             victim: None,
             index: (sets == 1 && ways >= way_index::MIN_WAYS).then(|| WayIndex::new(ways)),
+            valid: 0,
             sizes,
         }
     }
@@ -194,10 +197,10 @@ impl<R: Replacement> SetAssocTlb<R> {
     pub fn fill_absent(&mut self, vpn: u64, meta: u32, pfn: Pfn, perms: Perms) {
         let set = self.set_of(Vpn(vpn));
         let free = match self.ways {
+            _ if self.valid == self.tags.len() => None,
             4 => Self::first_free(self.set_metas::<4>(set)),
             8 => Self::first_free(self.set_metas::<8>(set)),
             12 => Self::first_free(self.set_metas::<12>(set)),
-            ways if self.index.as_ref().is_some_and(|ix| ix.len() == ways) => None,
             ways => Self::first_free(&self.meta[set * ways..(set + 1) * ways]),
         };
         let way = match free {
@@ -238,6 +241,7 @@ impl<R: Replacement> SetAssocTlb<R> {
     #[inline(always)]
     fn place(&mut self, set: usize, way: usize, vpn: u64, meta: u32, pfn: Pfn, perms: Perms) {
         let i = set * self.ways + way;
+        self.valid += (self.meta[i] == 0) as usize;
         if self.multi {
             let old = self.meta[i];
             if old != 0 {
@@ -251,6 +255,7 @@ impl<R: Replacement> SetAssocTlb<R> {
             }
             index.insert(i, vpn, meta);
         }
+        debug_assert!(self.index.as_ref().is_none_or(|ix| ix.len() == self.valid));
         self.tags[i] = vpn;
         self.meta[i] = meta;
         self.pfns[i] = pfn;
@@ -271,6 +276,7 @@ impl<R: Replacement> SetAssocTlb<R> {
         }
         Some(Scan {
             mask,
+            valid: &mut self.valid,
             tags: &mut self.tags,
             metas: &mut self.meta,
             pfns: &mut self.pfns,
@@ -317,6 +323,7 @@ impl<R: Replacement> SetAssocTlb<R> {
                 if self.multi {
                     self.live[key.size.shift() as usize] -= 1;
                 }
+                self.valid -= 1;
                 self.meta[i] = 0;
                 self.policy.invalidate(i / self.ways, i % self.ways);
             }
@@ -331,6 +338,7 @@ impl<R: Replacement> SetAssocTlb<R> {
 /// exactly as the array's own, for an array of `W` ways and `mask + 1` sets.
 pub struct Scan<'a, R: Replacement, const W: usize> {
     mask: u64,
+    valid: &'a mut usize,
     tags: &'a mut [u64],
     metas: &'a mut [u32],
     pfns: &'a mut [Pfn],
@@ -373,7 +381,12 @@ impl<R: Replacement, const W: usize> Scan<'_, R, W> {
     pub fn fill_absent(&mut self, vpn: u64, meta: u32, pfn: Pfn, perms: Perms) {
         let set = (vpn & self.mask) as usize;
         let base = set * W;
-        let way = match SetAssocTlb::<R>::first_free(&self.metas[base..base + W]) {
+        let free = if *self.valid == self.metas.len() {
+            None
+        } else {
+            SetAssocTlb::<R>::first_free(&self.metas[base..base + W])
+        };
+        let way = match free {
             Some(way) => way,
             None => {
                 self.evictions += 1;
@@ -381,6 +394,7 @@ impl<R: Replacement, const W: usize> Scan<'_, R, W> {
             }
         };
         let i = base + way;
+        *self.valid += (self.metas[i] == 0) as usize;
         if let Some(live) = self.live.as_deref_mut() {
             let old = self.metas[i];
             if old != 0 {

@@ -41,14 +41,29 @@ pub struct TreePlru {
     /// When a set's nodes fit one word: what touching way `w` writes, (mask, values)
     /// at `single[w]` (empty otherwise), for a hit without the indirection.
     single: Vec<(u64, u64)>,
+    /// When a set has at most [`TABLE_NODES`] nodes: the victim of every state of
+    /// its word (empty otherwise), so that a victim is one load, not a descent.
+    victims: Vec<u8>,
 }
 
-impl TreePlru {
-    /// The bit of node `k` of `set`.
-    #[inline(always)]
-    fn bit(&self, set: usize, k: usize) -> bool {
-        self.bits[set * self.words + k / 64] >> (k % 64) & 1 != 0
+/// Sets of at most this many nodes (16 ways) find their victim in a table.
+const TABLE_NODES: usize = 15;
+
+/// The victim of a tree over `ways` ways whose node `k` holds `bit(k)`.
+#[inline(always)]
+fn descend(ways: usize, bit: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi, mut k) = (0, ways, 0);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if bit(k) {
+            k += mid - lo;
+            lo = mid;
+        } else {
+            k += 1;
+            hi = mid;
+        }
     }
+    lo
 }
 
 impl Replacement for TreePlru {
@@ -93,6 +108,13 @@ impl Replacement for TreePlru {
         } else {
             Vec::new()
         };
+        let victims = if (1..=TABLE_NODES).contains(&nodes) {
+            (0..1u64 << nodes)
+                .map(|state| descend(ways, |k| state >> k & 1 != 0) as u8)
+                .collect()
+        } else {
+            Vec::new()
+        };
         TreePlru {
             ways,
             words,
@@ -100,6 +122,7 @@ impl Replacement for TreePlru {
             touch,
             starts,
             single,
+            victims,
         }
     }
 
@@ -119,18 +142,13 @@ impl Replacement for TreePlru {
 
     #[inline]
     fn victim(&mut self, set: usize) -> usize {
-        let (mut lo, mut hi, mut k) = (0, self.ways, 0);
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo).div_ceil(2);
-            if self.bit(set, k) {
-                k += mid - lo;
-                lo = mid;
-            } else {
-                k += 1;
-                hi = mid;
-            }
+        if !self.victims.is_empty() {
+            // Only node bits are ever set, so the word indexes the table.
+            let state = self.bits[set] as usize & (self.victims.len() - 1);
+            return self.victims[state] as usize;
         }
-        lo
+        let (bits, base) = (&self.bits, set * self.words);
+        descend(self.ways, |k| bits[base + k / 64] >> (k % 64) & 1 != 0)
     }
 }
 
