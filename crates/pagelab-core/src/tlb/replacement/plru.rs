@@ -46,6 +46,14 @@ pub struct TreePlru {
     victims: Vec<u8>,
 }
 
+impl TreePlru {
+    /// The bit of node `k` of `set`.
+    #[inline(always)]
+    fn bit(&self, set: usize, k: usize) -> bool {
+        self.bits[set * self.words + k / 64] >> (k % 64) & 1 != 0
+    }
+}
+
 /// Sets of at most this many nodes (16 ways) find their victim in a table.
 const TABLE_NODES: usize = 15;
 
@@ -147,8 +155,7 @@ impl Replacement for TreePlru {
             let state = self.bits[set] as usize & (self.victims.len() - 1);
             return self.victims[state] as usize;
         }
-        let (bits, base) = (&self.bits, set * self.words);
-        descend(self.ways, |k| bits[base + k / 64] >> (k % 64) & 1 != 0)
+        descend(self.ways, |k| self.bit(set, k))
     }
 }
 
