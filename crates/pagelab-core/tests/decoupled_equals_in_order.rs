@@ -6,7 +6,7 @@
 //! pages, untagged TLBs that flush on switches, walk caches) and on the bundled traces
 //! of real programs.
 
-use pagelab_core::config::{HierarchyConfig, Serves, TlbConfig, WalkCacheConfig};
+use pagelab_core::config::{HierarchyConfig, Serves, SetAssocConfig, TlbConfig, WalkCacheConfig};
 use pagelab_core::event::{AccessKind, Batch, MemRef, PlainBatch};
 use pagelab_core::trace::native::{NativeReader, NativeWriter, WriterOptions};
 use pagelab_core::trace::{Metadata, Part, TraceReader};
@@ -74,7 +74,47 @@ fn machines() -> Vec<MachineConfig> {
         walk_caches: vec![WalkCacheConfig::default()],
         ..MachineConfig::default()
     };
-    vec![single(16, 4), single(1, 8), split, untagged]
+    // Two levels of one policy and the associativities the kernel compiles for
+    // (4 or 8 ways under 4 or 12): the loop looks the second level up itself.
+    let plru = |sets, ways, sizes: &[PageSize]| SetAssocConfig {
+        replacement: "plru".into(),
+        ..array(sets, ways, sizes)
+    };
+    let fused = MachineConfig {
+        tlb: TlbConfig::Hierarchy(HierarchyConfig {
+            flush_on_switch: false,
+            levels: vec![
+                level("l1", Serves::All, Some("l2"), vec![plru(2, 4, &[k4])]),
+                level("l2", Serves::All, None, vec![plru(2, 12, &[k4, m2])]),
+            ],
+        }),
+        walk_caches: vec![WalkCacheConfig::default()],
+        ..MachineConfig::default()
+    };
+    let fused_split = MachineConfig {
+        tlb: TlbConfig::Hierarchy(HierarchyConfig {
+            flush_on_switch: true,
+            levels: vec![
+                level("l1d", Serves::Data, Some("l2"), vec![array(2, 8, &[k4])]),
+                level(
+                    "l1i",
+                    Serves::Instruction,
+                    Some("l2"),
+                    vec![array(1, 2, &[k4])],
+                ),
+                level("l2", Serves::All, None, vec![array(4, 4, &[k4])]),
+            ],
+        }),
+        ..MachineConfig::default()
+    };
+    vec![
+        single(16, 4),
+        single(1, 8),
+        split,
+        untagged,
+        fused,
+        fused_split,
+    ]
 }
 
 /// The report of `config` over `batches`, run in mode 0 (in order), 1 (decoupled,

@@ -147,6 +147,9 @@ impl Machine {
 
 /// The references a [`Kernel`] runs over, as far as they are its kind.
 pub(super) trait KernelInput: Copy {
+    /// Whether every reference is the kernel's (then a run takes them all, and is
+    /// worth compiling for the levels above the first too).
+    const PLAIN: bool;
     fn len(&self) -> usize;
     /// The address of reference `i` (`i < len`) if the kernel can take it: in address
     /// space `asid`, no instruction fetch when `split`, within one base page.
@@ -154,6 +157,7 @@ pub(super) trait KernelInput: Copy {
 }
 
 impl KernelInput for &[MemRef] {
+    const PLAIN: bool = false;
     #[inline(always)]
     fn len(&self) -> usize {
         <[MemRef]>::len(self)
@@ -168,6 +172,7 @@ impl KernelInput for &[MemRef] {
 
 /// The addresses of a [`crate::event::PlainBatch`], known to be plain.
 impl KernelInput for &[u64] {
+    const PLAIN: bool = true;
     #[inline(always)]
     fn len(&self) -> usize {
         <[u64]>::len(self)
@@ -217,7 +222,7 @@ impl<I: KernelInput> VisitArray for Kernel<'_, '_, I> {
         match array.ways() {
             4 => self.with_ways::<R, 4>(array),
             8 => self.with_ways::<R, 8>(array),
-            _ => self.run(&mut Whole::<R, 0>(array)),
+            _ => self.run(&mut Whole::<R, 0>(array), &mut Levels),
         }
     }
 }
@@ -262,20 +267,44 @@ impl<R: Replacement, const W: usize> FirstArray for Scan<'_, R, W> {
 
 impl<I: KernelInput> Kernel<'_, '_, I> {
     #[inline(always)]
-    fn with_ways<R: Replacement, const W: usize>(self, array: &mut SetAssocTlb<R>) -> KernelEnd {
-        if let Some(mut scan) = array.scan::<W>() {
-            return self.run(&mut scan);
+    fn with_ways<R: Replacement, const W: usize>(
+        mut self,
+        array: &mut SetAssocTlb<R>,
+    ) -> KernelEnd {
+        let Some(mut scan) = array.scan::<W>() else {
+            return self.run(&mut Whole::<R, W>(array), &mut Levels);
+        };
+        // One level above, of the same policy and a usual associativity: it is
+        // borrowed apart too, and looked up in the loop.
+        let ways = match self.above.single() {
+            Some(p) if I::PLAIN && p.is_policy::<R>() => {
+                [4, 12].into_iter().find(|&w| p.scans_as(w))
+            }
+            _ => None,
+        };
+        let shift = self.base.shift() as usize;
+        let parent = match ways {
+            Some(_) => self.above.take_single(),
+            None => None,
+        };
+        if let Some((array, hits, misses)) = parent {
+            let array = array.as_policy::<R>().expect("checked");
+            if let Some(p) = array.scan::<4>() {
+                return self.run(&mut scan, &mut One::new(p, hits, misses, shift));
+            }
+            let p = array.scan::<12>().expect("checked");
+            return self.run(&mut scan, &mut One::new(p, hits, misses, shift));
         }
-        self.run(&mut Whole::<R, W>(array))
+        self.run(&mut scan, &mut Levels)
     }
 
     /// The loop.
     #[inline(always)]
-    fn run<A: FirstArray>(self, array: &mut A) -> KernelEnd {
+    fn run<A: FirstArray, P: Parent>(self, array: &mut A, parent: &mut P) -> KernelEnd {
         if self.base.shift() == 12 && self.repeat_shift == 12 {
-            self.run_shifted::<A, 12>(array)
+            self.run_shifted::<A, P, 12>(array, parent)
         } else {
-            self.run_shifted::<A, 0>(array)
+            self.run_shifted::<A, P, 0>(array, parent)
         }
     }
 
@@ -283,7 +312,11 @@ impl<I: KernelInput> Kernel<'_, '_, I> {
     /// (0: the sizes the kernel names), so that the usual 4 KiB case shifts by a
     /// constant and keeps a register free.
     #[inline(always)]
-    fn run_shifted<A: FirstArray, const SHIFT: u32>(self, array: &mut A) -> KernelEnd {
+    fn run_shifted<A: FirstArray, P: Parent, const SHIFT: u32>(
+        self,
+        array: &mut A,
+        parent: &mut P,
+    ) -> KernelEnd {
         let Kernel {
             mut above,
             misses,
@@ -303,7 +336,6 @@ impl<I: KernelInput> Kernel<'_, '_, I> {
         };
         let mut done = refs.len();
         let (mut missed, mut repeats) = (0u64, 0u64);
-        let alone = above.is_empty();
         for i in 0..refs.len() {
             let Some(va) = refs.plain(i, asid, split) else {
                 done = i;
@@ -321,17 +353,7 @@ impl<I: KernelInput> Kernel<'_, '_, I> {
             }
             missed += 1;
             let reference = first + i as u64;
-            if alone {
-                misses.push(Miss {
-                    va,
-                    reference,
-                    asid,
-                    flush: false,
-                    hint: WalkHint::NONE,
-                });
-            } else {
-                miss_above(&mut above, misses, asid, va, reference);
-            }
+            parent.miss(&mut above, misses, asid, va, vpn, meta, reference);
             array.fill(vpn, meta);
         }
         let hits = done as u64 - repeats - missed;
@@ -345,6 +367,116 @@ impl<I: KernelInput> Kernel<'_, '_, I> {
             last_page,
             repeats,
         }
+    }
+}
+
+/// The levels above the first, as the kernel looks them up after a first-level
+/// miss: they fill those that missed, and queue the walk if none held the page.
+trait Parent {
+    #[allow(clippy::too_many_arguments)]
+    fn miss(
+        &mut self,
+        above: &mut Above<'_>,
+        misses: &mut Vec<Miss>,
+        asid: Asid,
+        va: VirtAddr,
+        vpn: u64,
+        meta: u32,
+        reference: u64,
+    );
+}
+
+/// Any levels, looked up through [`Above`].
+struct Levels;
+
+impl Parent for Levels {
+    #[inline(always)]
+    fn miss(
+        &mut self,
+        above: &mut Above<'_>,
+        misses: &mut Vec<Miss>,
+        asid: Asid,
+        va: VirtAddr,
+        _: u64,
+        _: u32,
+        reference: u64,
+    ) {
+        if above.is_empty() {
+            misses.push(Miss {
+                va,
+                reference,
+                asid,
+                flush: false,
+                hint: WalkHint::NONE,
+            });
+        } else {
+            miss_above(above, misses, asid, va, reference);
+        }
+    }
+}
+
+/// The one level above, its base-page array borrowed apart; hits and misses are
+/// counted here and added to the level's when the run ends.
+struct One<'a, R: Replacement, const W: usize> {
+    array: Scan<'a, R, W>,
+    hits: &'a mut [u64; 64],
+    misses: &'a mut [u64; 64],
+    /// The size (log2) the counts are added under.
+    shift: usize,
+    held: u64,
+    missed: u64,
+}
+
+impl<'a, R: Replacement, const W: usize> One<'a, R, W> {
+    fn new(
+        array: Scan<'a, R, W>,
+        hits: &'a mut [u64; 64],
+        misses: &'a mut [u64; 64],
+        shift: usize,
+    ) -> Self {
+        One {
+            array,
+            hits,
+            misses,
+            shift,
+            held: 0,
+            missed: 0,
+        }
+    }
+}
+
+impl<R: Replacement, const W: usize> Parent for One<'_, R, W> {
+    #[inline(always)]
+    fn miss(
+        &mut self,
+        _: &mut Above<'_>,
+        misses: &mut Vec<Miss>,
+        asid: Asid,
+        va: VirtAddr,
+        vpn: u64,
+        meta: u32,
+        reference: u64,
+    ) {
+        if self.array.touch(vpn, meta) {
+            self.held += 1;
+            return;
+        }
+        self.missed += 1;
+        misses.push(Miss {
+            va,
+            reference,
+            asid,
+            flush: false,
+            hint: WalkHint::NONE,
+        });
+        self.array.fill_absent(vpn, meta, Pfn(0), Perms::RW);
+    }
+}
+
+impl<R: Replacement, const W: usize> Drop for One<'_, R, W> {
+    fn drop(&mut self) {
+        self.hits[self.shift] += self.held;
+        self.misses[self.shift] += self.missed;
     }
 }
 

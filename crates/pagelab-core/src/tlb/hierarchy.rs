@@ -70,6 +70,22 @@ macro_rules! define_any_array {
                 match self { $(AnyArray::$policy(t) => v.visit(t),)* }
             }
 
+            /// The concrete array, if its policy is `R`.
+            #[inline(always)]
+            pub fn as_policy<R: Replacement>(&mut self) -> Option<&mut SetAssocTlb<R>> {
+                match self { $(AnyArray::$policy(t) => (t as &mut dyn std::any::Any).downcast_mut(),)* }
+            }
+
+            /// [`SetAssocTlb::scans_as`] of the concrete array.
+            pub fn scans_as(&self, ways: usize) -> bool {
+                match self { $(AnyArray::$policy(t) => t.scans_as(ways),)* }
+            }
+
+            /// Whether the concrete array's policy is `R`.
+            pub fn is_policy<R: Replacement>(&self) -> bool {
+                match self { $(AnyArray::$policy(t) => (t as &dyn std::any::Any).is::<SetAssocTlb<R>>(),)* }
+            }
+
             /// [`SetAssocTlb::touch`] of the concrete array.
             #[inline(always)]
             pub fn touch(&mut self, vpn: u64, meta: u32) -> bool {
@@ -176,6 +192,39 @@ impl Above<'_> {
         self.path.is_empty()
     }
 
+    /// When exactly one level lies above the first: the array that base pages fill
+    /// there.
+    pub fn single(&self) -> Option<&AnyArray> {
+        let &[i] = self.path else {
+            return None;
+        };
+        let level = &self.parents[i - (self.first + 1)];
+        Some(&level.arrays[level.base_array?])
+    }
+}
+
+impl<'h> Above<'h> {
+    /// [`Above::single`] taken out, with that level's hits and misses by entry size
+    /// (log2), for a loop to look it up itself; this is then left with no levels.
+    #[allow(clippy::type_complexity)]
+    pub fn take_single(
+        &mut self,
+    ) -> Option<(&'h mut AnyArray, &'h mut [u64; 64], &'h mut [u64; 64])> {
+        self.single()?;
+        let i = self.path[0] - (self.first + 1);
+        self.path = &[];
+        let Level {
+            arrays,
+            hits,
+            misses,
+            base_array,
+            ..
+        } = &mut std::mem::take(&mut self.parents)[i];
+        Some((&mut arrays[(*base_array)?], hits, misses))
+    }
+}
+
+impl Above<'_> {
     /// After a first-level miss in a run where every translation is a base page: look
     /// the parents up in turn, each in the one array that can hold the page (the
     /// others hold nothing in such a run); fill those that missed, calling `on_walk`

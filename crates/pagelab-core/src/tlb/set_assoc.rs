@@ -243,11 +243,7 @@ impl<R: Replacement> SetAssocTlb<R> {
         let i = set * self.ways + way;
         self.valid += (self.meta[i] == 0) as usize;
         if self.multi {
-            let old = self.meta[i];
-            if old != 0 {
-                self.live[(old & 63) as usize] -= 1;
-            }
-            self.live[(meta & 63) as usize] += 1;
+            Self::relive(&mut self.live, self.meta[i], meta);
         }
         if let Some(index) = self.index.as_mut() {
             if self.meta[i] != 0 {
@@ -263,6 +259,21 @@ impl<R: Replacement> SetAssocTlb<R> {
         self.policy.fill(set, way);
     }
 
+    /// Count an entry tagged `old` (0: invalid) replaced by one tagged `new`, in the
+    /// live entries by size. Most fills replace an entry of the same size: then
+    /// nothing is written, so that fills in a row do not wait on each other's
+    /// updates of one counter.
+    #[inline(always)]
+    fn relive(live: &mut [u32; 64], old: u32, new: u32) {
+        let (old, new) = ((old & 63) as usize, (new & 63) as usize);
+        if old != new {
+            if old != 0 {
+                live[old] -= 1;
+            }
+            live[new] += 1;
+        }
+    }
+
     /// The array borrowed apart for a loop over many references of one page size,
     /// when it has `W` ways, a power-of-two number of sets and does not record
     /// victims (`None` otherwise). The loop then keeps the array's storage in registers
@@ -271,7 +282,7 @@ impl<R: Replacement> SetAssocTlb<R> {
     #[inline(always)]
     pub fn scan<const W: usize>(&mut self) -> Option<Scan<'_, R, W>> {
         let mask = self.mask?;
-        if W == 0 || self.ways != W || self.track_victims || self.index.is_some() {
+        if !self.scans_as(W) {
             return None;
         }
         Some(Scan {
@@ -286,6 +297,12 @@ impl<R: Replacement> SetAssocTlb<R> {
             stats: &mut self.stats,
             evictions: 0,
         })
+    }
+
+    /// Whether [`SetAssocTlb::scan`] gives the array borrowed apart as `ways` ways.
+    pub fn scans_as(&self, ways: usize) -> bool {
+        let plain = self.mask.is_some() && !self.track_victims && self.index.is_none();
+        ways != 0 && self.ways == ways && plain
     }
 
     /// Record, from now on, what each fill evicts (for [`SetAssocTlb::take_victim`]).
@@ -396,11 +413,7 @@ impl<R: Replacement, const W: usize> Scan<'_, R, W> {
         let i = base + way;
         *self.valid += (self.metas[i] == 0) as usize;
         if let Some(live) = self.live.as_deref_mut() {
-            let old = self.metas[i];
-            if old != 0 {
-                live[(old & 63) as usize] -= 1;
-            }
-            live[(meta & 63) as usize] += 1;
+            SetAssocTlb::<R>::relive(live, self.metas[i], meta);
         }
         self.tags[i] = vpn;
         self.metas[i] = meta;

@@ -18,7 +18,7 @@ pub use plru::TreePlru;
 pub use random::{splitmix64, Random};
 
 /// The choices an array delegates. `set` < sets, `way` < ways, as given to `new`.
-pub trait Replacement {
+pub trait Replacement: 'static {
     fn new(sets: usize, ways: usize, seed: u64) -> Self
     where
         Self: Sized;
