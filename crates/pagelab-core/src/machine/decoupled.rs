@@ -45,6 +45,17 @@ pub struct Miss {
 }
 
 impl Miss {
+    /// The walk of `va` in `asid`, for the reference numbered `reference`.
+    fn walk(va: VirtAddr, reference: u64, asid: Asid) -> Miss {
+        Miss {
+            va,
+            reference,
+            asid,
+            flush: false,
+            hint: WalkHint::NONE,
+        }
+    }
+
     /// The walk caches are flushed here (an untagged context switch).
     pub fn flush(reference: u64) -> Miss {
         Miss {
@@ -104,13 +115,7 @@ impl Machine {
         };
         let Machine { tlb, misses, .. } = self;
         let filled = tlb.miss(side, asid, va, || {
-            misses.push(Miss {
-                va,
-                reference,
-                asid,
-                flush: false,
-                hint: WalkHint::NONE,
-            });
+            misses.push(Miss::walk(va, reference, asid));
             Ok::<_, std::convert::Infallible>(placeholder)
         });
         let Ok(filled) = filled;
@@ -402,13 +407,7 @@ impl Parent for Levels {
         reference: u64,
     ) {
         if above.is_empty() {
-            misses.push(Miss {
-                va,
-                reference,
-                asid,
-                flush: false,
-                hint: WalkHint::NONE,
-            });
+            misses.push(Miss::walk(va, reference, asid));
         } else {
             miss_above(above, misses, asid, va, reference);
         }
@@ -462,13 +461,7 @@ impl<R: Replacement, const W: usize> Parent for One<'_, R, W> {
             return;
         }
         self.missed += 1;
-        misses.push(Miss {
-            va,
-            reference,
-            asid,
-            flush: false,
-            hint: WalkHint::NONE,
-        });
+        misses.push(Miss::walk(va, reference, asid));
         self.array.fill_absent(vpn, meta, Pfn(0), Perms::RW);
     }
 }
@@ -490,13 +483,5 @@ fn miss_above(
     va: VirtAddr,
     reference: u64,
 ) {
-    above.miss(asid, va, || {
-        misses.push(Miss {
-            va,
-            reference,
-            asid,
-            flush: false,
-            hint: WalkHint::NONE,
-        })
-    });
+    above.miss(asid, va, || misses.push(Miss::walk(va, reference, asid)));
 }
