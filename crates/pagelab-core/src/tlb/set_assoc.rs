@@ -121,16 +121,33 @@ impl<R: Replacement> SetAssocTlb<R> {
         Self::search(tags, metas, vpn, meta)
     }
 
-    /// Without a branch on the data: which way hits is unpredictable. A page is held
+    /// Which way holds (vpn, meta), found without a branch on which way it is (that is
+    /// unpredictable), only on whether some way holds the page number. A page is held
     /// at most once per size, so at most one way matches.
     #[inline(always)]
     fn search(tags: &[u64], metas: &[u32], vpn: u64, meta: u32) -> Option<usize> {
-        let mut hit = usize::MAX;
-        for w in 0..tags.len().min(metas.len()) {
-            let matches = (tags[w] == vpn) & (metas[w] == meta);
-            hit = if matches { w } else { hit };
+        if tags.len() > 64 {
+            let mut hit = usize::MAX;
+            for w in 0..tags.len().min(metas.len()) {
+                let matches = (tags[w] == vpn) & (metas[w] == meta);
+                hit = if matches { w } else { hit };
+            }
+            return (hit != usize::MAX).then_some(hit);
         }
-        (hit != usize::MAX).then_some(hit)
+        // The ways whose page number matches, as bits; then the first of them whose
+        // tag matches too (almost always the only one).
+        let mut same = 0u64;
+        for (w, &tag) in tags.iter().enumerate() {
+            same |= ((tag == vpn) as u64) << w;
+        }
+        while same != 0 {
+            let w = same.trailing_zeros() as usize;
+            if metas.get(w) == Some(&meta) {
+                return Some(w);
+            }
+            same &= same - 1;
+        }
+        None
     }
 
     /// The tag a page of `size` in `asid` is held under (with its page number).
