@@ -110,26 +110,25 @@ impl WalkCaches {
     pub fn filter(&mut self, asid: Asid, va: VirtAddr, walk_len: usize) -> usize {
         let top = self.top as usize;
         // The entry of level L is reference `top - L`; it points to a lower table
-        // when the walk went on past it.
-        let reads_pointer = |level: u32| top - level as usize + 1 < walk_len;
+        // when the walk went on past it: L >= lowest.
+        let lowest = (top + 2).saturating_sub(walk_len);
         let mut skip = 0;
-        for c in self.caches.iter_mut() {
-            if !reads_pointer(c.level) {
+        let mut held = self.caches.len();
+        for (i, c) in self.caches.iter_mut().enumerate() {
+            if (c.level as usize) < lowest {
                 continue;
             }
-            if c.array
-                .touch(va.0 >> c.size.shift(), tag_meta(asid, c.size))
-            {
+            if c.array.touch(va.0 >> c.size.shift(), tag_meta(asid, c.size)) {
                 c.hits += 1;
                 skip = top - c.level as usize + 1;
+                held = i;
                 break;
             }
             c.misses += 1;
         }
         // The caches filled are exactly those probed that missed (the lower ones).
-        for c in self.caches.iter_mut() {
-            let at = top - c.level as usize;
-            if reads_pointer(c.level) && at >= skip {
+        for c in self.caches[..held].iter_mut() {
+            if c.level as usize >= lowest {
                 let vpn = va.0 >> c.size.shift();
                 c.array
                     .fill_absent(vpn, tag_meta(asid, c.size), Pfn(0), Perms::NONE);
