@@ -118,7 +118,9 @@ impl WalkCaches {
             if (c.level as usize) < lowest {
                 continue;
             }
-            if c.array.touch(va.0 >> c.size.shift(), tag_meta(asid, c.size)) {
+            if c.array
+                .touch(va.0 >> c.size.shift(), tag_meta(asid, c.size))
+            {
                 c.hits += 1;
                 skip = top - c.level as usize + 1;
                 held = i;

@@ -1,29 +1,47 @@
 //! Least-recently-used replacement: every touch stamps the way with a global counter;
-//! the victim is the way with the oldest stamp.
+//! the victim is the way with the oldest stamp. Sets of [`LIST_WAYS`] ways or more
+//! keep the same order as a list instead ([`Recency`]), so that a victim does not
+//! read every way's stamp.
 
+use super::recency::Recency;
 use super::stamps::Stamps;
 use super::Replacement;
 
-pub struct Lru {
-    stamps: Stamps,
+/// Sets of at least this many ways keep their order as a list.
+pub const LIST_WAYS: usize = 16;
+
+pub enum Lru {
+    Stamps(Stamps),
+    List(Recency),
 }
 
 impl Replacement for Lru {
     fn new(sets: usize, ways: usize, _seed: u64) -> Lru {
-        Lru {
-            stamps: Stamps::new(sets, ways),
+        if ways >= LIST_WAYS {
+            Lru::List(Recency::new(sets, ways))
+        } else {
+            Lru::Stamps(Stamps::new(sets, ways))
         }
     }
     #[inline]
     fn hit(&mut self, set: usize, way: usize) {
-        self.stamps.stamp(set, way);
+        match self {
+            Lru::Stamps(s) => s.stamp(set, way),
+            Lru::List(l) => l.touch(set, way),
+        }
     }
     #[inline]
     fn victim(&mut self, set: usize) -> usize {
-        self.stamps.oldest(set)
+        match self {
+            Lru::Stamps(s) => s.oldest(set),
+            Lru::List(l) => l.oldest(set),
+        }
     }
     fn invalidate(&mut self, set: usize, way: usize) {
-        self.stamps.clear(set, way);
+        match self {
+            Lru::Stamps(s) => s.clear(set, way),
+            Lru::List(l) => l.clear(set, way),
+        }
     }
 }
 

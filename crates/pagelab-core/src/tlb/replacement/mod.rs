@@ -9,6 +9,7 @@ mod lru;
 mod nru;
 mod plru;
 mod random;
+mod recency;
 mod stamps;
 
 pub use fifo::Fifo;
