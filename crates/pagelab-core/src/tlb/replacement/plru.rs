@@ -47,6 +47,16 @@ pub struct TreePlru {
 }
 
 impl TreePlru {
+    /// A hit in a set whose nodes take several words.
+    #[inline(never)]
+    fn hit_words(&mut self, set: usize, way: usize) {
+        let base = set * self.words;
+        for &(word, mask, value) in &self.touch[self.starts[way]..self.starts[way + 1]] {
+            let b = &mut self.bits[base + word];
+            *b = *b & !mask | value;
+        }
+    }
+
     /// The bit of node `k` of `set`.
     #[inline(always)]
     fn bit(&self, set: usize, k: usize) -> bool {
@@ -134,18 +144,14 @@ impl Replacement for TreePlru {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn hit(&mut self, set: usize, way: usize) {
         if let Some(&(mask, value)) = self.single.get(way) {
             let b = &mut self.bits[set];
             *b = *b & !mask | value;
             return;
         }
-        let base = set * self.words;
-        for &(word, mask, value) in &self.touch[self.starts[way]..self.starts[way + 1]] {
-            let b = &mut self.bits[base + word];
-            *b = *b & !mask | value;
-        }
+        self.hit_words(set, way);
     }
 
     #[inline]
