@@ -23,7 +23,7 @@ impl Replacement for Lru {
             Lru::Stamps(Stamps::new(sets, ways))
         }
     }
-    #[inline]
+    #[inline(always)]
     fn hit(&mut self, set: usize, way: usize) {
         match self {
             Lru::Stamps(s) => s.stamp(set, way),

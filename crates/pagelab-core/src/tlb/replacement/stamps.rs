@@ -19,7 +19,7 @@ impl Stamps {
     }
 
     /// Make `way` of `set` the newest of its set.
-    #[inline]
+    #[inline(always)]
     pub fn stamp(&mut self, set: usize, way: usize) {
         self.clock += 1;
         self.stamps[set * self.ways + way] = self.clock;
