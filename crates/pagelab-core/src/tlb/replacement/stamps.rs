@@ -27,7 +27,7 @@ impl Stamps {
 
     /// The way of `set` stamped longest ago (the first of equals). Selected with
     /// conditional moves: which way is oldest is data, not control.
-    #[inline]
+    #[inline(always)]
     pub fn oldest(&self, set: usize) -> usize {
         // The usual associativities get a loop of known length, unrolled.
         match self.ways {
