@@ -11,6 +11,7 @@
 use super::{MapError, PageTable, Perms, Translation, UpdateCost, Walk, WalkHint};
 use crate::addr::{Asid, PageSize, Pfn, PhysAddr, VirtAddr};
 use crate::frames::FrameAllocator;
+use std::cell::Cell;
 
 const FANOUT: usize = 512;
 const PRESENT: u64 = 1;
@@ -56,6 +57,24 @@ pub struct RadixPageTable {
     /// paths, so a leaf entry's slot found earlier stays that of the same page while
     /// this is unchanged (see [`WalkHint`]).
     version: u64,
+    /// The leaf node (of level-0 entries) of recently prefetched 2 MiB regions, so
+    /// that a prefetch in one of them need not read the interior levels again; see
+    /// [`LeafMemo`].
+    leaf_memo: Vec<Cell<LeafMemo>>,
+}
+
+/// Regions [`RadixPageTable::leaf_memo`] keeps (direct-mapped by region).
+const LEAF_MEMO: usize = 4096;
+
+/// One entry of [`RadixPageTable::leaf_memo`]: the leaf node of a region, found when
+/// the table's version was `version - 1` (0: empty); it holds while the version is
+/// unchanged, as no path from a root has ended since.
+#[derive(Clone, Copy, Default)]
+struct LeafMemo {
+    /// The region's address bits above 2 MiB, and the address space in the low 16.
+    key: u64,
+    version: u64,
+    node: u32,
 }
 
 /// The size of a leaf at level 0, 1 and 2 (only those levels hold leaves).
@@ -100,6 +119,7 @@ impl RadixPageTable {
             sizes: vec![PageSize::K4, PageSize::M2, PageSize::G1],
             live_nodes: 0,
             version: 0,
+            leaf_memo: vec![Cell::new(LeafMemo::default()); LEAF_MEMO],
         }
     }
 
@@ -205,12 +225,24 @@ impl RadixPageTable {
         if node == NO_ROOT {
             return WalkHint::NONE;
         }
-        for level in (1..L).rev() {
-            let e = self.entries[Self::slot(node, ((va >> (12 + 9 * level)) & 511) as usize)];
-            if e & (PRESENT | LEAF) != PRESENT {
-                return WalkHint::NONE;
+        let key = (va >> 21) << 16 | asid.0 as u64;
+        let memo = &self.leaf_memo[(va >> 21) as usize % LEAF_MEMO];
+        let known = memo.get();
+        if known.key == key && known.version == self.version + 1 {
+            node = known.node;
+        } else {
+            for level in (1..L).rev() {
+                let e = self.entries[Self::slot(node, ((va >> (12 + 9 * level)) & 511) as usize)];
+                if e & (PRESENT | LEAF) != PRESENT {
+                    return WalkHint::NONE;
+                }
+                node = child_node(e);
             }
-            node = child_node(e);
+            memo.set(LeafMemo {
+                key,
+                version: self.version + 1,
+                node,
+            });
         }
         let slot = Self::slot(node, (va >> 12) as usize & 511);
         crate::hugemem::prefetch(&self.entries[slot]);
