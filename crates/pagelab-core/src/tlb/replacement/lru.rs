@@ -30,7 +30,7 @@ impl Replacement for Lru {
             Lru::List(l) => l.touch(set, way),
         }
     }
-    #[inline]
+    #[inline(always)]
     fn victim(&mut self, set: usize) -> usize {
         match self {
             Lru::Stamps(s) => s.oldest(set),
