@@ -272,23 +272,6 @@ impl<'a> Sections<'a> {
         if !has_ips && !ips.is_empty() {
             return Err("instruction pointers present but not flagged".into());
         }
-        // Check the lengths once, so that the loops over references need not: each at
-        // most 8 (a length above 8 sets bit 6 once 7 is added to it), and together
-        // they fill the section before its padding. Folds without an early exit, so
-        // that they vectorize.
-        let lengths = kinds
-            .iter()
-            .fold(0, |a, &k| a | ((k & LEN_FIELD) + (7 << 2)));
-        if lengths & (16 << 2) != 0 {
-            return Err("invalid kind byte".into());
-        }
-        let delta_bytes: usize = kinds
-            .iter()
-            .map(|&k| ((k & LEN_FIELD) >> 2) as u32)
-            .sum::<u32>() as usize;
-        if delta_bytes + PAD != addrs.len() || addrs[delta_bytes..].iter().any(|&b| b != 0) {
-            return Err("the address deltas do not fill their section".into());
-        }
         Ok(Sections {
             has_ips,
             start_asid,
@@ -301,6 +284,43 @@ impl<'a> Sections<'a> {
         })
     }
 
+    /// Check the lengths of the address deltas once, so that the loops over
+    /// references need not: each at most 8 (a length above 8 sets bit 6 once 7 is
+    /// added to it), and together they fill the section before its padding. Folds
+    /// without an early exit, so that they vectorize. (After the events, so that a
+    /// chunk wrong in both is reported as before for its events.)
+    fn check_lengths(&self) -> Result<Deltas<'a>, String> {
+        let (kinds, addrs) = (self.kinds, self.addrs);
+        let lengths = kinds
+            .iter()
+            .fold(0, |a, &k| a | ((k & LEN_FIELD) + (7 << 2)));
+        if lengths & (16 << 2) != 0 {
+            return Err("invalid kind byte".into());
+        }
+        // Summed in u32 (faster) over parts small enough that it cannot wrap: the
+        // unchecked reads of `addresses` rely on this sum.
+        let delta_bytes: usize = kinds
+            .chunks(1 << 28)
+            .map(|part| {
+                let sum: u32 = part.iter().map(|&k| ((k & LEN_FIELD) >> 2) as u32).sum();
+                sum as usize
+            })
+            .sum();
+        if delta_bytes + PAD != addrs.len() || addrs[delta_bytes..].iter().any(|&b| b != 0) {
+            return Err("the address deltas do not fill their section".into());
+        }
+        Ok(Deltas { kinds, addrs })
+    }
+}
+
+/// The kind bytes and address deltas of a chunk, their lengths checked (only
+/// [`Sections::check_lengths`] makes one).
+struct Deltas<'a> {
+    kinds: &'a [u8],
+    addrs: &'a [u8],
+}
+
+impl<'a> Deltas<'a> {
     /// The addresses, in order. Each delta is against the slot its kind byte names;
     /// the slot then holds this address. No branch depends on the data.
     #[inline(always)]
@@ -310,7 +330,7 @@ impl<'a> Sections<'a> {
         let addrs = self.addrs;
         self.kinds.iter().map(move |&k| {
             let len = ((k & LEN_FIELD) >> 2) as usize;
-            // SAFETY: the parse checked that the lengths, each at most 8, sum to the
+            // SAFETY: `check_lengths` checked that the lengths, each at most 8, sum to the
             // section's length less its 8 bytes of padding; `pos` is the sum of the
             // lengths before this one, so `pos + 8 <= addrs.len()`.
             let word = unsafe { addrs.as_ptr().add(pos).cast::<u64>().read_unaligned() };
@@ -342,6 +362,7 @@ pub fn decode_plain(
     // Events are checked as in a full decode, so a malformed chunk is an error here too.
     scratch.clear();
     decode_events(s.events, n_refs, n_events, scratch)?;
+    let deltas = s.check_lengths()?;
     let switches = scratch
         .events
         .iter()
@@ -362,7 +383,7 @@ pub fn decode_plain(
     let mut furthest = 0u64;
     plain.addrs.reserve(n_refs as usize);
     let out = &mut plain.addrs.spare_capacity_mut()[..n_refs as usize];
-    for (out, addr) in out.iter_mut().zip(s.addresses()) {
+    for (out, addr) in out.iter_mut().zip(deltas.addresses()) {
         furthest |= (addr & offsets) + reach;
         out.write(addr);
     }
@@ -393,10 +414,11 @@ pub fn decode(raw: &[u8], n_refs: u32, n_events: u32, batch: &mut Batch) -> Resu
     let (has_ips, start_asid, sizes, ips, extras) =
         (s.has_ips, s.start_asid, s.sizes, s.ips, s.extras);
     decode_events(s.events, n_refs, n_events, batch)?;
+    let deltas = s.check_lengths()?;
 
     batch.refs.reserve(n_refs as usize);
     let out = &mut batch.refs.spare_capacity_mut()[..n_refs as usize];
-    let columns = s.addresses().zip(s.kinds.iter().zip(sizes));
+    let columns = deltas.addresses().zip(s.kinds.iter().zip(sizes));
     for (r, (addr, (&k, &size))) in out.iter_mut().zip(columns) {
         r.write(MemRef {
             addr: VirtAddr(addr),

@@ -338,9 +338,16 @@ impl<R: Read> TraceReader for NativeReader<R> {
             return Ok(Part::End);
         };
         let (raw, n_refs, n_events) = (&self.raw, head.n_refs, head.n_events);
+        // The batch is the plain decode's scratch space for events: emptied after.
         let result = match chunk::decode_plain(raw, n_refs, n_events, fetches, batch, plain) {
-            Ok(true) => Ok(Part::Plain),
-            Ok(false) => chunk::decode(raw, n_refs, n_events, batch).map(|_| Part::Full),
+            Ok(true) => {
+                batch.clear();
+                Ok(Part::Plain)
+            }
+            Ok(false) => {
+                plain.clear();
+                chunk::decode(raw, n_refs, n_events, batch).map(|_| Part::Full)
+            }
             Err(e) => Err(e),
         };
         if result.is_err() {
