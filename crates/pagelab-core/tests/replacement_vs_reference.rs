@@ -365,7 +365,7 @@ proptest! {
     fn every_policy_matches_its_reference_model(
         ops in op_stream(),
         sets in prop::sample::select(vec![1usize, 2, 3, 4, 5, 7, 8, 16]),
-        ways in prop::sample::select(vec![1usize, 2, 3, 4, 5, 6, 7, 8, 12, 16, 66, 130]),
+        ways in prop::sample::select(vec![1usize, 2, 3, 4, 5, 6, 7, 8, 12, 16, 33, 64, 66, 130]),
         seed in any::<u64>(),
     ) {
         for (name, hits, evictions) in run_every_policy(sets, ways, seed, &ops)? {

@@ -3,8 +3,9 @@
 //! modulo the number of sets, which need not be a power of two. Victims are chosen by
 //! the replacement policy `R`.
 
+use super::fingerprint::{self, Fingerprints};
 use super::replacement::Replacement;
-use super::way_index::{self, WayIndex};
+use super::way_index::WayIndex;
 use super::{sub_page, Tlb, TlbKey, TlbStats};
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr, Vpn};
 use crate::pagetable::{Perms, Translation};
@@ -34,7 +35,10 @@ pub struct SetAssocTlb<R: Replacement> {
     track_victims: bool,
     /// The entry the last fill evicted, (tag, meta), if it evicted one.
     victim: Option<(u64, u32)>,
-    /// Where each valid entry sits, for a wide array of one set (see [`WayIndex`]).
+    /// Bytes that find a way without reading every tag, for an array of one set
+    /// and a few dozen ways (see [`Fingerprints`]).
+    prints: Option<Fingerprints>,
+    /// Where each valid entry sits, for a wider array of one set (see [`WayIndex`]).
     index: Option<WayIndex>,
     /// Valid entries: once every entry is, a fill needs no search for a free way.
     valid: usize,
@@ -70,7 +74,9 @@ impl<R: Replacement> SetAssocTlb<R> {
             live: [0; 64],
             track_victims: false,
             victim: None,
-            index: (sets == 1 && ways >= way_index::MIN_WAYS).then(|| WayIndex::new(ways)),
+            prints: (sets == 1 && (fingerprint::MIN_WAYS..=fingerprint::MAX_WAYS).contains(&ways))
+                .then(|| Fingerprints::new(ways)),
+            index: (sets == 1 && ways > fingerprint::MAX_WAYS).then(|| WayIndex::new(ways)),
             valid: 0,
             sizes,
         }
@@ -102,6 +108,9 @@ impl<R: Replacement> SetAssocTlb<R> {
             8 => self.find_in::<8>(set, vpn, meta),
             12 => self.find_in::<12>(set, vpn, meta),
             _ => {
+                if let Some(prints) = &self.prints {
+                    return prints.find(vpn, meta, &self.tags, &self.meta);
+                }
                 if let Some(index) = &self.index {
                     return index.find(vpn, meta, &self.tags, &self.meta);
                 }
@@ -262,6 +271,9 @@ impl<R: Replacement> SetAssocTlb<R> {
         if self.multi {
             Self::relive(&mut self.live, self.meta[i], meta);
         }
+        if let Some(prints) = self.prints.as_mut() {
+            prints.set(i, vpn, meta);
+        }
         if let Some(index) = self.index.as_mut() {
             if self.meta[i] != 0 {
                 index.remove(i, self.tags[i], self.meta[i], &self.tags, &self.meta);
@@ -318,7 +330,10 @@ impl<R: Replacement> SetAssocTlb<R> {
 
     /// Whether [`SetAssocTlb::scan`] gives the array borrowed apart as `ways` ways.
     pub fn scans_as(&self, ways: usize) -> bool {
-        let plain = self.mask.is_some() && !self.track_victims && self.index.is_none();
+        let plain = self.mask.is_some()
+            && !self.track_victims
+            && self.index.is_none()
+            && self.prints.is_none();
         ways != 0 && self.ways == ways && plain
     }
 

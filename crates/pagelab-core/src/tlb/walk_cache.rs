@@ -107,19 +107,38 @@ impl WalkCaches {
     /// A walk of `va` read `walk_len` entries, root first, and stopped at the last
     /// (a leaf, or an absent entry: a fault): how many of the leading references the
     /// caches made unnecessary. Fills the caches with the pointer entries read.
+    #[inline]
     pub fn filter(&mut self, asid: Asid, va: VirtAddr, walk_len: usize) -> usize {
         let top = self.top as usize;
         // The entry of level L is reference `top - L`; it points to a lower table
         // when the walk went on past it: L >= lowest.
         let lowest = (top + 2).saturating_sub(walk_len);
+        // Most walks hit the lowest cache: that case stays small and inline.
+        if let Some(c) = self.caches.first_mut() {
+            if c.level as usize >= lowest
+                && c.array
+                    .touch(va.0 >> c.size.shift(), tag_meta(asid, c.size))
+            {
+                c.hits += 1;
+                return top - c.level as usize + 1;
+            }
+        }
+        self.filter_rest(asid, va, lowest)
+    }
+
+    /// [`WalkCaches::filter`] once the lowest cache, if the walk probes it, missed.
+    #[inline(never)]
+    fn filter_rest(&mut self, asid: Asid, va: VirtAddr, lowest: usize) -> usize {
+        let top = self.top as usize;
         let mut skip = 0;
         let mut held = self.caches.len();
         for (i, c) in self.caches.iter_mut().enumerate() {
             if (c.level as usize) < lowest {
                 continue;
             }
-            if c.array
-                .touch(va.0 >> c.size.shift(), tag_meta(asid, c.size))
+            if i > 0
+                && c.array
+                    .touch(va.0 >> c.size.shift(), tag_meta(asid, c.size))
             {
                 c.hits += 1;
                 skip = top - c.level as usize + 1;

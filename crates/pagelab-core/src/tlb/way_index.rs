@@ -5,9 +5,6 @@
 //! It only finds ways faster; which entries the array holds, and which one a miss
 //! evicts, are decided by the array and its policy exactly as without it.
 
-/// Arrays of one set with at least this many ways keep an index.
-pub const MIN_WAYS: usize = 16;
-
 pub struct WayIndex {
     /// `way + 1` of the entry whose probe sequence passes here; 0: empty.
     slots: Vec<u32>,
