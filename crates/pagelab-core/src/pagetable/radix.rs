@@ -139,11 +139,16 @@ impl RadixPageTable {
             return Ok(node);
         }
         let node = self.node_frames.len() as u32;
-        let capacity = self.entries.capacity();
-        self.entries.resize(self.entries.len() + FANOUT, 0);
-        if self.entries.capacity() != capacity {
-            crate::hugemem::advise(&self.entries);
+        if self.entries.len() + FANOUT > self.entries.capacity() {
+            // Grow into memory advised before anything is written to it: pages that a
+            // reallocation copies into are in place before the advice and stay small.
+            let wanted = (2 * self.entries.capacity()).max(self.entries.len() + FANOUT);
+            let mut grown = Vec::with_capacity(wanted);
+            crate::hugemem::advise(&grown);
+            grown.extend_from_slice(&self.entries);
+            self.entries = grown;
         }
+        self.entries.resize(self.entries.len() + FANOUT, 0);
         self.node_frames.push(pfn);
         self.node_used.push(0);
         Ok(node)
