@@ -57,6 +57,12 @@ impl TreePlru {
         }
     }
 
+    /// The victim of a set whose tree is too large for the table.
+    #[inline(never)]
+    fn descend_victim(&self, set: usize) -> usize {
+        descend(self.ways, |k| self.bit(set, k))
+    }
+
     /// The bit of node `k` of `set`.
     #[inline(always)]
     fn bit(&self, set: usize, k: usize) -> bool {
@@ -154,14 +160,19 @@ impl Replacement for TreePlru {
         self.hit_words(set, way);
     }
 
-    #[inline]
+    #[inline(always)]
+    fn fill(&mut self, set: usize, way: usize) {
+        self.hit(set, way)
+    }
+
+    #[inline(always)]
     fn victim(&mut self, set: usize) -> usize {
         if !self.victims.is_empty() {
             // Only node bits are ever set, so the word indexes the table.
             let state = self.bits[set] as usize & (self.victims.len() - 1);
             return self.victims[state] as usize;
         }
-        descend(self.ways, |k| self.bit(set, k))
+        self.descend_victim(set)
     }
 }
 
