@@ -107,6 +107,32 @@ fn machines() -> Vec<MachineConfig> {
         }),
         ..MachineConfig::default()
     };
+    // The instruction side's first level misses into the data side's first level (as
+    // the MIPS micro-ITLB into the JTLB): instruction misses touch and fill the data
+    // side's first level, between two data references to one page too.
+    let itlb_under = |replacement: &str| MachineConfig {
+        tlb: TlbConfig::Hierarchy(HierarchyConfig {
+            flush_on_switch: false,
+            levels: vec![
+                level(
+                    "itlb",
+                    Serves::Instruction,
+                    Some("jtlb"),
+                    vec![array(1, 2, &[k4])],
+                ),
+                level(
+                    "jtlb",
+                    Serves::All,
+                    None,
+                    vec![SetAssocConfig {
+                        replacement: replacement.into(),
+                        ..array(1, 4, &[k4, m2])
+                    }],
+                ),
+            ],
+        }),
+        ..MachineConfig::default()
+    };
     vec![
         single(16, 4),
         single(1, 8),
@@ -114,6 +140,8 @@ fn machines() -> Vec<MachineConfig> {
         untagged,
         fused,
         fused_split,
+        itlb_under("random"),
+        itlb_under("lru"),
     ]
 }
 
@@ -209,6 +237,16 @@ fn reference() -> impl Strategy<Value = MemRef> {
         })
 }
 
+/// `refs` in batches of `cut`: several batches, so that state crosses their boundaries.
+fn cut_into_batches(refs: &[MemRef], cut: usize) -> Vec<Batch> {
+    refs.chunks(cut)
+        .map(|c| Batch {
+            refs: c.to_vec(),
+            ..Batch::default()
+        })
+        .collect()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
@@ -217,13 +255,44 @@ proptest! {
         refs in proptest::collection::vec(reference(), 1..600),
         cut in 1usize..200,
     ) {
-        // Several batches, so that state crosses their boundaries.
-        let batches: Vec<Batch> = refs
-            .chunks(cut)
-            .map(|c| Batch { refs: c.to_vec(), ..Batch::default() })
-            .collect();
+        let batches = cut_into_batches(&refs, cut);
         for (i, config) in machines().iter().enumerate() {
             assert_same(config, &batches, &format!("machine {i}"));
+        }
+    }
+}
+
+/// The in-order report of `config` over `batches` with the repeat filter off: every
+/// reference looks its page up.
+fn report_unfiltered(config: &MachineConfig, batches: &[Batch]) -> serde_json::Value {
+    let mut m = Machine::build(config).unwrap();
+    m.set_decoupled(false);
+    m.set_repeat_filter(false);
+    for b in batches {
+        m.run_batch(b).unwrap();
+    }
+    serde_json::to_value(m.report()).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// Crediting a repeat without a lookup is exact: as looking every page up, on the
+    /// test machines and on every preset (shared parents, walk caches, policies).
+    #[test]
+    fn the_repeat_filter_changes_nothing(
+        refs in proptest::collection::vec(reference(), 1..600),
+        cut in 1usize..200,
+    ) {
+        let batches = cut_into_batches(&refs, cut);
+        let names = pagelab_core::presets::names();
+        let presets = names.iter().map(|p| pagelab_core::presets::load(p).unwrap());
+        for (i, config) in machines().into_iter().chain(presets).enumerate() {
+            prop_assert_eq!(
+                report(&config, &batches, 0),
+                report_unfiltered(&config, &batches),
+                "machine {}", i
+            );
         }
     }
 }

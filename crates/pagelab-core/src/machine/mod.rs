@@ -367,6 +367,12 @@ pub struct Machine {
     /// entry it hit or filled. Data and instruction sides have a filter each when they
     /// start at different levels, and share filter 0 when they share the first level.
     filter_of: [usize; 2],
+    /// Per side: whether its misses reach the other side's first level (then a miss
+    /// changes what the other side's filter stands for, and empties that filter).
+    miss_crosses: [bool; 2],
+    /// Whether the general loop credits repeats without a lookup (see
+    /// [`Machine::set_repeat_filter`]).
+    repeat_filter: bool,
     last_page: [u64; 2],
     last_asid: [Asid; 2],
     last_shift: [u8; 2],
@@ -425,6 +431,7 @@ impl Machine {
             _ => None,
         };
         let tlb_split = tlb.path_names(DATA)[0] != tlb.path_names(INSTRUCTION)[0];
+        let miss_crosses = [DATA, INSTRUCTION].map(|side| tlb.miss_reaches_other_first(side));
         let sizes = candidate_sizes(config, page_table.as_ref().page_sizes(), &tlb).map_err(err)?;
         if let crate::config::PromotionConfig::Static(s) = &config.promotion {
             crate::superpage::fixed_check(&s.regions, page_table.as_ref().page_sizes())
@@ -524,6 +531,8 @@ impl Machine {
             counts: Counts::default(),
             current_asid: Asid(0),
             filter_of: [0, if tlb_split { 1 } else { 0 }],
+            miss_crosses,
+            repeat_filter: true,
             last_page: [u64::MAX; 2],
             last_asid: [Asid(0); 2],
             last_shift: [0; 2],
@@ -700,6 +709,14 @@ impl Machine {
         self.walker.policy.is_none() && self.walker.cache.is_none() && self.pager.is_none()
     }
 
+    /// Whether a reference to the page of the reference before it on its side is
+    /// credited as a hit of the entry without a lookup (on by default). The lookup
+    /// would hit that entry and change nothing, so turning it off changes no count:
+    /// for tests that check so.
+    pub fn set_repeat_filter(&mut self, on: bool) {
+        self.repeat_filter = on;
+    }
+
     /// Run decoupled batches without the specialized loop (for tests and measurements).
     pub fn set_kernel(&mut self, on: bool) {
         self.kernel = on && self.tlb.base_parts(DATA, self.walker.base_page).is_some();
@@ -863,7 +880,7 @@ impl Machine {
     ) -> Result<(), SimError> {
         let page = va.0 >> self.repeat_shift;
         let f = self.filter_of[side];
-        if page == self.last_page[f] && asid == self.last_asid[f] {
+        if page == self.last_page[f] && asid == self.last_asid[f] && self.repeat_filter {
             self.repeats[f][self.last_shift[f] as usize & 63] += 1;
             return Ok(());
         }
@@ -922,9 +939,14 @@ impl Machine {
     }
 
     /// After a miss: the repeat filter of `side` holds the entry the first level made
-    /// (none: the next reference looks up).
+    /// (none: the next reference looks up). A miss that went through the other side's
+    /// first level touched or filled it there: the other side's next reference looks
+    /// up, for its page may be evicted or no longer the last one touched.
     #[inline(always)]
     fn note_filled(&mut self, side: usize, asid: Asid, va: VirtAddr, filled: Option<PageSize>) {
+        if self.miss_crosses[side] {
+            self.last_page[self.filter_of[side ^ 1]] = u64::MAX;
+        }
         let f = self.filter_of[side];
         match filled {
             Some(size) => {

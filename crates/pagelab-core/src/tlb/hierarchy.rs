@@ -586,6 +586,14 @@ impl Hierarchy {
         self.first[DATA] != self.first[INSTRUCTION]
     }
 
+    /// Whether a miss of `side`'s first level goes on to the other side's first level
+    /// (as an ITLB miss reaches a unified TLB that is the data side's first level):
+    /// then such a miss changes the other side's first level.
+    pub fn miss_reaches_other_first(&self, side: usize) -> bool {
+        let other = self.first[(side & 1) ^ 1];
+        self.split() && self.paths[side & 1][1..].contains(&other)
+    }
+
     /// Probe the first level of `side`: the size of the entry hit.
     #[inline(always)]
     pub fn access(&mut self, side: usize, asid: Asid, va: VirtAddr) -> Option<PageSize> {
