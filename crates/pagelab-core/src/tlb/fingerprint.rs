@@ -61,14 +61,7 @@ impl Fingerprints {
         for (g, group) in groups.iter().enumerate() {
             candidates |= (equal_lanes(group, p) as u64) << (g * LANES);
         }
-        while candidates != 0 {
-            let w = candidates.trailing_zeros() as usize;
-            if tags.get(w) == Some(&vpn) && metas.get(w) == Some(&meta) {
-                return Some(w);
-            }
-            candidates &= candidates - 1;
-        }
-        None
+        held_among(candidates, tags, metas, vpn, meta)
     }
 
     /// Way `way` now holds (vpn, meta).
@@ -76,6 +69,71 @@ impl Fingerprints {
     pub fn set(&mut self, way: usize, vpn: u64, meta: u32) {
         self.bytes[way / LANES][way % LANES] = print(vpn, meta);
     }
+}
+
+/// The first of the `candidates` ways (as bits) that holds (vpn, meta).
+#[inline(always)]
+pub fn held_among(
+    mut candidates: u64,
+    tags: &[u64],
+    metas: &[u32],
+    vpn: u64,
+    meta: u32,
+) -> Option<usize> {
+    while candidates != 0 {
+        let w = candidates.trailing_zeros() as usize;
+        if tags.get(w) == Some(&vpn) && metas.get(w) == Some(&meta) {
+            return Some(w);
+        }
+        candidates &= candidates - 1;
+    }
+    None
+}
+
+/// Ways of a 12-way set whose low 32 bits of page number (`lows`) equal those of
+/// `vpn`, as bits: the candidates whose whole tag is then compared. (The ways of a set
+/// share its index bits, so the low bits still tell most pages apart.)
+#[inline(always)]
+pub fn equal_lows(lows: &[u32; 12], vpn: u64) -> u32 {
+    let v = vpn as u32;
+    equal_words(&lows[0..4], v)
+        | equal_words(&lows[4..8], v) << 4
+        | equal_words(&lows[8..12], v) << 8
+}
+
+/// Which of four words equal `v`, as bits.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn equal_words(words: &[u32], v: u32) -> u32 {
+    use std::arch::x86_64::{
+        __m128i, _mm_castsi128_ps, _mm_cmpeq_epi32, _mm_loadu_si128, _mm_movemask_ps,
+        _mm_set1_epi32,
+    };
+    let words: &[u32; 4] = words.try_into().expect("4 words");
+    // SAFETY: SSE2 is part of every x86-64 target; `words` is 16 readable bytes, and
+    // the unaligned load reads exactly those.
+    unsafe {
+        let w = _mm_loadu_si128(words.as_ptr().cast::<__m128i>());
+        let eq = _mm_cmpeq_epi32(w, _mm_set1_epi32(v as i32));
+        _mm_movemask_ps(_mm_castsi128_ps(eq)) as u32
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn equal_words(words: &[u32], v: u32) -> u32 {
+    equal_words_portable(words, v)
+}
+
+/// [`equal_words`] a word at a time, on any target.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[inline(always)]
+fn equal_words_portable(words: &[u32], v: u32) -> u32 {
+    words
+        .iter()
+        .take(4)
+        .enumerate()
+        .fold(0, |bits, (i, &w)| bits | ((w == v) as u32) << i)
 }
 
 /// Which bytes of `group` equal `p`, as bits.
@@ -133,6 +191,21 @@ mod tests {
             }
             proptest::prop_assert_eq!(equal_lanes(&group, p), want);
             proptest::prop_assert_eq!(equal_lanes_portable(&group, p), want);
+        }
+
+        /// Both ways of comparing words agree with a comparison one by one.
+        #[test]
+        fn words_match_one_by_one(lows in proptest::array::uniform12(0u32..3), high in 0u64..3, v in 0u32..3) {
+            let vpn = high << 32 | v as u64;
+            let mut want = 0u32;
+            for (i, &w) in lows.iter().enumerate() {
+                want |= ((w == v) as u32) << i;
+            }
+            proptest::prop_assert_eq!(equal_lows(&lows, vpn), want);
+            let portable = (0..3).fold(0, |bits, g| {
+                bits | equal_words_portable(&lows[4 * g..4 * g + 4], v) << (4 * g)
+            });
+            proptest::prop_assert_eq!(portable, want);
         }
 
         /// Random fills of a 40-way array: every held key is found at its way, and no

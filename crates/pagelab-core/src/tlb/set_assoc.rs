@@ -40,6 +40,9 @@ pub struct SetAssocTlb<R: Replacement> {
     prints: Option<Fingerprints>,
     /// Where each valid entry sits, for a wider array of one set (see [`WayIndex`]).
     index: Option<WayIndex>,
+    /// The low 32 bits of each tag, for an array of 12 ways (empty otherwise): a set
+    /// is searched four ways at a time in them (see [`fingerprint::equal_lows`]).
+    lows: Vec<u32>,
     /// Valid entries: once every entry is, a fill needs no search for a free way.
     valid: usize,
 }
@@ -77,6 +80,7 @@ impl<R: Replacement> SetAssocTlb<R> {
             prints: (sets == 1 && (fingerprint::MIN_WAYS..=fingerprint::MAX_WAYS).contains(&ways))
                 .then(|| Fingerprints::new(ways)),
             index: (sets == 1 && ways > fingerprint::MAX_WAYS).then(|| WayIndex::new(ways)),
+            lows: if ways == 12 { vec![0; n] } else { Vec::new() },
             valid: 0,
             sizes,
         }
@@ -106,7 +110,12 @@ impl<R: Replacement> SetAssocTlb<R> {
         match self.ways {
             4 => self.find_in::<4>(set, vpn, meta),
             8 => self.find_in::<8>(set, vpn, meta),
-            12 => self.find_in::<12>(set, vpn, meta),
+            12 => {
+                let base = set * 12;
+                let lows: &[u32; 12] = self.lows[base..base + 12].try_into().expect("12 ways");
+                let tags = &self.tags[base..base + 12];
+                Self::search_lows(lows, tags, &self.meta[base..base + 12], vpn, meta)
+            }
             _ => {
                 if let Some(prints) = &self.prints {
                     return prints.find(vpn, meta, &self.tags, &self.meta);
@@ -157,6 +166,19 @@ impl<R: Replacement> SetAssocTlb<R> {
             same &= same - 1;
         }
         None
+    }
+
+    /// [`SetAssocTlb::search`] for a set of 12 ways, candidates first by the low bits.
+    #[inline(always)]
+    fn search_lows(
+        lows: &[u32; 12],
+        tags: &[u64],
+        metas: &[u32],
+        vpn: u64,
+        meta: u32,
+    ) -> Option<usize> {
+        let candidates = fingerprint::equal_lows(lows, vpn) as u64;
+        fingerprint::held_among(candidates, tags, metas, vpn, meta)
     }
 
     /// The tag a page of `size` in `asid` is held under (with its page number).
@@ -274,6 +296,9 @@ impl<R: Replacement> SetAssocTlb<R> {
         if let Some(prints) = self.prints.as_mut() {
             prints.set(i, vpn, meta);
         }
+        if let Some(low) = self.lows.get_mut(i) {
+            *low = vpn as u32;
+        }
         if let Some(index) = self.index.as_mut() {
             if self.meta[i] != 0 {
                 index.remove(i, self.tags[i], self.meta[i], &self.tags, &self.meta);
@@ -322,6 +347,7 @@ impl<R: Replacement> SetAssocTlb<R> {
             pfns: &mut self.pfns,
             perms: &mut self.perms,
             policy: &mut self.policy,
+            lows: &mut self.lows,
             live: self.multi.then_some(&mut self.live),
             stats: &mut self.stats,
             evictions: 0,
@@ -393,6 +419,8 @@ pub struct Scan<'a, R: Replacement, const W: usize> {
     pfns: &'a mut [Pfn],
     perms: &'a mut [Perms],
     policy: &'a mut R,
+    /// The array's low tag bits (when `W` is 12).
+    lows: &'a mut [u32],
     /// The live entries by size, when the array holds several sizes.
     live: Option<&'a mut [u32; 64]>,
     stats: &'a mut TlbStats,
@@ -411,7 +439,16 @@ impl<R: Replacement, const W: usize> Scan<'_, R, W> {
         ) else {
             return false;
         };
-        match SetAssocTlb::<R>::search(tags, metas, vpn, meta) {
+        let found = if W == 12 {
+            let Some(lows) = self.lows.get(base..base + 12) else {
+                return false;
+            };
+            let lows: &[u32; 12] = lows.try_into().expect("12 ways");
+            SetAssocTlb::<R>::search_lows(lows, tags, metas, vpn, meta)
+        } else {
+            SetAssocTlb::<R>::search(tags, metas, vpn, meta)
+        };
+        match found {
             Some(way) => {
                 self.policy.hit(set, way);
                 true
@@ -446,6 +483,9 @@ impl<R: Replacement, const W: usize> Scan<'_, R, W> {
         *self.valid += (self.metas[i] == 0) as usize;
         if let Some(live) = self.live.as_deref_mut() {
             SetAssocTlb::<R>::relive(live, self.metas[i], meta);
+        }
+        if W == 12 {
+            self.lows[i] = vpn as u32;
         }
         self.tags[i] = vpn;
         self.metas[i] = meta;
