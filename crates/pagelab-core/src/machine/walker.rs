@@ -90,7 +90,8 @@ impl Walker {
         // Every entry on a line of its own.
         counts.walk_lines += (read - skip) as u64;
         if translation.is_none() {
-            self.fault(counts, asid, va, reference)?;
+            self.map_faulted(counts, asid, va, reference)?;
+            self.retry_counted(counts, asid, va, reference)?;
         }
         Ok(())
     }
@@ -142,6 +143,21 @@ impl Walker {
         va: VirtAddr,
         reference: u64,
     ) -> Result<Translation, SimError> {
+        self.map_faulted(counts, asid, va, reference)?;
+        self.retry(counts, asid, va, reference)
+    }
+
+    /// Handle a page fault: map the page of `va` (a large page if the policy asks for
+    /// one and it can be had, else a base page).
+    #[cold]
+    #[inline(never)]
+    fn map_faulted(
+        &mut self,
+        counts: &mut Counts,
+        asid: Asid,
+        va: VirtAddr,
+        reference: u64,
+    ) -> Result<(), SimError> {
         counts.page_faults += 1;
         let error = |message: String| SimError { reference, message };
         if let Some(size) = self.policy.as_mut().and_then(|p| p.fault_size(asid, va)) {
@@ -149,7 +165,7 @@ impl Walker {
                 if let Ok(swapped_in) = self.map_fresh(asid, va, size, None) {
                     counts.large_faults += 1;
                     counts.major_faults += swapped_in as u64;
-                    return self.retry(counts, asid, va, reference);
+                    return Ok(());
                 }
             }
         }
@@ -191,7 +207,7 @@ impl Walker {
                 Some(e) => format!("address {:#x}: the fault handler cannot map it: {e}", va.0),
             })),
         }
-        self.retry(counts, asid, va, reference)
+        Ok(())
     }
 
     /// Map the page of `size` holding `va` to a fresh block of `size` from the
@@ -239,6 +255,40 @@ impl Walker {
         Ok(swapped_in)
     }
 
+    /// [`Walker::retry`] for [`Walker::resolve_counted`]: the walk is counted, not
+    /// written down, where the page table can.
+    fn retry_counted(
+        &mut self,
+        counts: &mut Counts,
+        asid: Asid,
+        va: VirtAddr,
+        reference: u64,
+    ) -> Result<(), SimError> {
+        let Some((read, translation)) = self.page_table.walk_brief(asid, va, WalkHint::NONE) else {
+            return self.retry(counts, asid, va, reference).map(|_| ());
+        };
+        let skip = if self.walk_caches.is_empty() {
+            0
+        } else {
+            self.walk_caches.filter(asid, va, read)
+        };
+        counts.fault_walk_refs += (read - skip) as u64;
+        match translation {
+            Some(_) => Ok(()),
+            None => Err(Self::still_unmapped(va, reference)),
+        }
+    }
+
+    fn still_unmapped(va: VirtAddr, reference: u64) -> SimError {
+        SimError {
+            reference,
+            message: format!(
+                "address {:#x}: still unmapped after the fault was handled",
+                va.0
+            ),
+        }
+    }
+
     /// After a fault was handled.
     fn retry(
         &mut self,
@@ -247,16 +297,12 @@ impl Walker {
         va: VirtAddr,
         reference: u64,
     ) -> Result<Translation, SimError> {
-        let error = |message: String| SimError { reference, message };
         // The faulting access is retried: it walks again. That walk is the fault's cost,
         // not the TLB's, and is counted apart.
         let skip = self.walk(asid, va);
         counts.fault_walk_refs += (self.walk.refs().len() - skip) as u64;
-        self.walk.translation.ok_or_else(|| {
-            error(format!(
-                "address {:#x}: still unmapped after the fault was handled",
-                va.0
-            ))
-        })
+        self.walk
+            .translation
+            .ok_or_else(|| Self::still_unmapped(va, reference))
     }
 }
