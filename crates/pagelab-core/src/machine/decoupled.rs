@@ -96,6 +96,7 @@ impl Machine {
             last_page,
             repeat_shift,
         });
+        self.repeats[0][base.shift() as usize] += end.repeats;
         self.last_page[0] = end.last_page;
         self.last_asid[0] = asid;
         self.last_shift[0] = base.shift() as u8;
@@ -195,8 +196,7 @@ impl KernelInput for &[u64] {
 ///
 /// It does what the general loop does, in fewer steps: the first level's other arrays
 /// (of larger pages) stay empty in a decoupled run, so only the base-page array is
-/// looked up; counts are kept in locals and added at the end. It has no repeat
-/// filter: a repeat is looked up and hits, counted as the filter would credit it.
+/// looked up; counts are kept in locals and added at the end.
 pub(super) struct Kernel<'a, 'h, I: KernelInput> {
     pub above: Above<'h>,
     pub misses: &'a mut Vec<Miss>,
@@ -208,16 +208,16 @@ pub(super) struct Kernel<'a, 'h, I: KernelInput> {
     pub split: bool,
     pub base: PageSize,
     /// The repeat filter's page (in units of `1 << repeat_shift` bytes; `u64::MAX`:
-    /// none), left for the general loop: the page of the last reference run, this one
-    /// if the run takes none. Its entry is a base page.
+    /// none); its entry is a base page.
     pub last_page: u64,
     pub repeat_shift: u32,
 }
 
-/// Where a kernel run stopped, and the filter it leaves.
+/// Where a kernel run stopped, and the filter and counts it leaves.
 pub(super) struct KernelEnd {
     pub done: usize,
     pub last_page: u64,
+    pub repeats: u64,
 }
 
 impl<I: KernelInput> VisitArray for Kernel<'_, '_, I> {
@@ -340,15 +340,18 @@ impl<I: KernelInput> Kernel<'_, '_, I> {
             (base.shift(), repeat_shift)
         };
         let mut done = refs.len();
-        let mut missed = 0u64;
-        // A reference to the page of the one before it is looked up too: its hit
-        // changes nothing in the array (see `Replacement::hit`), and a lookup costs
-        // less than the branch on a repeat, which the host mispredicts often.
+        let (mut missed, mut repeats) = (0u64, 0u64);
         for i in 0..refs.len() {
             let Some(va) = refs.plain(i, asid, split) else {
                 done = i;
                 break;
             };
+            let page = va.0 >> repeat_shift;
+            if page == last_page {
+                repeats += 1;
+                continue;
+            }
+            last_page = page;
             let vpn = va.0 >> size_shift;
             if array.touch(vpn, meta) {
                 continue;
@@ -358,16 +361,17 @@ impl<I: KernelInput> Kernel<'_, '_, I> {
             parent.miss(&mut above, misses, asid, va, vpn, meta, reference);
             array.fill(vpn, meta);
         }
-        if let Some(va) = done.checked_sub(1).and_then(|i| refs.plain(i, asid, split)) {
-            last_page = va.0 >> repeat_shift;
-        }
-        let hits = done as u64 - missed;
+        let hits = done as u64 - repeats - missed;
         array.count(hits, missed);
         let size_shift = base.shift() as usize;
         above.hits[size_shift] += hits;
         // Every level above held the page or was filled with it; the first level missed.
         above.misses[size_shift] += missed;
-        KernelEnd { done, last_page }
+        KernelEnd {
+            done,
+            last_page,
+            repeats,
+        }
     }
 }
 
