@@ -133,6 +133,17 @@ fn machines() -> Vec<MachineConfig> {
         }),
         ..MachineConfig::default()
     };
+    // The mirror: the data side's first level misses into the instruction side's.
+    let dtlb_under = MachineConfig {
+        tlb: TlbConfig::Hierarchy(HierarchyConfig {
+            flush_on_switch: false,
+            levels: vec![
+                level("dtlb", Serves::Data, Some("utlb"), vec![array(1, 2, &[k4])]),
+                level("utlb", Serves::All, None, vec![array(1, 4, &[k4])]),
+            ],
+        }),
+        ..MachineConfig::default()
+    };
     vec![
         single(16, 4),
         single(1, 8),
@@ -142,6 +153,7 @@ fn machines() -> Vec<MachineConfig> {
         fused_split,
         itlb_under("random"),
         itlb_under("lru"),
+        dtlb_under,
     ]
 }
 

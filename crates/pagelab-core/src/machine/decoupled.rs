@@ -25,7 +25,7 @@ use super::{Machine, SimError};
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr};
 use crate::event::{AccessKind, MemRef};
 use crate::pagetable::{Perms, Translation, WalkHint};
-use crate::tlb::hierarchy::{Above, VisitArray, DATA};
+use crate::tlb::hierarchy::{Above, VisitArray, DATA, INSTRUCTION};
 use crate::tlb::replacement::Replacement;
 use crate::tlb::set_assoc::{tag_meta, Scan};
 use crate::tlb::SetAssocTlb;
@@ -100,6 +100,10 @@ impl Machine {
         self.last_page[0] = end.last_page;
         self.last_asid[0] = asid;
         self.last_shift[0] = base.shift() as u8;
+        // The misses went on to the levels above, as `note_filled` says.
+        if end.missed > 0 && self.miss_crosses[DATA] {
+            self.last_page[self.filter_of[INSTRUCTION]] = u64::MAX;
+        }
         end.done
     }
 
@@ -218,6 +222,8 @@ pub(super) struct KernelEnd {
     pub done: usize,
     pub last_page: u64,
     pub repeats: u64,
+    /// References that missed the first level.
+    pub missed: u64,
 }
 
 impl<I: KernelInput> VisitArray for Kernel<'_, '_, I> {
@@ -371,6 +377,7 @@ impl<I: KernelInput> Kernel<'_, '_, I> {
             done,
             last_page,
             repeats,
+            missed,
         }
     }
 }

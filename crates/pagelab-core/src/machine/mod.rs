@@ -710,9 +710,10 @@ impl Machine {
     }
 
     /// Whether a reference to the page of the reference before it on its side is
-    /// credited as a hit of the entry without a lookup (on by default). The lookup
+    /// credited as a hit of the entry without a lookup, in the general loop (on by
+    /// default; the specialized loop of decoupled runs keeps its own). The lookup
     /// would hit that entry and change nothing, so turning it off changes no count:
-    /// for tests that check so.
+    /// for tests that check so, in order.
     pub fn set_repeat_filter(&mut self, on: bool) {
         self.repeat_filter = on;
     }
