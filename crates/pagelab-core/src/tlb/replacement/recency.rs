@@ -56,7 +56,7 @@ impl Recency {
     }
 
     /// Make `way` the newest of `set`.
-    #[inline(always)]
+    #[inline]
     pub fn touch(&mut self, set: usize, way: usize) {
         let w = way as u32;
         let front = self.front[set];
