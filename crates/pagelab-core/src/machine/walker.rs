@@ -48,7 +48,8 @@ impl Walker {
         let skip = self.walk(asid, va);
         counts.walks += 1;
         let walk = &self.walk;
-        counts.walk_refs += (walk.refs().len() - skip) as u64;
+        // A walk longer than a walk records counts every reference it made.
+        counts.walk_refs += (walk.refs().len() + walk.dropped() - skip) as u64;
         counts.walk_refs_skipped += skip as u64;
         counts.walk_lines += walk.distinct_lines_from(skip) as u64;
         match walk.translation {
@@ -300,7 +301,7 @@ impl Walker {
         // The faulting access is retried: it walks again. That walk is the fault's cost,
         // not the TLB's, and is counted apart.
         let skip = self.walk(asid, va);
-        counts.fault_walk_refs += (self.walk.refs().len() - skip) as u64;
+        counts.fault_walk_refs += (self.walk.refs().len() + self.walk.dropped() - skip) as u64;
         self.walk
             .translation
             .ok_or_else(|| Self::still_unmapped(va, reference))

@@ -209,4 +209,20 @@ mod tests {
         }
         assert_eq!(pt.footprint_bytes(), 4096, "the overflow records went back");
     }
+
+    #[test]
+    fn a_chain_longer_than_a_walk_records_is_counted() {
+        let mut frames = SimpleAllocator::new(1 << 20);
+        // Two buckets for 300 records: a lookup of an absent page reads a whole chain.
+        let mut pt = HashedPageTable::new(1, &[PageSize::K4]);
+        for p in 0..300u64 {
+            let va = VirtAddr(p << 12);
+            pt.map(Asid(0), va, PageSize::K4, Pfn(p), Perms::RW, &mut frames)
+                .unwrap();
+        }
+        let w = pt.walk(Asid(0), VirtAddr(1000 << 12));
+        assert!(w.translation.is_none());
+        assert_eq!(w.refs().len(), crate::pagetable::MAX_WALK_REFS);
+        assert!(w.refs().len() + w.dropped() > 64, "{} dropped", w.dropped());
+    }
 }

@@ -60,10 +60,11 @@ impl Translation {
     }
 }
 
-/// Most memory references one walk can record. No structure here comes near it in
-/// practice (a 4-level radix walk makes 4, a guarded table of radix 16 at most 14, a
-/// hashed table one per record on the chains it probes); a walk that makes more keeps
-/// the first `MAX_WALK_REFS` and counts the rest in [`Walk::dropped`].
+/// Most memory references one walk can record. Few structures here come near it (a
+/// 4-level radix walk makes 4, a guarded table of radix 16 at most 14); a hashed table
+/// makes one per record on the chains it probes, which a small bucket array lets grow
+/// past it. A walk that makes more keeps the first `MAX_WALK_REFS` and counts the rest
+/// in [`Walk::dropped`]; the machine counts them all among the walk's references.
 pub const MAX_WALK_REFS: usize = 64;
 
 /// The result of a lookup: the translation (if mapped) and the page-table entries read.
@@ -112,8 +113,8 @@ impl Walk {
         // array's length; `MaybeUninit<T>` has the layout of `T`.
         unsafe { std::slice::from_raw_parts(self.refs.as_ptr().cast::<PhysAddr>(), n) }
     }
-    /// References made beyond the `MAX_WALK_REFS` recorded (0 for every walk of the
-    /// structures here under any test in the repository).
+    /// References made beyond the `MAX_WALK_REFS` recorded (0 but for a hashed
+    /// table whose chains hold more records than that).
     pub fn dropped(&self) -> usize {
         self.dropped as usize
     }
