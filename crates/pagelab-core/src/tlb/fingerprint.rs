@@ -6,6 +6,9 @@
 //! It only finds ways faster; which entries the array holds, and which one a miss
 //! evicts, are decided by the array and its policy exactly as without it. A way's
 //! byte may be stale (the entry was invalidated): the check of its tag rejects it.
+//!
+//! The same way of searching serves 12-way sets with the low 32 bits of each tag in
+//! place of the byte ([`equal_lows`]); [`held_among`] checks the candidates of both.
 
 /// Arrays of one set with this many ways or more and at most [`MAX_WAYS`] keep
 /// fingerprints (wider ones keep a [`super::way_index::WayIndex`]).
