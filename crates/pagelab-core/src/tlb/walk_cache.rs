@@ -23,7 +23,40 @@ struct WalkCache {
     array: AnyArray,
     hits: u64,
     misses: u64,
+    /// The key (region number, tag meta) the array touched last, by a hit or a fill:
+    /// a hit on it again changes no policy's state (see [`Replacement::hit`]), so it
+    /// is counted without a lookup. Meta 0: none (after an invalidation or a flush).
+    ///
+    /// [`Replacement::hit`]: super::replacement::Replacement::hit
+    last: (u64, u32),
 }
+
+impl WalkCache {
+    /// Look the region of `va` up in `asid`, and touch it if held.
+    #[inline(always)]
+    fn touch(&mut self, asid: Asid, va: VirtAddr, memo: bool) -> bool {
+        let key = (va.0 >> self.size.shift(), tag_meta(asid, self.size));
+        if key == self.last && memo {
+            return true;
+        }
+        let held = self.array.touch(key.0, key.1);
+        if held {
+            self.last = key;
+        }
+        held
+    }
+
+    /// Fill the region of `va` in `asid`, known not to be held.
+    #[inline(always)]
+    fn fill(&mut self, asid: Asid, va: VirtAddr) {
+        let key = (va.0 >> self.size.shift(), tag_meta(asid, self.size));
+        self.array.fill_absent(key.0, key.1, Pfn(0), Perms::NONE);
+        self.last = key;
+    }
+}
+
+/// [`WalkCache::last`] when there is none.
+const NO_HIT: (u64, u32) = (0, 0);
 
 /// Hits and misses of one walk cache.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -42,6 +75,9 @@ pub struct WalkCaches {
     caches: Vec<WalkCache>,
     /// Levels of the table (4 or 5): the root's entries are level `top`.
     top: u32,
+    /// Whether a hit on the key touched last is counted without a lookup (see
+    /// [`WalkCache::last`]; off only in the test that checks it changes nothing).
+    memo: bool,
 }
 
 impl WalkCaches {
@@ -91,12 +127,14 @@ impl WalkCaches {
                 array,
                 hits: 0,
                 misses: 0,
+                last: NO_HIT,
             });
         }
         caches.sort_by_key(|c| c.level);
         Ok(WalkCaches {
             caches,
             top: table_levels.unwrap_or(0),
+            memo: true,
         })
     }
 
@@ -113,12 +151,10 @@ impl WalkCaches {
         // The entry of level L is reference `top - L`; it points to a lower table
         // when the walk went on past it: L >= lowest.
         let lowest = (top + 2).saturating_sub(walk_len);
+        let memo = self.memo;
         // Most walks hit the lowest cache: that case stays small and inline.
         if let Some(c) = self.caches.first_mut() {
-            if c.level as usize >= lowest
-                && c.array
-                    .touch(va.0 >> c.size.shift(), tag_meta(asid, c.size))
-            {
+            if c.level as usize >= lowest && c.touch(asid, va, memo) {
                 c.hits += 1;
                 return top - c.level as usize + 1;
             }
@@ -130,16 +166,14 @@ impl WalkCaches {
     #[inline(never)]
     fn filter_rest(&mut self, asid: Asid, va: VirtAddr, lowest: usize) -> usize {
         let top = self.top as usize;
+        let memo = self.memo;
         let mut skip = 0;
         let mut held = self.caches.len();
         for (i, c) in self.caches.iter_mut().enumerate() {
             if (c.level as usize) < lowest {
                 continue;
             }
-            if i > 0
-                && c.array
-                    .touch(va.0 >> c.size.shift(), tag_meta(asid, c.size))
-            {
+            if i > 0 && c.touch(asid, va, memo) {
                 c.hits += 1;
                 skip = top - c.level as usize + 1;
                 held = i;
@@ -150,9 +184,7 @@ impl WalkCaches {
         // The caches filled are exactly those probed that missed (the lower ones).
         for c in self.caches[..held].iter_mut() {
             if c.level as usize >= lowest {
-                let vpn = va.0 >> c.size.shift();
-                c.array
-                    .fill_absent(vpn, tag_meta(asid, c.size), Pfn(0), Perms::NONE);
+                c.fill(asid, va);
             }
         }
         skip
@@ -160,11 +192,13 @@ impl WalkCaches {
 
     pub fn invalidate_range(&mut self, asid: Asid, start: VirtAddr, len: u64) {
         for c in self.caches.iter_mut() {
+            c.last = NO_HIT;
             c.array.invalidate_range(asid, start, len);
         }
     }
     pub fn flush_all(&mut self) {
         for c in self.caches.iter_mut() {
+            c.last = NO_HIT;
             c.array.flush_all();
         }
     }
@@ -228,6 +262,53 @@ mod tests {
         assert_eq!(c.filter(Asid(0), a, 3), 0);
         assert_eq!(c.filter(Asid(0), a, 3), 2);
         assert_eq!(c.report()[0].hits + c.report()[0].misses, 0);
+    }
+
+    proptest::proptest! {
+        /// Hits on the key touched last, counted without a lookup, change nothing:
+        /// every walk skips as many references, and the reports are equal, with the
+        /// memo and without, for every policy, with invalidations and flushes.
+        #[test]
+        fn the_memo_changes_nothing(
+            ops in proptest::collection::vec((0u64..48, 0u16..2, 2usize..=5, 0u8..40), 1..400),
+            shape in proptest::sample::select(vec![(1usize, 2usize), (1, 4), (1, 32), (2, 4), (4, 3)]),
+            seed in proptest::prelude::any::<u64>(),
+        ) {
+            for policy in ["lru", "nru", "plru", "fifo", "random"] {
+                let configs: Vec<_> = [2, 3, 4]
+                    .iter()
+                    .map(|&level| WalkCacheConfig {
+                        level,
+                        sets: shape.0,
+                        ways: shape.1,
+                        replacement: policy.into(),
+                    })
+                    .collect();
+                let mut with = WalkCaches::build(&configs, Some(4), seed).unwrap();
+                let mut without = WalkCaches::build(&configs, Some(4), seed).unwrap();
+                without.memo = false;
+                for (step, &(region, asid, walk_len, what)) in ops.iter().enumerate() {
+                    // Regions of 2M spread over a few 1G and 512G regions.
+                    let va = VirtAddr((region % 8) << 21 | (region / 8 % 3) << 30 | (region / 24) << 39);
+                    let asid = Asid(asid);
+                    match what {
+                        0 => {
+                            with.flush_all();
+                            without.flush_all();
+                        }
+                        1 => {
+                            with.invalidate_range(asid, va, 1 << 21);
+                            without.invalidate_range(asid, va, 1 << 21);
+                        }
+                        _ => {
+                            let (a, b) = (with.filter(asid, va, walk_len), without.filter(asid, va, walk_len));
+                            proptest::prop_assert_eq!(a, b, "{} {:?}: step {}", policy, shape, step);
+                        }
+                    }
+                }
+                proptest::prop_assert_eq!(with.report(), without.report(), "{} {:?}", policy, shape);
+            }
+        }
     }
 
     #[test]

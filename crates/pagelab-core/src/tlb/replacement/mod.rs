@@ -23,8 +23,9 @@ pub trait Replacement: 'static {
     fn new(sets: usize, ways: usize, seed: u64) -> Self
     where
         Self: Sized;
-    /// `way` of `set` was hit. A hit on the way hit just before it in the same set
-    /// must change nothing (the machine credits such repeated hits without a lookup).
+    /// `way` of `set` was hit. A hit on the way hit or filled just before it in the
+    /// same set must change nothing (the machine, and the walk caches, credit such
+    /// repeated hits without a lookup).
     fn hit(&mut self, set: usize, way: usize);
     /// `way` of `set` was filled with a new entry (a free way, or the victim).
     /// By default a fill counts as a hit.
