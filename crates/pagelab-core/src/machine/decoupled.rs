@@ -14,7 +14,8 @@
 //! host's memory latency overlaps.
 //!
 //! What is lost: the frames in the TLB entries are placeholders (the simulated TLBs
-//! report counts, not frames), and after an error (out of memory) the batch's counts
+//! report counts, not frames; the [`Kernel`] does not even write them), and after an
+//! error (out of memory) the batch's counts
 //! include references after the failing one. The in-order path
 //! ([`Machine::set_decoupled`]) remains, and the tests check that both give the
 //! same report.
@@ -269,7 +270,7 @@ impl<R: Replacement, const W: usize> FirstArray for Scan<'_, R, W> {
     }
     #[inline(always)]
     fn fill(&mut self, vpn: u64, meta: u32) {
-        self.fill_absent(vpn, meta, Pfn(0), Perms::RW);
+        self.fill_key(vpn, meta);
     }
     fn count(&mut self, hits: u64, misses: u64) {
         Scan::count(self, hits, misses);
@@ -469,7 +470,7 @@ impl<R: Replacement, const W: usize> Parent for One<'_, R, W> {
         }
         self.missed += 1;
         misses.push(Miss::walk(va, reference, asid));
-        self.array.fill_absent(vpn, meta, Pfn(0), Perms::RW);
+        self.array.fill_key(vpn, meta);
     }
 }
 

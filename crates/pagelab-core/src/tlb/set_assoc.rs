@@ -344,8 +344,6 @@ impl<R: Replacement> SetAssocTlb<R> {
             valid: &mut self.valid,
             tags: &mut self.tags,
             metas: &mut self.meta,
-            pfns: &mut self.pfns,
-            perms: &mut self.perms,
             policy: &mut self.policy,
             lows: &mut self.lows,
             live: self.multi.then_some(&mut self.live),
@@ -410,14 +408,13 @@ impl<R: Replacement> SetAssocTlb<R> {
 }
 
 /// A [`SetAssocTlb`] borrowed apart (see [`SetAssocTlb::scan`]): lookups and fills
-/// exactly as the array's own, for an array of `W` ways and `mask + 1` sets.
+/// exactly as the array's own, for an array of `W` ways and `mask + 1` sets, except
+/// that fills write no frame (see [`Scan::fill_key`]).
 pub struct Scan<'a, R: Replacement, const W: usize> {
     mask: u64,
     valid: &'a mut usize,
     tags: &'a mut [u64],
     metas: &'a mut [u32],
-    pfns: &'a mut [Pfn],
-    perms: &'a mut [Perms],
     policy: &'a mut R,
     /// The array's low tag bits (when `W` is 12).
     lows: &'a mut [u32],
@@ -462,9 +459,12 @@ impl<R: Replacement, const W: usize> Scan<'_, R, W> {
         self.stats.add(hits, misses);
     }
 
-    /// As [`SetAssocTlb::fill_absent`].
+    /// As [`SetAssocTlb::fill_absent`], for a decoupled run, whose entries hold
+    /// placeholder frames that no count reads: only the key is written; the way keeps
+    /// the frame and permissions it held. (Two stores fewer per fill, and a loop of
+    /// lookups and fills leaves the frames out of the host's cache.)
     #[inline(always)]
-    pub fn fill_absent(&mut self, vpn: u64, meta: u32, pfn: Pfn, perms: Perms) {
+    pub fn fill_key(&mut self, vpn: u64, meta: u32) {
         let set = (vpn & self.mask) as usize;
         let base = set * W;
         let free = if *self.valid == self.metas.len() {
@@ -489,8 +489,6 @@ impl<R: Replacement, const W: usize> Scan<'_, R, W> {
         }
         self.tags[i] = vpn;
         self.metas[i] = meta;
-        self.pfns[i] = pfn;
-        self.perms[i] = perms;
         self.policy.fill(set, way);
     }
 }
