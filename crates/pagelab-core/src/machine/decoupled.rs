@@ -41,8 +41,6 @@ pub struct Miss {
     reference: u64,
     asid: Asid,
     flush: bool,
-    /// What the walker's prefetch found for this walk.
-    hint: WalkHint,
 }
 
 impl Miss {
@@ -53,7 +51,6 @@ impl Miss {
             reference,
             asid,
             flush: false,
-            hint: WalkHint::NONE,
         }
     }
 
@@ -64,7 +61,6 @@ impl Miss {
             reference,
             asid: Asid(0),
             flush: true,
-            hint: WalkHint::NONE,
         }
     }
 }
@@ -136,16 +132,23 @@ impl Machine {
             ..
         } = self;
         let mut result = Ok(());
+        // What the prefetch found for each of the next walks, by position modulo
+        // AHEAD (kept here, not in the queue, so that the TLB loop writes less).
+        let mut hints = [WalkHint::NONE; AHEAD];
+        for (j, m) in misses.iter().take(AHEAD).enumerate() {
+            hints[j] = walker.prefetch(m.asid, m.va);
+        }
         for j in 0..misses.len() {
-            if let Some(next) = misses.get_mut(j + AHEAD) {
-                next.hint = walker.prefetch(next.asid, next.va);
-            }
             let m = misses[j];
+            let hint = hints[j % AHEAD];
+            if let Some(next) = misses.get(j + AHEAD) {
+                hints[j % AHEAD] = walker.prefetch(next.asid, next.va);
+            }
             if m.flush {
                 walker.walk_caches.flush_all();
                 continue;
             }
-            if let Err(e) = walker.resolve_counted(counts, m.asid, m.va, m.reference, m.hint) {
+            if let Err(e) = walker.resolve_counted(counts, m.asid, m.va, m.reference, hint) {
                 result = Err(e);
                 break;
             }
