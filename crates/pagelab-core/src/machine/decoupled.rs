@@ -4,8 +4,8 @@
 //! no superpage policy), what happens in the TLBs does not depend on what a walk
 //! finds: a miss fills every level with a base-page entry whatever frame it maps, and
 //! a page fault only decides which frame that is. So the TLB loop can run ahead,
-//! filling with a placeholder frame and queueing each miss that reaches the page
-//! table, and the walks run afterwards in the same order, with the same effects on
+//! filling with a placeholder frame (or none) and queueing each miss that reaches the
+//! page table, and the walks run afterwards in the same order, with the same effects on
 //! the page table, the walk caches, physical memory and every count.
 //!
 //! Why: a walk's last read (the leaf entry) usually misses the host's caches. In
@@ -14,9 +14,11 @@
 //! host's memory latency overlaps.
 //!
 //! What is lost: the frames in the TLB entries are placeholders (the simulated TLBs
-//! report counts, not frames; the [`Kernel`] does not even write them), and after an
-//! error (out of memory) the batch's counts
-//! include references after the failing one. The in-order path
+//! report counts, not frames). Where the [`Kernel`] borrows an array apart it does not
+//! even write them ([`Scan::fill_key`]): such an entry keeps the frame and permissions
+//! of the way's previous entry. Nothing that reads frames (a cache model, a promotion
+//! policy, a pager) runs decoupled. And after an error (out of memory) the batch's
+//! counts include references after the failing one. The in-order path
 //! ([`Machine::set_decoupled`]) remains, and the tests check that both give the
 //! same report.
 //!

@@ -87,7 +87,9 @@ pub trait Tlb {
     /// replacement state): for a model that needs the frame of a reference.
     fn peek(&self, asid: Asid, va: VirtAddr) -> Option<Translation>;
     /// Call `f` with the key and first frame of every valid entry (for policies that
-    /// look at what the TLB holds, and for checks; not on the hot path).
+    /// look at what the TLB holds, and for checks; not on the hot path). After a
+    /// decoupled run the frames are placeholders, some of them a previous entry's
+    /// (see `machine::decoupled`).
     fn for_each_entry(&self, f: &mut dyn FnMut(TlbKey, Pfn));
 }
 

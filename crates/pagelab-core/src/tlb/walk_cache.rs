@@ -76,7 +76,8 @@ pub struct WalkCaches {
     /// Levels of the table (4 or 5): the root's entries are level `top`.
     top: u32,
     /// Whether a hit on the key touched last is counted without a lookup (see
-    /// [`WalkCache::last`]; off only in the test that checks it changes nothing).
+    /// [`WalkCache::last`]): on in every set of caches built, off in the test that
+    /// checks it changes nothing.
     memo: bool,
 }
 
