@@ -16,7 +16,7 @@ pub const MIN_WAYS: usize = 16;
 pub const MAX_WAYS: usize = 64;
 
 /// Ways compared in one step.
-const LANES: usize = 16;
+pub(crate) const LANES: usize = 16;
 
 pub struct Fingerprints {
     /// One byte per way, in groups of [`LANES`] (the last group padded).
@@ -142,7 +142,7 @@ fn equal_words_portable(words: &[u32], v: u32) -> u32 {
 /// Which bytes of `group` equal `p`, as bits.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn equal_lanes(group: &[u8; LANES], p: u8) -> u16 {
+pub(crate) fn equal_lanes(group: &[u8; LANES], p: u8) -> u16 {
     use std::arch::x86_64::{
         __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
     };
@@ -156,7 +156,7 @@ fn equal_lanes(group: &[u8; LANES], p: u8) -> u16 {
 
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn equal_lanes(group: &[u8; LANES], p: u8) -> u16 {
+pub(crate) fn equal_lanes(group: &[u8; LANES], p: u8) -> u16 {
     equal_lanes_portable(group, p)
 }
 

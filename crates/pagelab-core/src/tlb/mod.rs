@@ -3,6 +3,7 @@
 //! id and the page size, so tagged TLBs, flushes and mixed page sizes need no special
 //! cases later.
 
+mod fa_lru;
 mod fingerprint;
 pub mod hierarchy;
 pub mod replacement;

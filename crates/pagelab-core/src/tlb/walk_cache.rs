@@ -9,6 +9,7 @@
 //! walk, every cache whose level's entry the walk read as a pointer to a lower table
 //! is filled.
 
+use super::fa_lru::{self, FaLru};
 use super::hierarchy::AnyArray;
 use super::set_assoc::tag_meta;
 use super::Tlb;
@@ -20,7 +21,7 @@ use serde::Serialize;
 struct WalkCache {
     level: u32,
     size: PageSize,
-    array: AnyArray,
+    array: Array,
     hits: u64,
     misses: u64,
     /// The key (region number, tag meta) the array touched last, by a hit or a fill:
@@ -50,13 +51,59 @@ impl WalkCache {
     #[inline(always)]
     fn fill(&mut self, asid: Asid, va: VirtAddr) {
         let key = (va.0 >> self.size.shift(), tag_meta(asid, self.size));
-        self.array.fill_absent(key.0, key.1, Pfn(0), Perms::NONE);
+        self.array.fill_absent(key.0, key.1);
         self.last = key;
     }
 }
 
 /// [`WalkCache::last`] when there is none.
 const NO_HIT: (u64, u32) = (0, 0);
+
+/// A walk cache's entries: fully associative with LRU replacement (every preset's
+/// walk caches) in an array of that shape, any other shape or policy in a TLB array.
+enum Array {
+    FaLru(FaLru),
+    Any(AnyArray),
+}
+
+impl Array {
+    #[inline(always)]
+    fn touch(&mut self, vpn: u64, meta: u32) -> bool {
+        match self {
+            Array::FaLru(a) => a.touch(vpn, meta),
+            Array::Any(a) => a.touch(vpn, meta),
+        }
+    }
+
+    #[inline(always)]
+    fn fill_absent(&mut self, vpn: u64, meta: u32) {
+        match self {
+            Array::FaLru(a) => a.fill_absent(vpn, meta),
+            Array::Any(a) => a.fill_absent(vpn, meta, Pfn(0), Perms::NONE),
+        }
+    }
+
+    fn invalidate_range(&mut self, asid: Asid, start: VirtAddr, len: u64) {
+        match self {
+            Array::FaLru(a) => a.invalidate_range(asid, start, len),
+            Array::Any(a) => a.invalidate_range(asid, start, len),
+        }
+    }
+
+    fn flush_all(&mut self) {
+        match self {
+            Array::FaLru(a) => a.flush_all(),
+            Array::Any(a) => a.flush_all(),
+        }
+    }
+
+    fn capacity(&self) -> usize {
+        match self {
+            Array::FaLru(a) => a.capacity(),
+            Array::Any(a) => a.capacity(),
+        }
+    }
+}
 
 /// Hits and misses of one walk cache.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -89,6 +136,17 @@ impl WalkCaches {
         table_levels: Option<u32>,
         seed: u64,
     ) -> Result<WalkCaches, String> {
+        Self::build_with(configs, table_levels, seed, true)
+    }
+
+    /// [`WalkCaches::build`]; `fa_lru`: fully associative LRU caches get an array of
+    /// their own ([`FaLru`]; off only in the test that checks it counts the same).
+    fn build_with(
+        configs: &[WalkCacheConfig],
+        table_levels: Option<u32>,
+        seed: u64,
+        fa_lru: bool,
+    ) -> Result<WalkCaches, String> {
         let mut caches = Vec::with_capacity(configs.len());
         for (i, c) in configs.iter().enumerate() {
             let field = format!("walk_caches[{i}]");
@@ -111,7 +169,7 @@ impl WalkCaches {
             }
             let size = PageSize::from_shift(12 + 9 * (c.level - 1))
                 .expect("levels up to 5 cover at most 2^48 bytes");
-            let array = AnyArray::build(
+            let any = AnyArray::build(
                 &SetAssocConfig {
                     sets: c.sets,
                     ways: c.ways,
@@ -122,6 +180,12 @@ impl WalkCaches {
                 super::array_seed(seed, &field),
                 &field,
             )?;
+            let fully_lru = c.sets == 1 && c.replacement == "lru" && c.ways <= fa_lru::MAX_WAYS;
+            let array = if fa_lru && fully_lru {
+                Array::FaLru(FaLru::new(c.ways))
+            } else {
+                Array::Any(any)
+            };
             caches.push(WalkCache {
                 level: c.level,
                 size,
@@ -265,10 +329,65 @@ mod tests {
         assert_eq!(c.report()[0].hits + c.report()[0].misses, 0);
     }
 
+    /// Random walks, invalidations and flushes through two sets of walk caches of
+    /// one configuration, the second with the memo and the arrays of their own as
+    /// `(memo, fa_lru)` say: every walk skips as many references in both, and the
+    /// reports are equal.
+    fn run_both(
+        ops: &[(u64, u16, usize, u8)],
+        (sets, ways): (usize, usize),
+        policy: &str,
+        seed: u64,
+        (memo, fa_lru): (bool, bool),
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let configs: Vec<_> = [2, 3, 4]
+            .iter()
+            .map(|&level| WalkCacheConfig {
+                level,
+                sets,
+                ways,
+                replacement: policy.into(),
+            })
+            .collect();
+        let mut with = WalkCaches::build(&configs, Some(4), seed).unwrap();
+        let mut without = WalkCaches::build_with(&configs, Some(4), seed, fa_lru).unwrap();
+        without.memo = memo;
+        for (step, &(region, asid, walk_len, what)) in ops.iter().enumerate() {
+            // Regions of 2M spread over a few 1G and 512G regions.
+            let va = VirtAddr((region % 8) << 21 | (region / 8 % 3) << 30 | (region / 24) << 39);
+            let asid = Asid(asid);
+            match what {
+                0 => {
+                    with.flush_all();
+                    without.flush_all();
+                }
+                1 => {
+                    with.invalidate_range(asid, va, 1 << 21);
+                    without.invalidate_range(asid, va, 1 << 21);
+                }
+                _ => {
+                    let (a, b) = (
+                        with.filter(asid, va, walk_len),
+                        without.filter(asid, va, walk_len),
+                    );
+                    proptest::prop_assert_eq!(a, b, "{} {}×{}: step {}", policy, sets, ways, step);
+                }
+            }
+        }
+        proptest::prop_assert_eq!(
+            with.report(),
+            without.report(),
+            "{} {}×{}",
+            policy,
+            sets,
+            ways
+        );
+        Ok(())
+    }
+
     proptest::proptest! {
-        /// Hits on the key touched last, counted without a lookup, change nothing:
-        /// every walk skips as many references, and the reports are equal, with the
-        /// memo and without, for every policy, with invalidations and flushes.
+        /// Hits on the key touched last, counted without a lookup, change nothing, for
+        /// every policy.
         #[test]
         fn the_memo_changes_nothing(
             ops in proptest::collection::vec((0u64..48, 0u16..2, 2usize..=5, 0u8..40), 1..400),
@@ -276,39 +395,18 @@ mod tests {
             seed in proptest::prelude::any::<u64>(),
         ) {
             for policy in ["lru", "nru", "plru", "fifo", "random"] {
-                let configs: Vec<_> = [2, 3, 4]
-                    .iter()
-                    .map(|&level| WalkCacheConfig {
-                        level,
-                        sets: shape.0,
-                        ways: shape.1,
-                        replacement: policy.into(),
-                    })
-                    .collect();
-                let mut with = WalkCaches::build(&configs, Some(4), seed).unwrap();
-                let mut without = WalkCaches::build(&configs, Some(4), seed).unwrap();
-                without.memo = false;
-                for (step, &(region, asid, walk_len, what)) in ops.iter().enumerate() {
-                    // Regions of 2M spread over a few 1G and 512G regions.
-                    let va = VirtAddr((region % 8) << 21 | (region / 8 % 3) << 30 | (region / 24) << 39);
-                    let asid = Asid(asid);
-                    match what {
-                        0 => {
-                            with.flush_all();
-                            without.flush_all();
-                        }
-                        1 => {
-                            with.invalidate_range(asid, va, 1 << 21);
-                            without.invalidate_range(asid, va, 1 << 21);
-                        }
-                        _ => {
-                            let (a, b) = (with.filter(asid, va, walk_len), without.filter(asid, va, walk_len));
-                            proptest::prop_assert_eq!(a, b, "{} {:?}: step {}", policy, shape, step);
-                        }
-                    }
-                }
-                proptest::prop_assert_eq!(with.report(), without.report(), "{} {:?}", policy, shape);
+                run_both(&ops, shape, policy, seed, (false, false))?;
             }
+        }
+
+        /// Fully associative LRU caches count in an array of their own as in a TLB
+        /// array.
+        #[test]
+        fn the_fa_lru_array_counts_as_a_tlb_array(
+            ops in proptest::collection::vec((0u64..100, 0u16..2, 2usize..=5, 0u8..40), 1..600),
+            ways in proptest::sample::select(vec![1usize, 2, 3, 4, 15, 16, 17, 32, 64]),
+        ) {
+            run_both(&ops, (1, ways), "lru", 0, (true, false))?;
         }
     }
 
