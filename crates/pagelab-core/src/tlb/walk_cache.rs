@@ -169,6 +169,7 @@ impl WalkCaches {
             }
             let size = PageSize::from_shift(12 + 9 * (c.level - 1))
                 .expect("levels up to 5 cover at most 2^48 bytes");
+            // Built either way: it checks the configuration and names its field.
             let any = AnyArray::build(
                 &SetAssocConfig {
                     sets: c.sets,
