@@ -2,29 +2,41 @@
 //! the shape of every walk cache the presets configure (2, 4 or 32 ways). It holds
 //! and evicts exactly what a [`super::SetAssocTlb`] of one set with LRU replacement
 //! holds and evicts (a fill takes the lowest free way, else the way touched longest
-//! ago), in fewer steps: no policy chosen at run time, no frames, the ways found by
-//! comparing all of them at once (by their fingerprints from 16 ways, see
-//! [`Fingerprints`]), and their order kept as a rank byte per way (0: the newest),
-//! which a touch and a search for the oldest read 16 at a time, without a branch per
-//! way. The tests of `walk_cache` check that both arrays give the same counts.
+//! ago), in fewer steps: no policy chosen at run time, no frames, storage inline (no
+//! pointer to follow), the ways found by comparing a byte hashing each key 16 at a time
+//! (only the valid ways whose byte matches have their keys compared), and their order
+//! kept as a rank byte per way (0: the newest), which a touch and a search for the
+//! oldest also read 16 at a time. Loops run over as many groups of 16 as the array
+//! has, a number known at compile time. The tests of `walk_cache` check that both
+//! arrays give the same counts.
 
-use super::fingerprint::{self, equal_lanes, Fingerprints, LANES};
+use super::fingerprint::{equal_lanes, print, LANES};
 use crate::addr::{Asid, PageSize, VirtAddr};
 
+/// Widest array kept this way (a bit per way in the masks, four groups of lanes).
+pub const MAX_WAYS: usize = 64;
+
+/// Groups of [`LANES`] ways at most.
+const GROUPS: usize = MAX_WAYS / LANES;
+
 pub struct FaLru {
-    /// Region numbers, and their tag metas (0: the way is free).
-    tags: Vec<u64>,
-    metas: Vec<u32>,
-    prints: Option<Fingerprints>,
-    /// The rank of each way in the order of last touches (0: the newest; a free way
-    /// ranks as the oldest). Padding lanes hold [`PAD`].
-    ranks: Vec<[u8; LANES]>,
+    ways: usize,
+    /// Groups of lanes in use: `ways` rounded up to [`LANES`].
+    groups: usize,
     /// The valid ways, a bit each.
     valid: u64,
+    /// Every way, a bit each.
+    all: u64,
+    /// A byte per way hashing its key ([`print`]): a lookup compares all of them at
+    /// once and checks the keys of the valid ways whose byte matches.
+    prints: [[u8; LANES]; GROUPS],
+    /// The rank of each way in the order of last touches (0: the newest; a free way
+    /// ranks as the oldest). Padding lanes hold [`PAD`].
+    ranks: [[u8; LANES]; GROUPS],
+    /// Region numbers, and their tag metas (0: the way is free).
+    tags: [u64; MAX_WAYS],
+    metas: [u32; MAX_WAYS],
 }
-
-/// Widest array kept this way (the fingerprints' limit, a bit per way).
-pub const MAX_WAYS: usize = fingerprint::MAX_WAYS;
 
 /// The rank of a padding lane: above every real rank (which is below 64), and below
 /// 128 so that ranks compare as signed bytes.
@@ -35,83 +47,100 @@ impl FaLru {
     /// oldest (as [`super::replacement::Lru`]'s list).
     pub fn new(ways: usize) -> FaLru {
         assert!((1..=MAX_WAYS).contains(&ways) && MAX_WAYS <= 64);
-        let mut ranks = vec![[PAD; LANES]; ways.div_ceil(LANES)];
+        let mut ranks = [[PAD; LANES]; GROUPS];
         for way in 0..ways {
             ranks[way / LANES][way % LANES] = (ways - 1 - way) as u8;
         }
         FaLru {
-            tags: vec![0; ways],
-            metas: vec![0; ways],
-            prints: (ways >= fingerprint::MIN_WAYS).then(|| Fingerprints::new(ways)),
-            ranks,
+            ways,
+            groups: ways.div_ceil(LANES),
             valid: 0,
+            all: u64::MAX >> (64 - ways),
+            prints: [[0; LANES]; GROUPS],
+            ranks,
+            tags: [0; MAX_WAYS],
+            metas: [0; MAX_WAYS],
         }
-    }
-
-    /// The way holding (vpn, meta).
-    #[inline(always)]
-    fn find(&self, vpn: u64, meta: u32) -> Option<usize> {
-        if let Some(prints) = &self.prints {
-            return prints.find(vpn, meta, &self.tags, &self.metas);
-        }
-        // A few ways: all compared, no branch per way (a key is held at most once).
-        let mut held = 0u64;
-        for (w, (&t, &m)) in self.tags.iter().zip(&self.metas).enumerate() {
-            held |= (((t == vpn) & (m == meta)) as u64) << w;
-        }
-        (held != 0).then(|| held.trailing_zeros() as usize)
     }
 
     /// Look (vpn, meta) up; on a hit, it becomes the newest.
     #[inline(always)]
     pub fn touch(&mut self, vpn: u64, meta: u32) -> bool {
-        match self.find(vpn, meta) {
-            Some(way) => {
-                self.make_newest(way);
-                true
-            }
-            None => false,
+        match self.groups {
+            1 => self.touch_in::<1>(vpn, meta),
+            2 => self.touch_in::<2>(vpn, meta),
+            3 => self.touch_in::<3>(vpn, meta),
+            _ => self.touch_in::<4>(vpn, meta),
         }
-    }
-
-    /// Every way newer than `way` ages by one; `way` becomes the newest. (For the
-    /// newest way already, nothing changes.)
-    #[inline(always)]
-    fn make_newest(&mut self, way: usize) {
-        let rank = self.ranks[way / LANES][way % LANES];
-        for group in self.ranks.iter_mut() {
-            *group = age_below(group, rank);
-        }
-        self.ranks[way / LANES][way % LANES] = 0;
     }
 
     /// Fill (vpn, meta), known not to be held: the lowest free way, else the way
     /// touched longest ago.
     #[inline(always)]
     pub fn fill_absent(&mut self, vpn: u64, meta: u32) {
-        let ways = self.metas.len();
-        let free = !self.valid & (u64::MAX >> (64 - ways));
+        match self.groups {
+            1 => self.fill_in::<1>(vpn, meta),
+            2 => self.fill_in::<2>(vpn, meta),
+            3 => self.fill_in::<3>(vpn, meta),
+            _ => self.fill_in::<4>(vpn, meta),
+        }
+    }
+
+    /// [`FaLru::touch`] for `G` groups of lanes (loops of known length).
+    #[inline(always)]
+    fn touch_in<const G: usize>(&mut self, vpn: u64, meta: u32) -> bool {
+        let p = print(vpn, meta);
+        let mut candidates = 0u64;
+        for g in 0..G {
+            candidates |= (equal_lanes(&self.prints[g], p) as u64) << (g * LANES);
+        }
+        candidates &= self.valid;
+        while candidates != 0 {
+            let way = candidates.trailing_zeros() as usize % MAX_WAYS;
+            if self.tags[way] == vpn && self.metas[way] == meta {
+                self.make_newest::<G>(way);
+                return true;
+            }
+            candidates &= candidates - 1;
+        }
+        false
+    }
+
+    /// Every way newer than `way` ages by one; `way` becomes the newest. (For the
+    /// newest way already, nothing changes.)
+    #[inline(always)]
+    fn make_newest<const G: usize>(&mut self, way: usize) {
+        let (g, lane) = (way / LANES % GROUPS, way % LANES);
+        let rank = self.ranks[g][lane];
+        for group in self.ranks[..G].iter_mut() {
+            *group = age_below(group, rank);
+        }
+        self.ranks[g][lane] = 0;
+    }
+
+    /// [`FaLru::fill_absent`] for `G` groups of lanes.
+    #[inline(always)]
+    fn fill_in<const G: usize>(&mut self, vpn: u64, meta: u32) {
+        let free = !self.valid & self.all;
         let way = if free != 0 {
             free.trailing_zeros() as usize
         } else {
-            self.oldest()
-        };
+            self.oldest::<G>()
+        } % MAX_WAYS;
         self.valid |= 1 << way;
         self.tags[way] = vpn;
         self.metas[way] = meta;
-        if let Some(prints) = &mut self.prints {
-            prints.set(way, vpn, meta);
-        }
-        self.make_newest(way);
+        self.prints[way / LANES % GROUPS][way % LANES] = print(vpn, meta);
+        self.make_newest::<G>(way);
     }
 
     /// The way of the highest rank.
     #[inline(always)]
-    fn oldest(&self) -> usize {
-        let last = (self.metas.len() - 1) as u8;
+    fn oldest<const G: usize>(&self) -> usize {
+        let last = (self.ways - 1) as u8;
         let mut at = 0u64;
-        for (g, group) in self.ranks.iter().enumerate() {
-            at |= (equal_lanes(group, last) as u64) << (g * LANES);
+        for g in 0..G {
+            at |= (equal_lanes(&self.ranks[g], last) as u64) << (g * LANES);
         }
         at.trailing_zeros() as usize
     }
@@ -136,8 +165,8 @@ impl FaLru {
 
     /// Drop the entries `pred` names; each becomes the oldest way.
     fn drop_where(&mut self, pred: impl Fn(u64, u32) -> bool) {
-        let last = (self.metas.len() - 1) as u8;
-        for way in 0..self.metas.len() {
+        let last = (self.ways - 1) as u8;
+        for way in 0..self.ways {
             let meta = self.metas[way];
             if meta != 0 && pred(self.tags[way], meta) {
                 self.metas[way] = 0;
@@ -152,7 +181,7 @@ impl FaLru {
     }
 
     pub fn capacity(&self) -> usize {
-        self.metas.len()
+        self.ways
     }
 }
 

@@ -25,7 +25,7 @@ pub struct Fingerprints {
 
 /// The byte of key (vpn, meta).
 #[inline(always)]
-fn print(vpn: u64, meta: u32) -> u8 {
+pub(crate) fn print(vpn: u64, meta: u32) -> u8 {
     ((vpn ^ (meta as u64) << 40).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8
 }
 

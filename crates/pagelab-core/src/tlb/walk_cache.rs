@@ -18,10 +18,11 @@ use crate::config::{SetAssocConfig, WalkCacheConfig};
 use crate::pagetable::Perms;
 use serde::Serialize;
 
-struct WalkCache {
+struct WalkCache<A> {
     level: u32,
+    /// The region one entry covers.
     size: PageSize,
-    array: Array,
+    array: A,
     hits: u64,
     misses: u64,
     /// The key (region number, tag meta) the array touched last, by a hit or a fill:
@@ -32,11 +33,17 @@ struct WalkCache {
     last: (u64, u32),
 }
 
-impl WalkCache {
+impl<A: CacheArray> WalkCache<A> {
+    /// The key of the region of `va` in `asid`.
+    #[inline(always)]
+    fn key(&self, asid: Asid, va: VirtAddr) -> (u64, u32) {
+        (va.0 >> self.size.shift(), tag_meta(asid, self.size))
+    }
+
     /// Look the region of `va` up in `asid`, and touch it if held.
     #[inline(always)]
     fn touch(&mut self, asid: Asid, va: VirtAddr, memo: bool) -> bool {
-        let key = (va.0 >> self.size.shift(), tag_meta(asid, self.size));
+        let key = self.key(asid, va);
         if key == self.last && memo {
             return true;
         }
@@ -50,7 +57,7 @@ impl WalkCache {
     /// Fill the region of `va` in `asid`, known not to be held.
     #[inline(always)]
     fn fill(&mut self, asid: Asid, va: VirtAddr) {
-        let key = (va.0 >> self.size.shift(), tag_meta(asid, self.size));
+        let key = self.key(asid, va);
         self.array.fill_absent(key.0, key.1);
         self.last = key;
     }
@@ -59,50 +66,64 @@ impl WalkCache {
 /// [`WalkCache::last`] when there is none.
 const NO_HIT: (u64, u32) = (0, 0);
 
-/// A walk cache's entries: fully associative with LRU replacement (every preset's
-/// walk caches) in an array of that shape, any other shape or policy in a TLB array.
-enum Array {
-    FaLru(FaLru),
-    Any(AnyArray),
+/// What a walk cache keeps its entries in: an array of one page size (the region an
+/// entry covers) whose entries hold no frame.
+trait CacheArray {
+    fn touch(&mut self, vpn: u64, meta: u32) -> bool;
+    fn fill_absent(&mut self, vpn: u64, meta: u32);
+    fn invalidate_range(&mut self, asid: Asid, start: VirtAddr, len: u64);
+    fn flush_all(&mut self);
+    fn capacity(&self) -> usize;
 }
 
-impl Array {
+/// Fully associative with LRU replacement: every preset's walk caches.
+impl CacheArray for FaLru {
     #[inline(always)]
     fn touch(&mut self, vpn: u64, meta: u32) -> bool {
-        match self {
-            Array::FaLru(a) => a.touch(vpn, meta),
-            Array::Any(a) => a.touch(vpn, meta),
-        }
+        FaLru::touch(self, vpn, meta)
     }
-
     #[inline(always)]
     fn fill_absent(&mut self, vpn: u64, meta: u32) {
-        match self {
-            Array::FaLru(a) => a.fill_absent(vpn, meta),
-            Array::Any(a) => a.fill_absent(vpn, meta, Pfn(0), Perms::NONE),
-        }
+        FaLru::fill_absent(self, vpn, meta)
     }
-
     fn invalidate_range(&mut self, asid: Asid, start: VirtAddr, len: u64) {
-        match self {
-            Array::FaLru(a) => a.invalidate_range(asid, start, len),
-            Array::Any(a) => a.invalidate_range(asid, start, len),
-        }
+        FaLru::invalidate_range(self, asid, start, len)
     }
-
     fn flush_all(&mut self) {
-        match self {
-            Array::FaLru(a) => a.flush_all(),
-            Array::Any(a) => a.flush_all(),
-        }
+        FaLru::flush_all(self)
     }
-
     fn capacity(&self) -> usize {
-        match self {
-            Array::FaLru(a) => a.capacity(),
-            Array::Any(a) => a.capacity(),
-        }
+        FaLru::capacity(self)
     }
+}
+
+/// Any shape and policy, in a TLB array.
+impl CacheArray for AnyArray {
+    #[inline(always)]
+    fn touch(&mut self, vpn: u64, meta: u32) -> bool {
+        AnyArray::touch(self, vpn, meta)
+    }
+    #[inline(always)]
+    fn fill_absent(&mut self, vpn: u64, meta: u32) {
+        AnyArray::fill_absent(self, vpn, meta, Pfn(0), Perms::NONE)
+    }
+    fn invalidate_range(&mut self, asid: Asid, start: VirtAddr, len: u64) {
+        Tlb::invalidate_range(self, asid, start, len)
+    }
+    fn flush_all(&mut self) {
+        Tlb::flush_all(self)
+    }
+    fn capacity(&self) -> usize {
+        Tlb::capacity(self)
+    }
+}
+
+/// The caches, lowest level first: all in arrays of their own when all are fully
+/// associative with LRU replacement (so that a walk's lookups compile for that
+/// array alone), else all in TLB arrays.
+enum Caches {
+    FaLru(Vec<WalkCache<FaLru>>),
+    Any(Vec<WalkCache<AnyArray>>),
 }
 
 /// Hits and misses of one walk cache.
@@ -116,16 +137,24 @@ pub struct WalkCacheReport {
     pub hit_ratio: f64,
 }
 
-#[derive(Default)]
 pub struct WalkCaches {
-    /// Lowest level first.
-    caches: Vec<WalkCache>,
+    caches: Caches,
     /// Levels of the table (4 or 5): the root's entries are level `top`.
     top: u32,
     /// Whether a hit on the key touched last is counted without a lookup (see
     /// [`WalkCache::last`]): on in every set of caches built, off in the test that
     /// checks it changes nothing.
     memo: bool,
+}
+
+impl Default for WalkCaches {
+    fn default() -> WalkCaches {
+        WalkCaches {
+            caches: Caches::Any(Vec::new()),
+            top: 0,
+            memo: true,
+        }
+    }
 }
 
 impl WalkCaches {
@@ -139,8 +168,9 @@ impl WalkCaches {
         Self::build_with(configs, table_levels, seed, true)
     }
 
-    /// [`WalkCaches::build`]; `fa_lru`: fully associative LRU caches get an array of
-    /// their own ([`FaLru`]; off only in the test that checks it counts the same).
+    /// [`WalkCaches::build`]; `fa_lru`: when every cache is fully associative with
+    /// LRU replacement, they get arrays of their own ([`FaLru`]; off only in the test
+    /// that checks it counts the same).
     fn build_with(
         configs: &[WalkCacheConfig],
         table_levels: Option<u32>,
@@ -170,7 +200,7 @@ impl WalkCaches {
             let size = PageSize::from_shift(12 + 9 * (c.level - 1))
                 .expect("levels up to 5 cover at most 2^48 bytes");
             // Built either way: it checks the configuration and names its field.
-            let any = AnyArray::build(
+            let array = AnyArray::build(
                 &SetAssocConfig {
                     sets: c.sets,
                     ways: c.ways,
@@ -181,12 +211,6 @@ impl WalkCaches {
                 super::array_seed(seed, &field),
                 &field,
             )?;
-            let fully_lru = c.sets == 1 && c.replacement == "lru" && c.ways <= fa_lru::MAX_WAYS;
-            let array = if fa_lru && fully_lru {
-                Array::FaLru(FaLru::new(c.ways))
-            } else {
-                Array::Any(any)
-            };
             caches.push(WalkCache {
                 level: c.level,
                 size,
@@ -197,6 +221,26 @@ impl WalkCaches {
             });
         }
         caches.sort_by_key(|c| c.level);
+        let fully_lru = |c: &WalkCacheConfig| {
+            c.sets == 1 && c.replacement == "lru" && c.ways <= fa_lru::MAX_WAYS
+        };
+        let caches = if fa_lru && !caches.is_empty() && configs.iter().all(fully_lru) {
+            Caches::FaLru(
+                caches
+                    .into_iter()
+                    .map(|c| WalkCache {
+                        array: FaLru::new(CacheArray::capacity(&c.array)),
+                        level: c.level,
+                        size: c.size,
+                        hits: 0,
+                        misses: 0,
+                        last: NO_HIT,
+                    })
+                    .collect(),
+            )
+        } else {
+            Caches::Any(caches)
+        };
         Ok(WalkCaches {
             caches,
             top: table_levels.unwrap_or(0),
@@ -205,86 +249,140 @@ impl WalkCaches {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.caches.is_empty()
+        match &self.caches {
+            Caches::FaLru(c) => c.is_empty(),
+            Caches::Any(c) => c.is_empty(),
+        }
     }
 
     /// A walk of `va` read `walk_len` entries, root first, and stopped at the last
     /// (a leaf, or an absent entry: a fault): how many of the leading references the
     /// caches made unnecessary. Fills the caches with the pointer entries read.
-    #[inline]
+    #[inline(always)]
     pub fn filter(&mut self, asid: Asid, va: VirtAddr, walk_len: usize) -> usize {
-        let top = self.top as usize;
-        // The entry of level L is reference `top - L`; it points to a lower table
-        // when the walk went on past it: L >= lowest.
-        let lowest = (top + 2).saturating_sub(walk_len);
-        let memo = self.memo;
-        // Most walks hit the lowest cache: that case stays small and inline.
-        if let Some(c) = self.caches.first_mut() {
-            if c.level as usize >= lowest && c.touch(asid, va, memo) {
-                c.hits += 1;
-                return top - c.level as usize + 1;
-            }
+        let (top, memo) = (self.top as usize, self.memo);
+        match &mut self.caches {
+            Caches::FaLru(c) => filter(c, top, memo, asid, va, walk_len),
+            Caches::Any(c) => filter(c, top, memo, asid, va, walk_len),
         }
-        self.filter_rest(asid, va, lowest)
-    }
-
-    /// [`WalkCaches::filter`] once the lowest cache, if the walk probes it, missed.
-    #[inline(never)]
-    fn filter_rest(&mut self, asid: Asid, va: VirtAddr, lowest: usize) -> usize {
-        let top = self.top as usize;
-        let memo = self.memo;
-        let mut skip = 0;
-        let mut held = self.caches.len();
-        for (i, c) in self.caches.iter_mut().enumerate() {
-            if (c.level as usize) < lowest {
-                continue;
-            }
-            if i > 0 && c.touch(asid, va, memo) {
-                c.hits += 1;
-                skip = top - c.level as usize + 1;
-                held = i;
-                break;
-            }
-            c.misses += 1;
-        }
-        // The caches filled are exactly those probed that missed (the lower ones).
-        for c in self.caches[..held].iter_mut() {
-            if c.level as usize >= lowest {
-                c.fill(asid, va);
-            }
-        }
-        skip
     }
 
     pub fn invalidate_range(&mut self, asid: Asid, start: VirtAddr, len: u64) {
-        for c in self.caches.iter_mut() {
-            c.last = NO_HIT;
-            c.array.invalidate_range(asid, start, len);
+        match &mut self.caches {
+            Caches::FaLru(c) => invalidate_range(c, asid, start, len),
+            Caches::Any(c) => invalidate_range(c, asid, start, len),
         }
     }
+
     pub fn flush_all(&mut self) {
-        for c in self.caches.iter_mut() {
-            c.last = NO_HIT;
-            c.array.flush_all();
+        match &mut self.caches {
+            Caches::FaLru(c) => flush_all(c),
+            Caches::Any(c) => flush_all(c),
         }
     }
 
     pub fn report(&self) -> Vec<WalkCacheReport> {
-        self.caches
-            .iter()
-            .map(|c| WalkCacheReport {
-                level: c.level,
-                entries: c.array.capacity() as u64,
-                hits: c.hits,
-                misses: c.misses,
-                hit_ratio: if c.hits + c.misses > 0 {
-                    c.hits as f64 / (c.hits + c.misses) as f64
-                } else {
-                    0.0
-                },
-            })
-            .collect()
+        match &self.caches {
+            Caches::FaLru(c) => report(c),
+            Caches::Any(c) => report(c),
+        }
     }
+}
+
+/// [`WalkCaches::filter`] over caches of one kind of array (`top`: the table's
+/// levels).
+#[inline(always)]
+fn filter<A: CacheArray>(
+    caches: &mut [WalkCache<A>],
+    top: usize,
+    memo: bool,
+    asid: Asid,
+    va: VirtAddr,
+    walk_len: usize,
+) -> usize {
+    // The entry of level L is reference `top - L`; it points to a lower table
+    // when the walk went on past it: L >= lowest.
+    let lowest = (top + 2).saturating_sub(walk_len);
+    // Most walks hit the lowest cache, most of those on the key it touched last: that
+    // case stays small and inline.
+    if let Some(c) = caches.first_mut() {
+        if memo && c.level as usize >= lowest && c.key(asid, va) == c.last {
+            c.hits += 1;
+            return top - c.level as usize + 1;
+        }
+    }
+    probe(caches, top, memo, asid, va, lowest)
+}
+
+/// [`filter`] past the memo of the lowest cache: the caches the walk reached are
+/// probed lowest first up to the first that holds the entry, and those that missed
+/// are filled.
+#[inline(never)]
+fn probe<A: CacheArray>(
+    caches: &mut [WalkCache<A>],
+    top: usize,
+    memo: bool,
+    asid: Asid,
+    va: VirtAddr,
+    lowest: usize,
+) -> usize {
+    let mut skip = 0;
+    let mut held = caches.len();
+    for (i, c) in caches.iter_mut().enumerate() {
+        if (c.level as usize) < lowest {
+            continue;
+        }
+        if c.touch(asid, va, memo) {
+            c.hits += 1;
+            skip = top - c.level as usize + 1;
+            held = i;
+            break;
+        }
+        c.misses += 1;
+    }
+    // The caches filled are exactly those probed that missed (the lower ones).
+    for c in caches[..held].iter_mut() {
+        if c.level as usize >= lowest {
+            c.fill(asid, va);
+        }
+    }
+    skip
+}
+
+fn invalidate_range<A: CacheArray>(
+    caches: &mut [WalkCache<A>],
+    asid: Asid,
+    start: VirtAddr,
+    len: u64,
+) {
+    for c in caches.iter_mut() {
+        c.last = NO_HIT;
+        c.array.invalidate_range(asid, start, len);
+    }
+}
+
+fn flush_all<A: CacheArray>(caches: &mut [WalkCache<A>]) {
+    for c in caches.iter_mut() {
+        c.last = NO_HIT;
+        c.array.flush_all();
+    }
+}
+
+fn report<A: CacheArray>(caches: &[WalkCache<A>]) -> Vec<WalkCacheReport> {
+    caches
+        .iter()
+        .map(|c| WalkCacheReport {
+            level: c.level,
+            entries: c.array.capacity() as u64,
+            hits: c.hits,
+            misses: c.misses,
+            hit_ratio: if c.hits + c.misses > 0 {
+                c.hits as f64 / (c.hits + c.misses) as f64
+            } else {
+                0.0
+            },
+        })
+        .collect()
 }
 
 #[cfg(test)]
