@@ -12,6 +12,7 @@ fn write(batch: &Batch, metadata: &Metadata, chunk_refs: u32) -> Vec<u8> {
     let options = WriterOptions {
         chunk_refs,
         level: 1,
+        ..WriterOptions::default()
     };
     let mut w = NativeWriter::new(Vec::new(), Path::new("seed"), metadata, options).unwrap();
     w.write_batch(batch).unwrap();

@@ -20,6 +20,8 @@ fuzz_target!(|data: &[u8]| {
     let options = WriterOptions {
         chunk_refs: 5,
         level: 1,
+        // Both ways of storing zstd's literals.
+        compress_literals: data.len() % 2 == 1,
     };
     let mut writer =
         NativeWriter::new(Vec::new(), Path::new("x"), &metadata, options).expect("writer starts");

@@ -127,6 +127,7 @@ fn native_bytes(batch: &Batch, chunk_refs: u32) -> Vec<u8> {
     let options = WriterOptions {
         chunk_refs,
         level: 3,
+        ..WriterOptions::default()
     };
     let mut w = NativeWriter::new(Vec::new(), Path::new("memory"), &metadata, options).unwrap();
     w.write_batch(batch).unwrap();

@@ -4,6 +4,8 @@
 //! - `read`: decoding the native format alone (the references' addresses are summed);
 //! - `simulate`: reading plus one 64-entry 4-way LRU TLB with x86-64 radix walks and
 //!   demand paging, exactly what `pagelab simulate` does with the default machine;
+//! - `skylake`: reading plus the `skylake` preset (split L1 TLBs, a 1552-entry STLB,
+//!   three walk caches), exactly what `pagelab simulate --machine skylake` does;
 //! - `check`: miss ratios of a fully associative 64-entry LRU TLB and a 128 × 12 LRU
 //!   TLB, to compare with the reference results of the standard trace.
 //!
@@ -11,7 +13,7 @@
 //! With `--expect-standard` the check's miss ratios must equal the reference results of
 //! the standard trace (../shared/bench/README.md) to six decimals, or it exits with 1.
 //!
-//! Usage: `pagelab-bench TRACE.plt [--repeat N] [--skip-check] [--only read|simulate] [--expect-standard]`
+//! Usage: `pagelab-bench TRACE.plt [--repeat N] [--skip-check] [--only read|simulate|skylake] [--expect-standard]`
 
 use pagelab_core::config::{SetAssocConfig, TlbConfig};
 use pagelab_core::trace;
@@ -114,21 +116,41 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .position(|a| a == "--only")
         .and_then(|i| args.get(i + 1))
         .map(String::as_str);
+    if let Some(o) = only.filter(|o| !["read", "simulate", "skylake"].contains(o)) {
+        return Err(format!("--only {o:?}: expected read, simulate or skylake").into());
+    }
     let check = !args.iter().any(|a| a == "--skip-check") && only.is_none();
 
-    if only != Some("simulate") {
+    if only.is_none() || only == Some("read") {
         let (rate, (refs, sum)) = timed(repeat, || {
             let (refs, sum) = read_once(&path)?;
             Ok((refs, (refs, sum)))
         })?;
         say!("read      {rate:8.1} M refs/s   ({refs} references, address checksum {sum:#x})");
     }
-    if only != Some("read") {
+    if only.is_none() || only == Some("simulate") {
         let (rate, report) = timed(repeat, || simulate_once(&path, &tlb(16, 4)))?;
         let l = &report.levels[0];
         say!(
             "simulate  {rate:8.1} M refs/s   (64-entry 4-way LRU + 4-level radix: miss ratio {:.6}, {} walks, {} faults)",
             l.miss_ratio, report.counts.walks, report.counts.page_faults
+        );
+    }
+    if only.is_none() || only == Some("skylake") {
+        let skylake = pagelab_core::presets::load("skylake")?;
+        let (rate, report) = timed(repeat, || simulate_once(&path, &skylake))?;
+        let miss = |name: &str| {
+            report
+                .levels
+                .iter()
+                .find(|l| l.name == name)
+                .map_or(f64::NAN, |l| l.miss_ratio)
+        };
+        say!(
+            "skylake   {rate:8.1} M refs/s   (--machine skylake: dtlb miss ratio {:.6}, stlb {:.6}, {} walks)",
+            miss("dtlb"),
+            miss("stlb"),
+            report.counts.walks
         );
     }
 
