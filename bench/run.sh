@@ -7,7 +7,8 @@
 #    writes the raw trace (800 MB per 100 M references, plus two sibling files);
 # 2. converts it to pagelab's native format with `pagelab trace convert`;
 # 3. runs `pagelab-bench` (reading the native format; one 64-entry 4-way LRU TLB with
-#    radix walks; reference miss ratios) — medians of 3 runs, one core;
+#    radix walks; the skylake preset; reference miss ratios) — medians of 3 runs, one
+#    core;
 # 4. runs `pagelab simulate` on it under /usr/bin/time for its peak RSS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
