@@ -367,7 +367,10 @@ pub fn decode_plain(
         .events
         .iter()
         .any(|(_, e)| matches!(e, Event::SwitchAddressSpace { .. }));
-    let escaped = !s.extras.is_empty() || s.sizes.contains(&(SIZE_ESCAPE as u8));
+    // One pass over the sizes gives both whether one escaped and how far a reference
+    // may reach (a fold by `max` vectorizes; `contains` would be a pass of its own).
+    let largest = s.sizes.iter().fold(0, |a, &b| a.max(b));
+    let escaped = !s.extras.is_empty() || largest == SIZE_ESCAPE as u8;
     if switches || s.has_ips || escaped {
         return Ok(false);
     }
@@ -377,8 +380,7 @@ pub fn decode_plain(
     }
     // Whether a reference of the largest size could reach past its base page from
     // any of the addresses (then each is checked with its own size).
-    // (All sizes OR-ed together bound the largest, at less than twice it.)
-    let reach = s.sizes.iter().fold(0, |a, &b| a | b).max(1) as u64 - 1;
+    let reach = largest.max(1) as u64 - 1;
     let offsets = (1u64 << crate::addr::BASE_SHIFT) - 1;
     let mut furthest = 0u64;
     plain.addrs.reserve(n_refs as usize);
