@@ -32,16 +32,31 @@ pub const SLOTS: usize = 4;
 const FAR_BYTES: u32 = 4;
 /// Bits 2–5 of a kind byte: the delta's byte count, at most 8.
 const LEN_FIELD: u8 = 15 << 2;
-/// Masks keeping the low `n` bytes of a word, by `n` (lengths above 8 are refused
-/// before decoding; the table has 16 entries so a 4-bit field needs no bounds check).
-const MASKS: [u64; 16] = {
-    let mut m = [u64::MAX; 16];
-    let mut n = 0;
-    while n < 8 {
-        m[n] = (1u64 << (8 * n)) - 1;
-        n += 1;
+/// By kind byte, what decoding its delta needs: the mask keeping the low bytes of a
+/// word that hold the delta, and the delta's byte count. Indexed by the whole byte,
+/// each lookup is one load folded into the instruction that uses it, in place of
+/// extracting the length field (a copy, a shift, an `and`) and then its mask. One
+/// table for both, so that one register addresses them. (Lengths above 8 keep all 8
+/// bytes; they are refused before decoding.)
+struct DeltaTable {
+    masks: [u64; 256],
+    lens: [usize; 256],
+}
+static DELTA_TABLE: DeltaTable = {
+    let mut t = DeltaTable {
+        masks: [u64::MAX; 256],
+        lens: [0; 256],
+    };
+    let mut k = 0;
+    while k < 256 {
+        let n = (k as u8 & LEN_FIELD) >> 2;
+        if n < 8 {
+            t.masks[k] = (1u64 << (8 * n)) - 1;
+        }
+        t.lens[k] = n as usize;
+        k += 1;
     }
-    m
+    t
 };
 const FLAG_HAS_IPS: u8 = 1;
 
@@ -327,15 +342,14 @@ impl<'a> Deltas<'a> {
     fn addresses(&self) -> impl Iterator<Item = u64> + 'a {
         let mut slots = [0u64; SLOTS];
         let mut pos = 0usize;
-        let addrs = self.addrs;
+        let (addrs, table) = (self.addrs, &DELTA_TABLE);
         self.kinds.iter().map(move |&k| {
-            let len = ((k & LEN_FIELD) >> 2) as usize;
             // SAFETY: `check_lengths` checked that the lengths, each at most 8, sum to the
             // section's length less its 8 bytes of padding; `pos` is the sum of the
             // lengths before this one, so `pos + 8 <= addrs.len()`.
             let word = unsafe { addrs.as_ptr().add(pos).cast::<u64>().read_unaligned() };
-            pos += len;
-            let delta = unzigzag(u64::from_le(word) & MASKS[len]) as u64;
+            pos += table.lens[k as usize];
+            let delta = unzigzag(u64::from_le(word) & table.masks[k as usize]) as u64;
             let slot = &mut slots[(k >> 6) as usize];
             let addr = slot.wrapping_add(delta);
             *slot = addr;
@@ -382,17 +396,17 @@ pub fn decode_plain(
     // any of the addresses (then each is checked with its own size).
     let reach = largest.max(1) as u64 - 1;
     let offsets = (1u64 << crate::addr::BASE_SHIFT) - 1;
-    let mut furthest = 0u64;
     plain.addrs.reserve(n_refs as usize);
     let out = &mut plain.addrs.spare_capacity_mut()[..n_refs as usize];
     for (out, addr) in out.iter_mut().zip(deltas.addresses()) {
-        furthest |= (addr & offsets) + reach;
         out.write(addr);
     }
     // SAFETY: the loop wrote all `n_refs` elements after the (empty) column's length:
     // `kinds` has exactly `n_refs` bytes, checked by the parse.
     unsafe { plain.addrs.set_len(n_refs as usize) };
-    if furthest > offsets {
+    // The largest offset is found in a pass of its own, which vectorizes, rather than
+    // in the loop above, whose every reference waits on the one before.
+    if largest_offset(&plain.addrs) + reach > offsets {
         let last = |(&a, &size): (&u64, &u8)| a.wrapping_add((size.max(1) - 1) as u64);
         if plain
             .addrs
@@ -406,6 +420,58 @@ pub fn decode_plain(
     plain.asid = s.start_asid;
     plain.by_kind = by_kind;
     Ok(true)
+}
+
+/// The largest base-page offset (low [`crate::addr::BASE_SHIFT`] bits) of `addrs`.
+#[cfg(target_arch = "x86_64")]
+fn largest_offset(addrs: &[u64]) -> u64 {
+    use std::arch::x86_64::{
+        __m128i, _mm_and_si128, _mm_castps_si128, _mm_castsi128_ps, _mm_cvtsi128_si32,
+        _mm_loadu_si128, _mm_max_epi16, _mm_set1_epi32, _mm_setzero_si128, _mm_shuffle_epi32,
+        _mm_shuffle_ps,
+    };
+    const _: () = assert!(crate::addr::BASE_SHIFT < 16);
+    let blocks = addrs.chunks_exact(8);
+    let tail = blocks.remainder();
+    // SAFETY: SSE2 is part of every x86-64 target; each block is 8 words (64 bytes),
+    // and the four unaligned loads read exactly those.
+    let vector = unsafe {
+        let offsets = _mm_set1_epi32((1 << crate::addr::BASE_SHIFT) - 1);
+        // The low halves of four addresses in one register: each offset then sits in a
+        // 16-bit lane, below 2^15 so that a signed maximum orders it, with 0 above it.
+        let low = |x: __m128i, y: __m128i| {
+            let (x, y) = (_mm_castsi128_ps(x), _mm_castsi128_ps(y));
+            _mm_and_si128(
+                _mm_castps_si128(_mm_shuffle_ps::<0b10_00_10_00>(x, y)),
+                offsets,
+            )
+        };
+        let (mut max0, mut max1) = (_mm_setzero_si128(), _mm_setzero_si128());
+        for block in blocks {
+            let p = block.as_ptr().cast::<__m128i>();
+            let (a, b) = (_mm_loadu_si128(p), _mm_loadu_si128(p.add(1)));
+            let (c, d) = (_mm_loadu_si128(p.add(2)), _mm_loadu_si128(p.add(3)));
+            max0 = _mm_max_epi16(max0, low(a, b));
+            max1 = _mm_max_epi16(max1, low(c, d));
+        }
+        let m = _mm_max_epi16(max0, max1);
+        let m = _mm_max_epi16(m, _mm_shuffle_epi32::<0b01_00_11_10>(m));
+        let m = _mm_max_epi16(m, _mm_shuffle_epi32::<0b10_11_00_01>(m));
+        _mm_cvtsi128_si32(m) as u64
+    };
+    largest_offset_portable(tail).max(vector)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn largest_offset(addrs: &[u64]) -> u64 {
+    largest_offset_portable(addrs)
+}
+
+/// [`largest_offset`] a word at a time, on any target.
+#[inline]
+fn largest_offset_portable(addrs: &[u64]) -> u64 {
+    let offsets = (1u64 << crate::addr::BASE_SHIFT) - 1;
+    addrs.iter().fold(0, |m, &a| m.max(a & offsets))
 }
 
 /// Decode one chunk payload into `batch` (cleared first). Returns the address space
