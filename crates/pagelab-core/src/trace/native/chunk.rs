@@ -300,31 +300,117 @@ impl<'a> Sections<'a> {
     }
 
     /// Check the lengths of the address deltas once, so that the loops over
-    /// references need not: each at most 8 (a length above 8 sets bit 6 once 7 is
-    /// added to it), and together they fill the section before its padding. Folds
-    /// without an early exit, so that they vectorize. (After the events, so that a
-    /// chunk wrong in both is reported as before for its events.)
+    /// references need not: each at most 8, and together they fill the section before
+    /// its padding. The same pass over the kind bytes counts the references of each
+    /// kind. (After the events, so that a chunk wrong in both is reported as before
+    /// for its events.)
     fn check_lengths(&self) -> Result<Deltas<'a>, String> {
         let (kinds, addrs) = (self.kinds, self.addrs);
-        let lengths = kinds
-            .iter()
-            .fold(0, |a, &k| a | ((k & LEN_FIELD) + (7 << 2)));
-        if lengths & (16 << 2) != 0 {
+        let scan = scan_kinds(kinds);
+        if scan.largest_len > 8 << 2 {
             return Err("invalid kind byte".into());
         }
-        // Summed in u32 (faster) over parts small enough that it cannot wrap: the
-        // unchecked reads of `addresses` rely on this sum.
-        let delta_bytes: usize = kinds
-            .chunks(1 << 28)
-            .map(|part| {
-                let sum: u32 = part.iter().map(|&k| ((k & LEN_FIELD) >> 2) as u32).sum();
-                sum as usize
-            })
-            .sum();
+        // The unchecked reads of `addresses` rely on this sum.
+        let delta_bytes = scan.delta_bytes;
         if delta_bytes + PAD != addrs.len() || addrs[delta_bytes..].iter().any(|&b| b != 0) {
             return Err("the address deltas do not fill their section".into());
         }
-        Ok(Deltas { kinds, addrs })
+        Ok(Deltas {
+            kinds,
+            addrs,
+            by_kind: scan.by_kind,
+        })
+    }
+}
+
+/// What one pass over a chunk's kind bytes tells.
+#[derive(Debug, PartialEq)]
+struct KindScan {
+    /// The largest length field, in place (`k & LEN_FIELD`).
+    largest_len: u8,
+    /// The lengths summed: the bytes of the address deltas.
+    delta_bytes: usize,
+    /// References by kind, indexed by `AccessKind as usize`.
+    by_kind: [u64; 4],
+}
+
+/// [`scan_kinds_portable`] sixteen bytes at a time. Sums of bytes are what SSE2 does
+/// cheaply (`psadbw` sums the distances of 8 bytes from another 8 into one word), so
+/// every figure is made a sum: the length fields' sum is the delta bytes (times 4),
+/// and for the kind codes x, the sums of x, |x - 1| and |x - 2| with the number of
+/// bytes are four independent equations in the four kinds' counts.
+#[cfg(target_arch = "x86_64")]
+fn scan_kinds(kinds: &[u8]) -> KindScan {
+    use std::arch::x86_64::{
+        __m128i, _mm_add_epi64, _mm_and_si128, _mm_cvtsi128_si64, _mm_loadu_si128, _mm_max_epu8,
+        _mm_sad_epu8, _mm_set1_epi8, _mm_setzero_si128, _mm_srli_si128, _mm_storeu_si128,
+    };
+    let blocks = kinds.chunks_exact(16);
+    let tail = blocks.remainder();
+    let n = (kinds.len() - tail.len()) as u64;
+    // SAFETY: SSE2 is part of every x86-64 target; each block is 16 bytes, and the
+    // unaligned load reads exactly those.
+    let (largest, sums) = unsafe {
+        let (zero, ones, twos) = (_mm_setzero_si128(), _mm_set1_epi8(1), _mm_set1_epi8(2));
+        let (len_field, code) = (_mm_set1_epi8(LEN_FIELD as i8), _mm_set1_epi8(3));
+        let (mut largest, mut lens, mut x, mut x1, mut x2) = (zero, zero, zero, zero, zero);
+        for block in blocks {
+            let v = _mm_loadu_si128(block.as_ptr().cast::<__m128i>());
+            let len = _mm_and_si128(v, len_field);
+            largest = _mm_max_epu8(largest, len);
+            lens = _mm_add_epi64(lens, _mm_sad_epu8(len, zero));
+            let c = _mm_and_si128(v, code);
+            x = _mm_add_epi64(x, _mm_sad_epu8(c, zero));
+            x1 = _mm_add_epi64(x1, _mm_sad_epu8(c, ones));
+            x2 = _mm_add_epi64(x2, _mm_sad_epu8(c, twos));
+        }
+        let mut bytes = [0u8; 16];
+        _mm_storeu_si128(bytes.as_mut_ptr().cast::<__m128i>(), largest);
+        // Each sum is in two 64-bit lanes.
+        let total =
+            |s: __m128i| (_mm_cvtsi128_si64(_mm_add_epi64(s, _mm_srli_si128::<8>(s)))) as u64;
+        (
+            bytes.into_iter().max().unwrap_or(0),
+            [total(lens), total(x), total(x1), total(x2)],
+        )
+    };
+    let [lens, x, x1, x2] = sums;
+    // Over n codes, with counts c0..c3: x = c1 + 2 c2 + 3 c3, x1 = c0 + c2 + 2 c3,
+    // x2 = 2 c0 + c1 + c3 and n = c0 + c1 + c2 + c3; solved (in signed arithmetic, as
+    // differences may be negative; every halving is of an even number, so exact):
+    let (n, x, x1, x2) = (n as i64, x as i64, x1 as i64, x2 as i64);
+    let c3 = (x + x2 - 2 * n) / 2;
+    let c1 = n + c3 - x1;
+    let c2 = (x1 - 3 * c3 + (x - x2) / 2) / 2;
+    let c0 = n - c1 - c2 - c3;
+    let rest = scan_kinds_portable(tail);
+    KindScan {
+        largest_len: largest.max(rest.largest_len),
+        delta_bytes: (lens >> 2) as usize + rest.delta_bytes,
+        by_kind: std::array::from_fn(|k| [c0, c1, c2, c3][k] as u64 + rest.by_kind[k]),
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn scan_kinds(kinds: &[u8]) -> KindScan {
+    scan_kinds_portable(kinds)
+}
+
+/// The largest length field, the lengths' sum and the kinds' counts of `kinds`, in
+/// folds without an early exit, so that they vectorize; on any target.
+fn scan_kinds_portable(kinds: &[u8]) -> KindScan {
+    // Summed in u32 (faster) over parts small enough that it cannot wrap.
+    let delta_bytes: usize = kinds
+        .chunks(1 << 28)
+        .map(|part| {
+            let sum: u32 = part.iter().map(|&k| ((k & LEN_FIELD) >> 2) as u32).sum();
+            sum as usize
+        })
+        .sum();
+    KindScan {
+        largest_len: kinds.iter().fold(0, |a, &k| a.max(k & LEN_FIELD)),
+        delta_bytes,
+        by_kind: count_kind_codes(kinds),
     }
 }
 
@@ -333,6 +419,8 @@ impl<'a> Sections<'a> {
 struct Deltas<'a> {
     kinds: &'a [u8],
     addrs: &'a [u8],
+    /// References by kind, indexed by `AccessKind as usize`.
+    by_kind: [u64; 4],
 }
 
 impl<'a> Deltas<'a> {
@@ -417,7 +505,7 @@ pub fn decode_plain(
     if switches || s.has_ips || escaped {
         return Ok(false);
     }
-    let by_kind = count_kind_codes(s.kinds);
+    let by_kind = deltas.by_kind;
     if !fetches && by_kind[AccessKind::Fetch as usize] > 0 {
         return Ok(false);
     }
@@ -755,6 +843,35 @@ mod tests {
             }
         }
         assert!(plain_seen > 0);
+    }
+
+    proptest::proptest! {
+        /// The pass over kind bytes sixteen at a time agrees with the portable one, on
+        /// any bytes (invalid lengths included) and any tail.
+        #[test]
+        fn kind_scan_matches_the_portable_one(kinds in proptest::collection::vec(proptest::num::u8::ANY, 0..300)) {
+            proptest::prop_assert_eq!(scan_kinds(&kinds), scan_kinds_portable(&kinds));
+        }
+
+        /// So do the largest page offset and the unzigzag of three instructions.
+        #[test]
+        fn vector_and_portable_helpers_agree(addrs in proptest::collection::vec(proptest::num::u64::ANY, 0..100)) {
+            proptest::prop_assert_eq!(largest_offset(&addrs), largest_offset_portable(&addrs));
+            for &a in &addrs {
+                proptest::prop_assert_eq!(unzigzag_fast(a), unzigzag(a) as u64);
+            }
+        }
+    }
+
+    /// A whole chunk of one kind, and of long runs of each (the sums' extremes).
+    #[test]
+    fn kind_scan_counts_whole_chunks() {
+        for kinds in [
+            vec![0x23u8; 32768],
+            (0..32768u32).map(|i| (i / 1000 % 4) as u8 | 0x20).collect(),
+        ] {
+            assert_eq!(scan_kinds(&kinds), scan_kinds_portable(&kinds));
+        }
     }
 
     /// Found by fuzzing: an event index delta near 2^64 must be an error, not a wrap.
