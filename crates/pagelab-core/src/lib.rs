@@ -21,4 +21,4 @@ pub mod trace;
 pub use addr::{Asid, PageSize, Pfn, PhysAddr, VirtAddr, Vpn};
 pub use config::MachineConfig;
 pub use event::{AccessKind, Batch, Event, MemRef};
-pub use machine::{Machine, Report};
+pub use machine::{Machine, RepeatMode, Report};

@@ -10,7 +10,7 @@ use pagelab_core::config::{HierarchyConfig, Serves, SetAssocConfig, TlbConfig, W
 use pagelab_core::event::{AccessKind, Batch, MemRef, PlainBatch};
 use pagelab_core::trace::native::{NativeReader, NativeWriter, WriterOptions};
 use pagelab_core::trace::{Metadata, Part, TraceReader};
-use pagelab_core::{Asid, Machine, MachineConfig, PageSize};
+use pagelab_core::{Asid, Machine, MachineConfig, PageSize, RepeatMode};
 use proptest::prelude::*;
 use proptest::test_runner::Config as ProptestConfig;
 use std::path::Path;
@@ -183,9 +183,18 @@ fn native(batches: &[Batch], chunk_refs: u32) -> Vec<u8> {
     w.finish().unwrap()
 }
 
-/// The report of `config` over a native trace (the default, decoupled machine).
-fn report_native(config: &MachineConfig, trace: &[u8]) -> serde_json::Value {
+/// The ways the kernel loop may treat repeats: each must give the same report.
+const REPEAT_MODES: [RepeatMode; 3] = [
+    RepeatMode::Timed,
+    RepeatMode::Fixed(true),
+    RepeatMode::Fixed(false),
+];
+
+/// The report of `config` over a native trace (the default, decoupled machine), its
+/// kernel loop treating repeats as `repeats` says.
+fn report_native(config: &MachineConfig, trace: &[u8], repeats: RepeatMode) -> serde_json::Value {
     let mut m = Machine::build(config).unwrap();
+    m.set_repeat_mode(repeats);
     let mut reader = NativeReader::new(trace, Path::new("mem")).unwrap();
     m.run_trace(&mut reader, Path::new("mem"), |_, _| {})
         .unwrap();
@@ -215,11 +224,13 @@ fn assert_same(config: &MachineConfig, batches: &[Batch], what: &str) {
     // memory are taken between batches.
     let trace = native(batches, 4096);
     let in_order = report(config, &read_batches(&trace), 0);
-    let from_file = report_native(config, &trace);
-    assert_eq!(
-        from_file, in_order,
-        "{what}: the native file's run differs from in order"
-    );
+    for repeats in REPEAT_MODES {
+        let from_file = report_native(config, &trace, repeats);
+        assert_eq!(
+            from_file, in_order,
+            "{what}: the native file's run ({repeats:?}) differs from in order"
+        );
+    }
 }
 
 fn read_batches(trace: &[u8]) -> Vec<Batch> {
@@ -348,7 +359,10 @@ proptest! {
         let plain = plain_chunks(&trace, false);
         for (i, config) in machines().iter().enumerate() {
             let in_order = report(config, &batches, 0);
-            prop_assert_eq!(report_native(config, &trace), in_order, "machine {}", i);
+            for repeats in REPEAT_MODES {
+                let from_file = report_native(config, &trace, repeats);
+                prop_assert_eq!(&from_file, &in_order, "machine {}, {:?}", i, repeats);
+            }
         }
         prop_assert!(plain <= batches.len());
     }

@@ -81,6 +81,12 @@ impl Machine {
             u64::MAX
         };
         let repeat_shift = self.repeat_shift;
+        // Only plain batches are timed: the kernel takes them whole. (Elsewhere a run may
+        // end after a few references, at an instruction fetch say; timing it would cost
+        // more than it can tell.)
+        let timed_refs = if I::PLAIN { refs.len() } else { 0 };
+        let (branch_repeats, timed) = self.repeat_choice.pick(timed_refs);
+        let start = timed.then(std::time::Instant::now);
         let Some((array, above)) = self.tlb.base_parts(DATA, base) else {
             return 0;
         };
@@ -94,7 +100,12 @@ impl Machine {
             base,
             last_page,
             repeat_shift,
+            branch_repeats,
         });
+        if let Some(start) = start {
+            self.repeat_choice
+                .record(branch_repeats, end.done, start.elapsed());
+        }
         self.repeats[0][base.shift() as usize] += end.repeats;
         self.last_page[0] = end.last_page;
         self.last_asid[0] = asid;
@@ -221,6 +232,9 @@ pub(super) struct Kernel<'a, 'h, I: KernelInput> {
     /// none); its entry is a base page.
     pub last_page: u64,
     pub repeat_shift: u32,
+    /// Whether a reference to `last_page` is credited without a lookup (else it is
+    /// looked up as any other; the counts are the same, see [`super::repeat_choice`]).
+    pub branch_repeats: bool,
 }
 
 /// Where a kernel run stopped, and the filter and counts it leaves.
@@ -318,18 +332,22 @@ impl<I: KernelInput> Kernel<'_, '_, I> {
     /// The loop.
     #[inline(always)]
     fn run<A: FirstArray, P: Parent>(self, array: &mut A, parent: &mut P) -> KernelEnd {
-        if self.base.shift() == 12 && self.repeat_shift == 12 {
-            self.run_shifted::<A, P, 12>(array, parent)
-        } else {
-            self.run_shifted::<A, P, 0>(array, parent)
+        match (
+            self.base.shift() == 12 && self.repeat_shift == 12,
+            self.branch_repeats,
+        ) {
+            (true, true) => self.run_shifted::<A, P, 12, true>(array, parent),
+            (true, false) => self.run_shifted::<A, P, 12, false>(array, parent),
+            (false, _) => self.run_shifted::<A, P, 0, true>(array, parent),
         }
     }
 
     /// The loop, for pages of `1 << SHIFT` bytes looked up and filtered at that size
     /// (0: the sizes the kernel names), so that the usual 4 KiB case shifts by a
-    /// constant and keeps a register free.
+    /// constant and keeps a register free; branching on repeats (`REPEATS`) or looking
+    /// them up.
     #[inline(always)]
-    fn run_shifted<A: FirstArray, P: Parent, const SHIFT: u32>(
+    fn run_shifted<A: FirstArray, P: Parent, const SHIFT: u32, const REPEATS: bool>(
         self,
         array: &mut A,
         parent: &mut P,
@@ -344,6 +362,7 @@ impl<I: KernelInput> Kernel<'_, '_, I> {
             base,
             mut last_page,
             repeat_shift,
+            branch_repeats: _,
         } = self;
         let meta = tag_meta(asid, base);
         let (size_shift, repeat_shift) = if SHIFT != 0 {
@@ -359,7 +378,7 @@ impl<I: KernelInput> Kernel<'_, '_, I> {
                 break;
             };
             let page = va.0 >> repeat_shift;
-            if page == last_page {
+            if REPEATS && page == last_page {
                 repeats += 1;
                 continue;
             }

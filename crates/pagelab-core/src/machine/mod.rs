@@ -31,7 +31,9 @@ use walker::Walker;
 pub mod decoupled;
 mod paging;
 mod promote;
+mod repeat_choice;
 mod walker;
+pub use repeat_choice::RepeatMode;
 use serde::Serialize;
 use std::fmt;
 use std::path::Path;
@@ -373,6 +375,8 @@ pub struct Machine {
     /// Whether the general loop credits repeats without a lookup (see
     /// [`Machine::set_repeat_filter`]).
     repeat_filter: bool,
+    /// How the kernel loop treats repeats (see [`repeat_choice`]).
+    repeat_choice: repeat_choice::RepeatChoice,
     last_page: [u64; 2],
     last_asid: [Asid; 2],
     last_shift: [u8; 2],
@@ -533,6 +537,7 @@ impl Machine {
             filter_of: [0, if tlb_split { 1 } else { 0 }],
             miss_crosses,
             repeat_filter: true,
+            repeat_choice: Default::default(),
             last_page: [u64::MAX; 2],
             last_asid: [Asid(0); 2],
             last_shift: [0; 2],
@@ -716,6 +721,13 @@ impl Machine {
     /// for tests that check so, in order.
     pub fn set_repeat_filter(&mut self, on: bool) {
         self.repeat_filter = on;
+    }
+
+    /// How the specialized loop of decoupled runs treats a reference to the page of the
+    /// one before it: chosen by timing (the default), or fixed (for tests and
+    /// measurements). No count depends on it.
+    pub fn set_repeat_mode(&mut self, mode: RepeatMode) {
+        self.repeat_choice.set_mode(mode);
     }
 
     /// Run decoupled batches without the specialized loop (for tests and measurements).
