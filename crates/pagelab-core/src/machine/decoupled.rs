@@ -29,7 +29,7 @@ use crate::addr::{Asid, PageSize, Pfn, VirtAddr};
 use crate::event::{AccessKind, MemRef};
 use crate::pagetable::{Perms, Translation, WalkHint};
 use crate::tlb::hierarchy::{Above, VisitArray, DATA, INSTRUCTION};
-use crate::tlb::replacement::Replacement;
+use crate::tlb::replacement::{Replacement, SetPolicy, TreePlru};
 use crate::tlb::set_assoc::{tag_meta, Scan};
 use crate::tlb::SetAssocTlb;
 
@@ -282,7 +282,7 @@ impl<R: Replacement, const W: usize> FirstArray for Whole<'_, R, W> {
     }
 }
 
-impl<R: Replacement, const W: usize> FirstArray for Scan<'_, R, W> {
+impl<R: Replacement, const W: usize, P: SetPolicy> FirstArray for Scan<'_, R, W, P> {
     #[inline(always)]
     fn touch(&mut self, vpn: u64, meta: u32) -> bool {
         Scan::touch(self, vpn, meta)
@@ -298,13 +298,34 @@ impl<R: Replacement, const W: usize> FirstArray for Scan<'_, R, W> {
 
 impl<I: KernelInput> Kernel<'_, '_, I> {
     #[inline(always)]
-    fn with_ways<R: Replacement, const W: usize>(
-        mut self,
-        array: &mut SetAssocTlb<R>,
-    ) -> KernelEnd {
+    fn with_ways<R: Replacement, const W: usize>(self, array: &mut SetAssocTlb<R>) -> KernelEnd {
+        // Tree PLRU of 4 ways in few sets (the 64-entry DTLBs): its bits in a register.
+        if W == 4 {
+            let any: &mut dyn std::any::Any = array;
+            if let Some(plru) = any.downcast_mut::<SetAssocTlb<TreePlru>>() {
+                if plru.scans_packed::<4>() {
+                    return self.with_packed_plru(plru);
+                }
+            }
+        }
         let Some(mut scan) = array.scan::<W>() else {
             return self.run(&mut Whole::<R, W>(array), &mut Levels);
         };
+        self.with_first::<R, _>(&mut scan)
+    }
+
+    /// [`Kernel::with_ways`] for 4-way tree PLRU whose bits fit a register (not
+    /// generic: compiled once).
+    #[inline(never)]
+    fn with_packed_plru(self, array: &mut SetAssocTlb<TreePlru>) -> KernelEnd {
+        let mut scan = array.scan_packed::<4>().expect("checked");
+        self.with_first::<TreePlru, _>(&mut scan)
+    }
+
+    /// The loop over the first level's array `first`, of policy `R`, and the levels
+    /// above it.
+    #[inline(always)]
+    fn with_first<R: Replacement, A: FirstArray>(mut self, scan: &mut A) -> KernelEnd {
         // One level above, of the same policy and a usual associativity: it is
         // borrowed apart too, and looked up in the loop.
         let ways = match self.above.single() {
@@ -321,12 +342,12 @@ impl<I: KernelInput> Kernel<'_, '_, I> {
         if let Some((array, hits, misses)) = parent {
             let array = array.as_policy::<R>().expect("checked");
             if let Some(p) = array.scan::<4>() {
-                return self.run(&mut scan, &mut One::new(p, hits, misses, shift));
+                return self.run(scan, &mut One::new(p, hits, misses, shift));
             }
             let p = array.scan::<12>().expect("checked");
-            return self.run(&mut scan, &mut One::new(p, hits, misses, shift));
+            return self.run(scan, &mut One::new(p, hits, misses, shift));
         }
-        self.run(&mut scan, &mut Levels)
+        self.run(scan, &mut Levels)
     }
 
     /// The loop.

@@ -4,7 +4,7 @@
 //! the replacement policy `R`.
 
 use super::fingerprint::{self, Fingerprints};
-use super::replacement::Replacement;
+use super::replacement::{PackedPlru, Replacement, SetPolicy, TreePlru};
 use super::way_index::WayIndex;
 use super::{sub_page, Tlb, TlbKey, TlbStats};
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr, Vpn};
@@ -335,6 +335,15 @@ impl<R: Replacement> SetAssocTlb<R> {
     /// when the scan is dropped.
     #[inline(always)]
     pub fn scan<const W: usize>(&mut self) -> Option<Scan<'_, R, W>> {
+        self.scan_with::<W, _>(Some)
+    }
+
+    /// [`SetAssocTlb::scan`] with the policy as `lend` lends it to the loop.
+    #[inline(always)]
+    fn scan_with<'a, const W: usize, P: SetPolicy>(
+        &'a mut self,
+        lend: impl FnOnce(&'a mut R) -> Option<P>,
+    ) -> Option<Scan<'a, R, W, P>> {
         let mask = self.mask?;
         if !self.scans_as(W) {
             return None;
@@ -344,11 +353,12 @@ impl<R: Replacement> SetAssocTlb<R> {
             valid: &mut self.valid,
             tags: &mut self.tags,
             metas: &mut self.meta,
-            policy: &mut self.policy,
+            policy: lend(&mut self.policy)?,
             lows: &mut self.lows,
             live: self.multi.then_some(&mut self.live),
             stats: &mut self.stats,
             evictions: 0,
+            _policy: std::marker::PhantomData,
         })
     }
 
@@ -407,15 +417,33 @@ impl<R: Replacement> SetAssocTlb<R> {
     }
 }
 
+impl SetAssocTlb<TreePlru> {
+    /// [`SetAssocTlb::scan`] with the tree's bits lent to the loop in a register
+    /// ([`TreePlru::packed`]), when they fit one.
+    #[inline(always)]
+    pub fn scan_packed<const W: usize>(
+        &mut self,
+    ) -> Option<Scan<'_, TreePlru, W, PackedPlru<'_, W>>> {
+        self.scan_with::<W, _>(|policy| policy.packed::<W>())
+    }
+
+    /// Whether [`SetAssocTlb::scan_packed`] gives the array borrowed apart.
+    pub fn scans_packed<const W: usize>(&self) -> bool {
+        self.mask.is_some() && self.scans_as(W) && self.policy.packs::<W>()
+    }
+}
+
 /// A [`SetAssocTlb`] borrowed apart (see [`SetAssocTlb::scan`]): lookups and fills
 /// exactly as the array's own, for an array of `W` ways and `mask + 1` sets, except
-/// that fills write no frame (see [`Scan::fill_key`]).
-pub struct Scan<'a, R: Replacement, const W: usize> {
+/// that fills write no frame (see [`Scan::fill_key`]). The policy's choices are made
+/// by `P`: the policy itself, or its state lent to the loop.
+pub struct Scan<'a, R: Replacement, const W: usize, P: SetPolicy = &'a mut R> {
     mask: u64,
     valid: &'a mut usize,
     tags: &'a mut [u64],
     metas: &'a mut [u32],
-    policy: &'a mut R,
+    policy: P,
+    _policy: std::marker::PhantomData<&'a mut R>,
     /// The array's low tag bits (when `W` is 12).
     lows: &'a mut [u32],
     /// The live entries by size, when the array holds several sizes.
@@ -424,7 +452,7 @@ pub struct Scan<'a, R: Replacement, const W: usize> {
     evictions: u64,
 }
 
-impl<R: Replacement, const W: usize> Scan<'_, R, W> {
+impl<R: Replacement, const W: usize, P: SetPolicy> Scan<'_, R, W, P> {
     /// As [`SetAssocTlb::touch`].
     #[inline(always)]
     pub fn touch(&mut self, vpn: u64, meta: u32) -> bool {
@@ -493,7 +521,7 @@ impl<R: Replacement, const W: usize> Scan<'_, R, W> {
     }
 }
 
-impl<R: Replacement, const W: usize> Drop for Scan<'_, R, W> {
+impl<R: Replacement, const W: usize, P: SetPolicy> Drop for Scan<'_, R, W, P> {
     fn drop(&mut self) {
         self.stats.evictions += self.evictions;
     }

@@ -15,7 +15,7 @@ mod stamps;
 pub use fifo::Fifo;
 pub use lru::Lru;
 pub use nru::Nru;
-pub use plru::TreePlru;
+pub use plru::{PackedPlru, TreePlru};
 pub use random::{splitmix64, Random};
 
 /// The choices an array delegates. `set` < sets, `way` < ways, as given to `new`.
@@ -37,6 +37,30 @@ pub trait Replacement: 'static {
     fn victim(&mut self, set: usize) -> usize;
     /// `way` of `set` was invalidated (by a flush or shootdown).
     fn invalidate(&mut self, _set: usize, _way: usize) {}
+}
+
+/// A policy's choices as a loop over references makes them (see
+/// [`super::set_assoc::Scan`]): the policy itself, or its state lent to the loop
+/// ([`plru::PackedPlru`]), which makes exactly the same choices.
+pub trait SetPolicy {
+    fn hit(&mut self, set: usize, way: usize);
+    fn fill(&mut self, set: usize, way: usize);
+    fn victim(&mut self, set: usize) -> usize;
+}
+
+impl<R: Replacement> SetPolicy for &mut R {
+    #[inline(always)]
+    fn hit(&mut self, set: usize, way: usize) {
+        Replacement::hit(*self, set, way)
+    }
+    #[inline(always)]
+    fn fill(&mut self, set: usize, way: usize) {
+        Replacement::fill(*self, set, way)
+    }
+    #[inline(always)]
+    fn victim(&mut self, set: usize) -> usize {
+        Replacement::victim(*self, set)
+    }
 }
 
 /// The policies, by configuration name. The macro hands the list to `$m`, which

@@ -22,7 +22,7 @@
 //! Invalidation changes no bit: the array refills invalid ways before it asks for a
 //! victim, and that fill points the path away from the refilled way.
 
-use super::Replacement;
+use super::{Replacement, SetPolicy};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TreePlru {
@@ -176,6 +176,85 @@ impl Replacement for TreePlru {
     }
 }
 
+/// A [`TreePlru`] of `WAYS` ways (2 to 4) whose sets' node bits fit one word together,
+/// lent to a loop over references: the bits live in a register instead of in memory
+/// (where every hit would store to a word the next lookup of the set loads), and go
+/// back to the policy when the lease is dropped. Its choices are the policy's.
+pub struct PackedPlru<'a, const WAYS: usize> {
+    owner: &'a mut TreePlru,
+    /// The node bits of set `s` at bits `s * (WAYS - 1)` and up.
+    state: u64,
+    /// What touching each way writes in its set's bits: (mask, values).
+    touch: [(u64, u64); WAYS],
+    /// The victim of each state of a set's bits.
+    victims: [u8; 8],
+}
+
+impl TreePlru {
+    /// The policy lent to a loop as a [`PackedPlru`], if it has `WAYS` ways (2 to 4)
+    /// and its sets' bits fit one word.
+    pub fn packed<const WAYS: usize>(&mut self) -> Option<PackedPlru<'_, WAYS>> {
+        if !self.packs::<WAYS>() {
+            return None;
+        }
+        let nodes = WAYS - 1;
+        let mut state = 0;
+        for (set, &bits) in self.bits.iter().enumerate() {
+            state |= bits << (set * nodes);
+        }
+        let touch = std::array::from_fn(|w| self.single[w]);
+        let mut victims = [0; 8];
+        for (state, v) in victims.iter_mut().enumerate().take(1 << nodes) {
+            *v = descend(WAYS, |k| state >> k & 1 != 0) as u8;
+        }
+        Some(PackedPlru {
+            owner: self,
+            state,
+            touch,
+            victims,
+        })
+    }
+}
+
+impl TreePlru {
+    /// Whether [`TreePlru::packed`] lends the policy as `WAYS` ways.
+    pub fn packs<const WAYS: usize>(&self) -> bool {
+        let fits = (2..=4).contains(&WAYS) && self.ways == WAYS && self.words == 1;
+        fits && self.bits.len() * (WAYS - 1) <= 64 && self.single.len() == WAYS
+    }
+}
+
+impl<const WAYS: usize> PackedPlru<'_, WAYS> {
+    const NODES: usize = WAYS - 1;
+    const SET_MASK: u64 = (1 << Self::NODES) - 1;
+}
+
+impl<const WAYS: usize> SetPolicy for PackedPlru<'_, WAYS> {
+    #[inline(always)]
+    fn hit(&mut self, set: usize, way: usize) {
+        let shift = set * Self::NODES % 64;
+        let (mask, value) = self.touch[way % WAYS];
+        self.state = self.state & !(mask << shift) | value << shift;
+    }
+    #[inline(always)]
+    fn fill(&mut self, set: usize, way: usize) {
+        self.hit(set, way)
+    }
+    #[inline(always)]
+    fn victim(&mut self, set: usize) -> usize {
+        let shift = set * Self::NODES % 64;
+        self.victims[(self.state >> shift & Self::SET_MASK) as usize] as usize
+    }
+}
+
+impl<const WAYS: usize> Drop for PackedPlru<'_, WAYS> {
+    fn drop(&mut self) {
+        for (set, bits) in self.owner.bits.iter_mut().enumerate() {
+            *bits = self.state >> (set * Self::NODES) & Self::SET_MASK;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,6 +330,59 @@ mod tests {
                 p.hit(set, way);
                 assert_eq!(p, before, "{ways} ways, step {step}");
             }
+        }
+    }
+
+    /// The policy lent as packed bits chooses as the policy does, and gives its state
+    /// back: random hits and victims, in shapes that pack (up to 64 node bits) and
+    /// one that does not.
+    fn packed_agrees<const WAYS: usize>(sets: usize, seed: u64) {
+        let mut plain = TreePlru::new(sets, WAYS, 0);
+        let mut lent = TreePlru::new(sets, WAYS, 0);
+        let mut x = seed | 1;
+        for _round in 0..4 {
+            let Some(mut packed) = lent.packed::<WAYS>() else {
+                assert!(
+                    sets * (WAYS - 1) > 64,
+                    "{sets} sets of {WAYS} ways must pack"
+                );
+                return;
+            };
+            for step in 0..500 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let (set, way) = ((x >> 33) as usize % sets, (x >> 20) as usize % WAYS);
+                match x >> 62 {
+                    0 => assert_eq!(
+                        SetPolicy::victim(&mut packed, set),
+                        Replacement::victim(&mut plain, set),
+                        "{sets}x{WAYS}, step {step}"
+                    ),
+                    1 => {
+                        SetPolicy::fill(&mut packed, set, way);
+                        Replacement::fill(&mut plain, set, way);
+                    }
+                    _ => {
+                        SetPolicy::hit(&mut packed, set, way);
+                        Replacement::hit(&mut plain, set, way);
+                    }
+                }
+            }
+            drop(packed);
+            assert_eq!(lent, plain, "{sets}x{WAYS}: the state given back");
+        }
+    }
+
+    #[test]
+    fn packed_bits_choose_as_the_policy() {
+        for seed in 0..20 {
+            packed_agrees::<2>(64, seed);
+            packed_agrees::<3>(32, seed);
+            packed_agrees::<4>(16, seed);
+            packed_agrees::<4>(21, seed);
+            packed_agrees::<4>(1, seed);
+            packed_agrees::<4>(22, seed);
         }
     }
 }
