@@ -157,6 +157,9 @@ impl Machine {
             if let Some(next) = misses.get(j + AHEAD) {
                 hints[j % AHEAD] = walker.prefetch(next.asid, next.va);
             }
+            if let Some(far) = misses.get(j + 2 * AHEAD) {
+                walker.prefetch_early(far.asid, far.va);
+            }
             if m.flush {
                 walker.walk_caches.flush_all();
                 continue;

@@ -90,6 +90,10 @@ impl AnyPageTable {
         each_table!(self, t => t.prefetch(asid, va))
     }
     #[inline(always)]
+    fn prefetch_early(&self, asid: Asid, va: VirtAddr) {
+        each_table!(self, t => t.prefetch_early(asid, va))
+    }
+    #[inline(always)]
     fn walk_brief(
         &self,
         asid: Asid,

@@ -134,6 +134,15 @@ impl Walker {
         self.page_table.prefetch(asid, va)
     }
 
+    /// An earlier hint than [`Walker::prefetch`] that `va` will be resolved (see
+    /// [`PageTable::prefetch_early`]). Changes nothing simulated.
+    ///
+    /// [`PageTable::prefetch_early`]: crate::pagetable::PageTable::prefetch_early
+    #[inline(always)]
+    pub fn prefetch_early(&self, asid: Asid, va: VirtAddr) {
+        self.page_table.prefetch_early(asid, va)
+    }
+
     /// Demand paging: map a fresh base frame at `va`'s page and retry the walk.
     #[cold]
     #[inline(never)]

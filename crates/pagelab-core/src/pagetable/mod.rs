@@ -348,6 +348,11 @@ pub trait PageTable {
     fn prefetch(&self, _asid: Asid, _va: VirtAddr) -> WalkHint {
         WalkHint::NONE
     }
+    /// A hint, earlier than [`PageTable::prefetch`]'s, that `va` will be walked: the
+    /// structure may bring into the host's cache what that prefetch will read. It
+    /// changes nothing simulated; by default it does nothing.
+    #[inline(always)]
+    fn prefetch_early(&self, _asid: Asid, _va: VirtAddr) {}
     /// The walk of `va` in brief, for a caller that needs its counts but not its
     /// entries: how many entries it reads and what it finds, when every entry it reads
     /// lies on a cache line of its own (so its distinct lines are its references).

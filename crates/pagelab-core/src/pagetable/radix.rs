@@ -470,6 +470,13 @@ impl PageTable for RadixPageTable {
     /// Follows the interior entries down to the last node present and prefetches the
     /// entry the walk will read there: the interior levels are few and stay in the
     /// host's cache, the leaf entries of a large address space do not.
+    /// Brings in the region's entry of the leaf memo, which the prefetch reads (the
+    /// memo is larger than the host's first-level cache).
+    #[inline(always)]
+    fn prefetch_early(&self, _asid: Asid, va: VirtAddr) {
+        crate::hugemem::prefetch(&self.leaf_memo[(va.0 >> 21) as usize % LEAF_MEMO]);
+    }
+
     #[inline(always)]
     fn prefetch(&self, asid: Asid, va: VirtAddr) -> WalkHint {
         match self.levels {
