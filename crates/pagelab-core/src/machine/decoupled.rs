@@ -148,6 +148,9 @@ impl Machine {
         // What the prefetch found for each of the next walks, by position modulo
         // AHEAD (kept here, not in the queue, so that the TLB loop writes less).
         let mut hints = [WalkHint::NONE; AHEAD];
+        for m in misses.iter().skip(AHEAD).take(AHEAD) {
+            walker.prefetch_early(m.asid, m.va);
+        }
         for (j, m) in misses.iter().take(AHEAD).enumerate() {
             hints[j] = walker.prefetch(m.asid, m.va);
         }
@@ -302,8 +305,11 @@ impl<R: Replacement, const W: usize, P: SetPolicy> FirstArray for Scan<'_, R, W,
 impl<I: KernelInput> Kernel<'_, '_, I> {
     #[inline(always)]
     fn with_ways<R: Replacement, const W: usize>(self, array: &mut SetAssocTlb<R>) -> KernelEnd {
-        // Tree PLRU of 4 ways in few sets (the 64-entry DTLBs): its bits in a register.
-        if W == 4 {
+        // Tree PLRU of 4 ways in few sets (the 64-entry DTLBs): its bits in a register,
+        // for a run over a whole plain batch. (Packing and unpacking them costs a pass
+        // over the sets: a run of the general loop's, which may end after a reference
+        // or two at an instruction fetch, would pay it for nothing.)
+        if W == 4 && I::PLAIN {
             let any: &mut dyn std::any::Any = array;
             if let Some(plru) = any.downcast_mut::<SetAssocTlb<TreePlru>>() {
                 if plru.scans_packed::<4>() {

@@ -467,9 +467,6 @@ impl PageTable for RadixPageTable {
         })
     }
 
-    /// Follows the interior entries down to the last node present and prefetches the
-    /// entry the walk will read there: the interior levels are few and stay in the
-    /// host's cache, the leaf entries of a large address space do not.
     /// Brings in the region's entry of the leaf memo, which the prefetch reads (the
     /// memo is larger than the host's first-level cache).
     #[inline(always)]
@@ -477,6 +474,9 @@ impl PageTable for RadixPageTable {
         crate::hugemem::prefetch(&self.leaf_memo[(va.0 >> 21) as usize % LEAF_MEMO]);
     }
 
+    /// Follows the interior entries down to the last node present and prefetches the
+    /// entry the walk will read there: the interior levels are few and stay in the
+    /// host's cache, the leaf entries of a large address space do not.
     #[inline(always)]
     fn prefetch(&self, asid: Asid, va: VirtAddr) -> WalkHint {
         match self.levels {

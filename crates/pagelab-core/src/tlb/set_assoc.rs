@@ -429,7 +429,7 @@ impl SetAssocTlb<TreePlru> {
 
     /// Whether [`SetAssocTlb::scan_packed`] gives the array borrowed apart.
     pub fn scans_packed<const W: usize>(&self) -> bool {
-        self.mask.is_some() && self.scans_as(W) && self.policy.packs::<W>()
+        self.scans_as(W) && self.policy.packs::<W>()
     }
 }
 

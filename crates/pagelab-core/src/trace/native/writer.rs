@@ -23,8 +23,8 @@ pub struct WriterOptions {
     /// Whether zstd Huffman-codes the bytes it stores as literals. Off by default:
     /// the literals are mostly address deltas, nearly random bytes, and decoding them
     /// is a large share of reading a trace. On the standard benchmark trace, coding
-    /// them makes the file ~17 % smaller and zstd's work per chunk ~40 % larger
-    /// (~8 % of a `simulate --machine skylake` run). Either way the file is the same
+    /// them makes the file ~17 % smaller and zstd's instructions ~65 % more (~8 % of
+    /// a `simulate --machine skylake` run). Either way the file is the same
     /// format: a reader needs no option.
     pub compress_literals: bool,
 }
