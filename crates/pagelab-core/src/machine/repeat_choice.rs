@@ -12,11 +12,11 @@
 //! So the machine times them on the trace as it runs: at the start of every epoch of
 //! [`EPOCH`] kernel runs over a plain batch of at least [`TIMED_REFS`] references (a
 //! run over references of a general batch may stop after a few: those take the
-//! current choice, untimed), it runs the first
-//! [`TRIALS`] with each way in turn (in the order A B B A, so that a drift in speed
-//! weighs on both alike), then the rest of the epoch with the way that took less time
-//! per reference. Only speed depends on the timing: every count is the same whichever
-//! way runs.
+//! current choice, untimed), it runs the first [`TRIALS`] with each way in turn (in the
+//! order A B B A, so that a drift in speed weighs on both alike), then the rest of the
+//! epoch with the way that took less time per reference. Only speed depends on the
+//! timing: every count is the same whichever way runs. (Where pages are not 4 KiB the
+//! kernel has one loop only, and both trials run it: the choice is then moot.)
 
 use std::time::Duration;
 
