@@ -1,4 +1,4 @@
-//! Memory pressure (`pagelab_core::paging`), end to end on the machine:
+//! Memory pressure (`pagelab_core::pressure`), end to end on the machine:
 //! - under a resident limit below the footprint the daemon reclaims, pages come back
 //!   by major faults with their data, and the resident set is never above the limit
 //!   once the daemon has run (a real trace, with and without superpages);

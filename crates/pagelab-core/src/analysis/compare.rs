@@ -12,7 +12,7 @@ use crate::config::{
 };
 use crate::event::{Batch, MemRef};
 use crate::frames::{FrameAllocator, SimpleAllocator};
-use crate::machine::{build_page_table, each_table, AnyPageTable};
+use crate::pagetable::{build_page_table, each_table, AnyPageTable};
 use crate::pagetable::{MapError, PageTable, Perms, Segment, Walk, MAX_WALK_REFS};
 use crate::trace::{TraceError, TraceReader};
 use serde::Serialize;

@@ -8,7 +8,7 @@ mod simple;
 
 pub use simple::SimpleCost;
 
-use crate::machine::Counts;
+use crate::counts::Counts;
 use serde::Serialize;
 
 /// Cycles by cause.

@@ -3,7 +3,7 @@
 
 use super::{CostModel, Cycles};
 use crate::config::SimpleCostConfig;
-use crate::machine::Counts;
+use crate::counts::Counts;
 
 pub struct SimpleCost(pub SimpleCostConfig);
 

@@ -29,7 +29,7 @@ pub struct Walker {
     pub contents: Option<Contents>,
     /// The data of pages the page daemon reclaimed (under a resident limit): a fault
     /// on one of them reads it back (a major fault).
-    pub swap: Option<crate::paging::Swap>,
+    pub swap: Option<crate::pressure::Swap>,
     /// The data caches, if modelled: every walk's references go through them.
     pub cache: Option<CacheHierarchy>,
 }

@@ -4,8 +4,10 @@
 //! its caches and cost model, so cost models change without touching a table.
 //!
 //! Adding a structure: a file here implementing [`PageTable`], one variant in
-//! `config::PageTableConfig`, one arm in `machine::build_page_table` (docs/EXTENDING.md).
+//! `config::PageTableConfig`, a variant of [`AnyPageTable`] with its arm in
+//! [`build_page_table`] (`any.rs`); docs/EXTENDING.md lists every place.
 
+mod any;
 mod clustered;
 mod guarded;
 mod hashed;
@@ -16,6 +18,8 @@ mod mem;
 mod radix;
 mod vrpt;
 
+pub(crate) use any::each_table;
+pub use any::{build_page_table, AnyPageTable};
 pub use clustered::ClusteredPageTable;
 pub use guarded::GuardedPageTable;
 pub use hashed::HashedPageTable;

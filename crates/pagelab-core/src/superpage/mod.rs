@@ -129,7 +129,7 @@ pub trait PromotionPolicy {
     /// The machine could not make `c` a superpage (no free block for it).
     fn promotion_failed(&mut self, _c: Candidate) {}
     /// The page daemon reclaimed the base page holding `va` (it was mapped as a base
-    /// page; see `crate::paging`). True if the policy keeps the page's frame set aside
+    /// page; see `crate::pressure`). True if the policy keeps the page's frame set aside
     /// for it (a live reservation), false if the machine frees it.
     fn unmapped(&mut self, _asid: Asid, _va: VirtAddr) -> bool {
         false

@@ -19,11 +19,11 @@
 //!   completed) is promoted. Its frames are contiguous and aligned already, so the
 //!   promotion is a page-table update in place, no copy.
 //!
-//! - **Under memory pressure** (`crate::paging`): a page the daemon reclaims from a
+//! - **Under memory pressure** (`crate::pressure`): a page the daemon reclaims from a
 //!   live reservation leaves its frame reserved for it (unpopulated again), so that
 //!   when it faults back it returns to its place and the block can still be promoted
 //!   in place; a page of a fully populated (no longer live) block gives its frame back.
-//!   Speculative demotion and demotion on writes are the machine's (`crate::paging`).
+//!   Speculative demotion and demotion on writes are the machine's (`crate::pressure`).
 
 use super::objects::Objects;
 use super::{Candidate, Miss, PromotionPolicy};

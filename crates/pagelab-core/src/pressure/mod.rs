@@ -2,7 +2,7 @@
 //! store, and the demotions Navarro's design makes for it (papers/navarro-superpages-
 //! slides.md, "III Design": "Speculative demotions", "Demotions: dirty superpages",
 //! "Fragmentation control"). The machine carries the operations out
-//! (`machine/paging.rs`); this module keeps the state they work on and makes the
+//! (`machine/pressure.rs`); this module keeps the state they work on and makes the
 //! daemon's choices.
 //!
 //! - **Resident set.** Every mapping of the program (a base page or a superpage: one

@@ -1,4 +1,4 @@
-//! The machine's side of memory pressure (`crate::paging` holds the design and the
+//! The machine's side of memory pressure (`crate::pressure` holds the design and the
 //! state): it tells the pager of every walk and write, runs the page daemon when the
 //! resident set passes its limit, and carries out what the daemon decides — demotions
 //! (a superpage becomes base pages on the same frames; under remapping they go back
@@ -11,7 +11,7 @@ use crate::addr::{Asid, PageSize, Pfn, VirtAddr, BASE_SHIFT};
 use crate::config::DaemonKind;
 use crate::event::MemRef;
 use crate::pagetable::Translation;
-use crate::paging::{choose_for_contiguity, Demotion, Key, Victim};
+use crate::pressure::{choose_for_contiguity, Demotion, Key, Victim};
 use crate::superpage::Candidate;
 
 impl Machine {
@@ -146,7 +146,7 @@ impl Machine {
     }
 
     /// The page daemon: if the resident set is past the limit, reclaim until it is at
-    /// the target (see `crate::paging`), never taking `protect`.
+    /// the target (see `crate::pressure`), never taking `protect`.
     fn run_daemon(&mut self, protect: Option<Key>, reference: u64) -> Result<(), SimError> {
         if !self.pager.as_ref().is_some_and(|p| p.over_limit()) {
             return Ok(());

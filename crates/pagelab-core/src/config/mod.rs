@@ -1,0 +1,184 @@
+//! Machine configuration: typed, tagged, with documented defaults, and unknown fields
+//! rejected by name. People write it as TOML; Python hands over the same document.
+//! A configuration is only data: [`crate::machine::Machine::build`] resolves it into
+//! components, checking every value it cannot check by type.
+//!
+//! ```toml
+//! name = "one-tlb"
+//! [tlb]
+//! kind = "set-associative"
+//! sets = 16
+//! ways = 4
+//! replacement = "lru"
+//! page_sizes = ["4K"]
+//! [page_table]
+//! kind = "radix"    # or linear, hashed, clustered, inverted, guarded, variable-radix
+//! levels = 4
+//! [frames]
+//! kind = "simple"
+//! memory = "64G"
+//! [cost]
+//! kind = "simple"
+//! walk_ref_cycles = 8.0
+//! ```
+
+use crate::addr::{format_bytes, parse_bytes, PageSize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+use std::path::Path;
+
+mod cost;
+mod frames;
+mod page_table;
+mod pressure;
+mod promotion;
+#[cfg(test)]
+mod tests;
+mod tlb;
+
+pub use cost::*;
+pub use frames::*;
+pub use page_table::*;
+pub use pressure::*;
+pub use promotion::*;
+pub use tlb::*;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineConfig {
+    /// A short name shown in reports. Default "default".
+    #[serde(default = "default_name")]
+    pub name: String,
+    /// Where the numbers come from.
+    #[serde(default)]
+    pub description: String,
+    /// Seed of every random choice a component makes (deterministic runs).
+    #[serde(default)]
+    pub seed: u64,
+    /// The page size demand paging maps. Default "4K" ("8K" for Alpha).
+    #[serde(default = "default_base_page")]
+    pub base_page: PageSize,
+    #[serde(default)]
+    pub tlb: TlbConfig,
+    /// Paging-structure (page-walk) caches of a radix table. Default none.
+    #[serde(default)]
+    pub walk_caches: Vec<WalkCacheConfig>,
+    #[serde(default)]
+    pub page_table: PageTableConfig,
+    #[serde(default)]
+    pub frames: FramesConfig,
+    #[serde(default)]
+    pub cost: CostConfig,
+    /// When and which pages become superpages. Default none (base pages only).
+    #[serde(default)]
+    pub promotion: PromotionConfig,
+    /// How a promotion makes a superpage's frames contiguous. Default copy.
+    #[serde(default)]
+    pub mechanism: MechanismConfig,
+    /// Data caches fed with the data references, the walks' references and the
+    /// promotions' copies (`crate::cache`). Default none (off, for speed).
+    #[serde(default, skip_serializing_if = "crate::cache::CacheConfig::is_off")]
+    pub cache: crate::cache::CacheConfig,
+    /// Memory pressure: a resident-set limit and the page daemon that keeps to it,
+    /// speculative demotion, demotion on writes (`crate::pressure`). Default off.
+    #[serde(default, skip_serializing_if = "PagingConfig::is_default")]
+    pub paging: PagingConfig,
+}
+
+fn default_name() -> String {
+    "default".into()
+}
+
+fn default_base_page() -> PageSize {
+    PageSize::K4
+}
+
+impl Default for MachineConfig {
+    fn default() -> Self {
+        MachineConfig {
+            name: default_name(),
+            description: String::new(),
+            seed: 0,
+            base_page: default_base_page(),
+            tlb: TlbConfig::default(),
+            walk_caches: Vec::new(),
+            page_table: PageTableConfig::default(),
+            frames: FramesConfig::default(),
+            cost: CostConfig::default(),
+            promotion: PromotionConfig::default(),
+            mechanism: MechanismConfig::default(),
+            cache: crate::cache::CacheConfig::default(),
+            paging: PagingConfig::default(),
+        }
+    }
+}
+
+/// A byte count written as "64G", "512MiB" or a plain integer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ByteSize(pub u64);
+
+impl Serialize for ByteSize {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format_bytes(self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(u64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Int(n) => Ok(ByteSize(n)),
+            Raw::Text(t) => parse_bytes(&t)
+                .map(ByteSize)
+                .map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// A configuration problem, naming the file (if any), the line or field, and what is wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigError(pub String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl MachineConfig {
+    /// Parse a TOML document; `origin` names it in errors.
+    pub fn from_toml(text: &str, origin: &str) -> Result<MachineConfig, ConfigError> {
+        toml::from_str(text).map_err(|e| {
+            let at = e
+                .span()
+                .map(|s| {
+                    format!(
+                        " line {}:",
+                        text[..s.start.min(text.len())].matches('\n').count() + 1
+                    )
+                })
+                .unwrap_or_default();
+            ConfigError(format!(
+                "{origin}:{at} {}",
+                e.message().trim().replace('\n', " ")
+            ))
+        })
+    }
+
+    pub fn load(path: &Path) -> Result<MachineConfig, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError(format!("{}: cannot read: {e}", path.display())))?;
+        MachineConfig::from_toml(&text, &path.display().to_string())
+    }
+
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).expect("configurations serialize")
+    }
+}

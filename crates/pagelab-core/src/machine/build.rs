@@ -1,0 +1,306 @@
+//! Building a machine: a configuration resolved into its components (the TLB, the page
+//! table, physical memory, the cost model, the promotion policy), every value the types
+//! cannot check checked here, with the field named.
+
+use super::*;
+use crate::config::{CostConfig, FramesConfig, PageTableConfig};
+use crate::cost::SimpleCost;
+use crate::frames::{BuddyAllocator, FrameAllocator, SimpleAllocator};
+use crate::pagetable::{build_page_table, Walk};
+use crate::tlb::WalkCaches;
+
+/// The candidate superpage sizes of the promotion policy, ascending: those configured
+/// (each must be larger than the base page and mapped by the page table) or, by
+/// default, every size above the base page that the page table maps and the TLB's
+/// last data level holds.
+fn candidate_sizes(
+    config: &MachineConfig,
+    table: &[PageSize],
+    tlb: &Hierarchy,
+) -> Result<Vec<PageSize>, String> {
+    let Some(named) = crate::superpage::configured_sizes(&config.promotion) else {
+        return Ok(Vec::new());
+    };
+    let list = |v: &[PageSize]| {
+        v.iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut sizes = named.to_vec();
+    sizes.sort();
+    sizes.dedup();
+    for s in &sizes {
+        if *s <= config.base_page {
+            return Err(format!(
+                "promotion.sizes: {s} is not larger than the base page ({})",
+                config.base_page
+            ));
+        }
+        if !table.contains(s) {
+            return Err(format!(
+                "promotion.sizes: the page table cannot map {s} pages (it maps {}; set page_table.page_sizes)",
+                list(table)
+            ));
+        }
+    }
+    if sizes.is_empty() {
+        let held = tlb.last_level_sizes(DATA);
+        sizes = table
+            .iter()
+            .copied()
+            .filter(|s| *s > config.base_page && held.contains(s))
+            .collect();
+        if sizes.is_empty() {
+            return Err(format!(
+                "promotion.sizes: no page size above the base page is both mapped by the page table ({}) and held by the TLB ({}); name the sizes",
+                list(table),
+                list(&held)
+            ));
+        }
+    }
+    Ok(sizes)
+}
+
+fn build_frames(c: &FramesConfig, seed: u64) -> Result<Box<dyn FrameAllocator>, String> {
+    let frames_of = |memory: crate::config::ByteSize| {
+        let frames = memory.0 >> crate::addr::BASE_SHIFT;
+        if frames < 16 {
+            return Err(format!(
+                "frames.memory: {} bytes is too little memory to run anything",
+                memory.0
+            ));
+        }
+        Ok(frames)
+    };
+    match c {
+        FramesConfig::Simple(s) => Ok(Box::new(SimpleAllocator::new(frames_of(s.memory)?))),
+        FramesConfig::Buddy(b) => {
+            let frames = frames_of(b.memory)?;
+            let max_order = b.max_block.base_frames().trailing_zeros();
+            if b.max_block < crate::addr::PageSize::K4 {
+                return Err(format!(
+                    "frames.max_block: {} is smaller than a base frame (4K)",
+                    b.max_block
+                ));
+            }
+            if !(0.0..=0.95).contains(&b.wired) {
+                return Err(format!(
+                    "frames.wired: {} must be a share of memory from 0 to 0.95",
+                    b.wired
+                ));
+            }
+            let mut a = BuddyAllocator::new(frames, max_order);
+            wire(&mut a, frames, b.wired, b.wired_clustered, seed);
+            Ok(Box::new(a))
+        }
+    }
+}
+
+/// Wire `share` of the frames: the top of memory if `clustered`, else each frame at
+/// random with that probability (seeded).
+fn wire(a: &mut BuddyAllocator, frames: u64, share: f64, clustered: bool, seed: u64) {
+    if share <= 0.0 {
+        return;
+    }
+    if clustered {
+        let n = (frames as f64 * share) as u64;
+        for pfn in frames - n..frames {
+            a.take(pfn);
+        }
+        return;
+    }
+    let mut state = seed ^ 0x5749_5245_445f_5047;
+    let threshold = (share * (1u64 << 53) as f64) as u64;
+    for pfn in 1..frames {
+        // SplitMix64 (Steele, Lea and Flood).
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        if z >> 11 < threshold {
+            a.take(pfn);
+        }
+    }
+}
+
+fn build_cost(c: &CostConfig) -> Result<Box<dyn CostModel>, String> {
+    match c {
+        CostConfig::Simple(s) => {
+            for (field, v) in [
+                ("base_cycles_per_ref", s.base_cycles_per_ref),
+                ("walk_ref_cycles", s.walk_ref_cycles),
+                ("page_fault_cycles", s.page_fault_cycles),
+                ("miss_cycles", s.miss_cycles),
+                ("major_fault_cycles", s.major_fault_cycles),
+            ] {
+                if !(v.is_finite() && v >= 0.0) {
+                    return Err(format!("cost.{field}: {v} must be a finite number ≥ 0"));
+                }
+            }
+            Ok(Box::new(SimpleCost(s.clone())))
+        }
+    }
+}
+
+impl Machine {
+    /// Resolve a configuration into components; errors name the field.
+    pub fn build(config: &MachineConfig) -> Result<Machine, crate::config::ConfigError> {
+        let err = crate::config::ConfigError;
+        let tlb = Hierarchy::build(&config.tlb, config.base_page, config.seed).map_err(err)?;
+        let page_table = build_page_table(&config.page_table).map_err(err)?;
+        if !page_table.as_ref().page_sizes().contains(&config.base_page) {
+            return Err(err(format!(
+                "base_page: the page table cannot map {} pages (it maps {})",
+                config.base_page,
+                page_table
+                    .as_ref()
+                    .page_sizes()
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let table_levels = match &config.page_table {
+            PageTableConfig::Radix(r) => Some(r.levels),
+            _ => None,
+        };
+        let tlb_split = tlb.path_names(DATA)[0] != tlb.path_names(INSTRUCTION)[0];
+        let miss_crosses = [DATA, INSTRUCTION].map(|side| tlb.miss_reaches_other_first(side));
+        let sizes = candidate_sizes(config, page_table.as_ref().page_sizes(), &tlb).map_err(err)?;
+        if let crate::config::PromotionConfig::Static(s) = &config.promotion {
+            crate::superpage::fixed_check(&s.regions, page_table.as_ref().page_sizes())
+                .map_err(err)?;
+        }
+        if let FramesConfig::Buddy(b) = &config.frames {
+            if let Some(s) = sizes.iter().find(|&&s| s > b.max_block) {
+                return Err(err(format!(
+                    "promotion.sizes: {s} is larger than frames.max_block ({}), so memory can never give a block for it",
+                    b.max_block
+                )));
+            }
+        }
+        let remap = matches!(config.mechanism, crate::config::MechanismConfig::Remap(_));
+        if remap
+            && matches!(config.page_table, PageTableConfig::Inverted(_))
+            && !matches!(config.promotion, crate::config::PromotionConfig::None)
+        {
+            return Err(err(
+                "mechanism.kind: remap maps superpages to shadow frames, which an inverted page table (one entry per real frame) cannot hold".into(),
+            ));
+        }
+        // The tlbcount shortcut follows one walking level: with separate last levels
+        // for data and instructions, approx-online reads the TLB instead.
+        let mut promotion = config.promotion.clone();
+        if let crate::config::PromotionConfig::ApproxOnline(o) = &mut promotion {
+            let shared = tlb.path_names(DATA).last() == tlb.path_names(INSTRUCTION).last();
+            o.tlbcount &= shared;
+        }
+        let policy = crate::superpage::build(&promotion, &sizes, config.base_page).map_err(err)?;
+        let frag_sizes = if sizes.is_empty() {
+            let held = tlb.last_level_sizes(DATA);
+            held.into_iter().filter(|s| *s > config.base_page).collect()
+        } else {
+            sizes.clone()
+        };
+        let mechanism = crate::superpage::mechanism::build(&config.mechanism).map_err(err)?;
+        let pager = if config.paging.is_on() {
+            // The largest page a fault or a promotion maps (THP: its huge page).
+            let mut largest = match &config.promotion {
+                crate::config::PromotionConfig::Thp(_) => sizes.first(),
+                _ => sizes.last(),
+            }
+            .copied()
+            .unwrap_or(config.base_page);
+            if let crate::config::PromotionConfig::Static(s) = &config.promotion {
+                largest = s
+                    .regions
+                    .iter()
+                    .map(|r| r.page_size)
+                    .fold(largest, PageSize::max);
+            }
+            let buddy = matches!(config.frames, FramesConfig::Buddy(_));
+            let p = crate::pressure::Pager::build(
+                &config.paging,
+                config.base_page,
+                frag_sizes.clone(),
+                largest,
+                buddy,
+            )
+            .map_err(err)?;
+            Some(Box::new(p))
+        } else {
+            None
+        };
+        let swap = pager
+            .as_ref()
+            .filter(|p| p.limit > 0)
+            .map(|_| Default::default());
+        let contents = (policy.is_some() || pager.is_some()).then(Default::default);
+        let cache = if config.cache.is_off() {
+            None
+        } else {
+            Some(crate::cache::CacheHierarchy::new(&config.cache).map_err(err)?)
+        };
+        let mut machine = Machine {
+            config: config.clone(),
+            repeat_shift: tlb.min_first_page_bytes().trailing_zeros(),
+            walker: Walker {
+                walk_caches: WalkCaches::build(&config.walk_caches, table_levels, config.seed)
+                    .map_err(err)?,
+                page_table,
+                frames: build_frames(&config.frames, config.seed).map_err(err)?,
+                base_page: config.base_page,
+                walk: Walk::new(),
+                policy,
+                mechanism,
+                contents,
+                swap,
+                cache,
+            },
+            tlb,
+            cost: build_cost(&config.cost).map_err(err)?,
+            decoupled: true,
+            misses: Vec::new(),
+            kernel: false,
+            counts: Counts::default(),
+            current_asid: Asid(0),
+            filter_of: [0, if tlb_split { 1 } else { 0 }],
+            miss_crosses,
+            repeat_filter: true,
+            repeat_choice: Default::default(),
+            last_page: [u64::MAX; 2],
+            last_asid: [Asid(0); 2],
+            last_shift: [0; 2],
+            repeats: [[0; 64]; 2],
+            entries: Vec::new(),
+            gathered: Default::default(),
+            sample_every: match &config.frames {
+                FramesConfig::Buddy(b) => b.sample_every,
+                FramesConfig::Simple(_) => 0,
+            },
+            next_sample: 0,
+            frag_sizes,
+            samples: Vec::new(),
+            controller_cycles: 0.0,
+            track_writes: pager.is_some(),
+            pager,
+        };
+        machine.next_sample = machine.sample_every;
+        machine.kernel = machine.tlb.base_parts(DATA, config.base_page).is_some();
+        if machine
+            .walker
+            .policy
+            .as_ref()
+            .is_some_and(|p| p.tracks_tlb())
+        {
+            machine.tlb.track_walking_victims();
+        }
+        // Superpages make walks return larger pages, the cache model needs every
+        // reference's frame, and the pager every walk and write: runs go in order.
+        machine.decoupled = machine.in_order_only();
+        Ok(machine)
+    }
+}

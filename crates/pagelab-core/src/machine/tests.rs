@@ -1,0 +1,158 @@
+//! The machine's unit tests.
+
+use super::*;
+use crate::config::{FramesConfig, PageTableConfig, SetAssocConfig, TlbConfig};
+use crate::event::MemRef;
+
+fn run(config: &MachineConfig, refs: &[MemRef]) -> Report {
+    let mut m = Machine::build(config).unwrap();
+    m.run_batch(&Batch {
+        refs: refs.to_vec(),
+        events: vec![],
+    })
+    .unwrap();
+    m.report()
+}
+
+#[test]
+fn demand_paging_faults_once_per_page() {
+    let refs: Vec<_> = [0x1000u64, 0x1008, 0x2000, 0x1010, 0x3000]
+        .iter()
+        .map(|&a| MemRef::new(a, 8, AccessKind::Load))
+        .collect();
+    let r = run(&MachineConfig::default(), &refs);
+    let c = &r.counts;
+    assert_eq!(c.page_faults, 3);
+    assert_eq!((r.levels[0].hits, r.levels[0].misses), (2, 3));
+    // Each miss walks (4 reads; but the very first walk finds no root at all and
+    // reads nothing), faults, and walks again (4 reads, charged to the fault).
+    assert_eq!((c.walks, c.walk_refs, c.fault_walk_refs), (3, 8, 12));
+    assert_eq!(r.levels[0].mpki, 600.0);
+    // Three 4K pages near 0 share every upper-level node: 4 nodes of 4 KiB.
+    assert_eq!(r.page_table_bytes, 4 * 4096);
+}
+
+/// The walk caches serve walks that fault and their retries: the second page of a
+/// 2 MiB region finds its page-directory entry cached both times.
+#[test]
+fn walk_caches_serve_faulting_walks_and_their_retries() {
+    let refs: Vec<_> = [0x1000u64, 0x2000]
+        .iter()
+        .map(|&a| MemRef::new(a, 8, AccessKind::Load))
+        .collect();
+    let config = MachineConfig {
+        walk_caches: vec![crate::config::WalkCacheConfig::default()],
+        ..MachineConfig::default()
+    };
+    for decoupled in [false, true] {
+        let mut m = Machine::build(&config).unwrap();
+        m.set_decoupled(decoupled);
+        m.run_batch(&Batch {
+            refs: refs.clone(),
+            events: vec![],
+        })
+        .unwrap();
+        let c = m.report().counts;
+        // First page: no root yet (no reads), then a retry of 4 reads that fills
+        // the cache. Second page: the cached entry skips 3 reads of the walk that
+        // faults (1 read left) and 3 of its retry.
+        assert_eq!(
+            (c.walks, c.walk_refs, c.walk_refs_skipped, c.fault_walk_refs),
+            (2, 1, 3, 5),
+            "decoupled: {decoupled}"
+        );
+    }
+}
+
+#[test]
+fn a_reference_spanning_many_pages_translates_each() {
+    let refs = [MemRef::new(0x1000, 65536, AccessKind::Load)];
+    let r = run(&MachineConfig::default(), &refs);
+    assert_eq!(
+        (
+            r.counts.translations,
+            r.counts.page_crossing,
+            r.counts.page_faults
+        ),
+        (16, 1, 16)
+    );
+}
+
+#[test]
+fn page_crossing_references_translate_both_pages() {
+    let refs = [MemRef::new(0x1ffc, 8, AccessKind::Store)];
+    let r = run(&MachineConfig::default(), &refs);
+    assert_eq!(
+        (
+            r.counts.translations,
+            r.counts.page_crossing,
+            r.counts.page_faults
+        ),
+        (2, 1, 2)
+    );
+}
+
+#[test]
+fn out_of_memory_is_an_error_not_a_panic() {
+    let mut config = MachineConfig::default();
+    config.frames = FramesConfig::Simple(crate::config::SimpleFramesConfig {
+        memory: crate::config::ByteSize(64 * 4096),
+    });
+    let refs: Vec<_> = (0..100u64)
+        .map(|p| MemRef::new(p << 12, 1, AccessKind::Load))
+        .collect();
+    let mut m = Machine::build(&config).unwrap();
+    let e = m
+        .run_batch(&Batch {
+            refs,
+            events: vec![],
+        })
+        .unwrap_err();
+    assert!(
+        e.message.contains("out of physical memory") || e.message.contains("no physical frame"),
+        "{e}"
+    );
+    // 63 frames: the 4 table nodes leave 59 pages, so reference 59 is the one that fails.
+    assert_eq!(e.reference, 59, "{e}");
+}
+
+#[test]
+fn bad_values_name_their_field() {
+    let mut config = MachineConfig::default();
+    let TlbConfig::SetAssociative(s) = &mut config.tlb else {
+        unreachable!("the default is one TLB")
+    };
+    s.replacement = "clairvoyant".into();
+    let e = Machine::build(&config).err().unwrap();
+    assert!(
+        e.0.contains("tlb.replacement") && e.0.contains("lru"),
+        "{e}"
+    );
+    let mut config = MachineConfig::default();
+    config.page_table = PageTableConfig::Radix(crate::config::RadixConfig { levels: 3 });
+    assert!(Machine::build(&config)
+        .err()
+        .unwrap()
+        .0
+        .contains("page_table.levels"));
+    for (sets, ways, sizes, field) in [
+        (
+            1usize << 62,
+            4usize,
+            vec![PageSize::K4],
+            "tlb.sets × tlb.ways",
+        ),
+        (1 << 20, 1 << 20, vec![PageSize::K4], "tlb.sets × tlb.ways"),
+        (16, 4, vec![PageSize::M2], "tlb.page_sizes"),
+    ] {
+        let mut config = MachineConfig::default();
+        config.tlb = TlbConfig::SetAssociative(SetAssocConfig {
+            sets,
+            ways,
+            page_sizes: sizes,
+            ..SetAssocConfig::default()
+        });
+        let e = Machine::build(&config).err().unwrap();
+        assert!(e.0.contains(field), "{e}");
+    }
+}
