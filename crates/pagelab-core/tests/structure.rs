@@ -1,0 +1,255 @@
+//! The shape of the source tree, as docs/EXTENDING.md promises it: no import cycle
+//! between modules (the top-level modules of a library crate, the files of a binary
+//! crate), and no source file over 600 lines.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+const MAX_LINES: usize = 600;
+
+fn crates_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Every crate's `src` folder.
+fn source_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<_> = std::fs::read_dir(crates_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path().join("src"))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    assert!(
+        dirs.len() >= 3,
+        "expected the core, CLI and Python crates: {dirs:?}"
+    );
+    dirs
+}
+
+/// The text of a file without its comments (line comments, doc comments and block
+/// comments), strings left in place: good enough to find `crate::` paths.
+fn code_of(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut depth = 0;
+    while let Some(c) = chars.next() {
+        if depth > 0 {
+            if c == '*' && chars.peek() == Some(&'/') {
+                chars.next();
+                depth -= 1;
+            } else if c == '/' && chars.peek() == Some(&'*') {
+                chars.next();
+                depth += 1;
+            }
+            continue;
+        }
+        if c == '/' && chars.peek() == Some(&'/') {
+            for c in chars.by_ref() {
+                if c == '\n' {
+                    out.push('\n');
+                    break;
+                }
+            }
+        } else if c == '/' && chars.peek() == Some(&'*') {
+            chars.next();
+            depth = 1;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn ident_at(s: &str) -> &str {
+    let end = s
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(s.len());
+    &s[..end]
+}
+
+/// The first segment of every path that starts with `crate::`, groups included
+/// (`crate::{a, b::c}` names `a` and `b`).
+fn crate_paths(code: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let mut rest = code;
+    while let Some(i) = rest.find("crate::") {
+        let before = rest[..i].chars().last();
+        rest = &rest[i + "crate::".len()..];
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue; // e.g. `pagelab_crate::`
+        }
+        let r = rest.trim_start();
+        if let Some(group) = r.strip_prefix('{') {
+            let mut depth = 1;
+            let mut item_start = true;
+            for (k, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    ',' if depth == 1 => item_start = true,
+                    c if item_start && depth == 1 && !c.is_whitespace() => {
+                        item_start = false;
+                        let name = ident_at(&group[k..]);
+                        if !name.is_empty() {
+                            names.insert(name.to_string());
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            let name = ident_at(r);
+            if !name.is_empty() {
+                names.insert(name.to_string());
+            }
+        }
+    }
+    names
+}
+
+/// The module a file belongs to: its first path component under `src`, without `.rs`.
+fn module_of(src: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(src).unwrap();
+    let first = rel
+        .components()
+        .next()
+        .unwrap()
+        .as_os_str()
+        .to_string_lossy();
+    first.trim_end_matches(".rs").to_string()
+}
+
+/// A cycle in `graph`, if there is one, as the modules along it.
+fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<String, u8>,
+        stack: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        state.insert(node.to_string(), 1);
+        stack.push(node.to_string());
+        for next in graph.get(node).into_iter().flatten() {
+            match state.get(next.as_str()) {
+                Some(1) => {
+                    let at = stack.iter().position(|m| m == next).unwrap();
+                    let mut cycle = stack[at..].to_vec();
+                    cycle.push(next.clone());
+                    return Some(cycle);
+                }
+                Some(_) => {}
+                None => {
+                    if let Some(c) = visit(next, graph, state, stack) {
+                        return Some(c);
+                    }
+                }
+            }
+        }
+        stack.pop();
+        state.insert(node.to_string(), 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    for node in graph.keys() {
+        if !state.contains_key(node) {
+            if let Some(c) = visit(node, graph, &mut state, &mut Vec::new()) {
+                return Some(c);
+            }
+        }
+    }
+    None
+}
+
+/// Which modules of the crate at `src` name which others.
+fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let modules: BTreeSet<String> = files.iter().map(|f| module_of(src, f)).collect();
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for f in &files {
+        let from = module_of(src, f);
+        if from == "lib" || from == "main" {
+            continue; // the crate root declares and re-exports every module
+        }
+        let code = code_of(&std::fs::read_to_string(f).unwrap());
+        for to in crate_paths(&code) {
+            if to != from && modules.contains(&to) {
+                graph.entry(from.clone()).or_default().insert(to);
+            }
+        }
+    }
+    graph
+}
+
+#[test]
+fn no_import_cycle_between_modules() {
+    for src in source_dirs() {
+        let graph = module_graph(&src);
+        if let Some(cycle) = find_cycle(&graph) {
+            panic!(
+                "{}: the modules import each other in a cycle: {}",
+                src.display(),
+                cycle.join(" → ")
+            );
+        }
+    }
+}
+
+#[test]
+fn no_source_file_over_600_lines() {
+    let mut long = Vec::new();
+    for src in source_dirs() {
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        for f in files {
+            let n = std::fs::read_to_string(&f).unwrap().lines().count();
+            if n > MAX_LINES {
+                long.push(format!("{} ({n} lines)", f.display()));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "split these by concept (at most {MAX_LINES} lines a file):\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn the_checker_finds_cycles_and_paths() {
+    let code = code_of(
+        "use crate::{a, b::{c, d}, e};\n// crate::commented\nlet x = crate::f::g; /* crate::h */",
+    );
+    let names: Vec<_> = crate_paths(&code).into_iter().collect();
+    assert_eq!(names, ["a", "b", "e", "f"]);
+    let graph: BTreeMap<String, BTreeSet<String>> = [
+        ("x".to_string(), ["y".to_string()].into()),
+        ("y".to_string(), ["z".to_string()].into()),
+        ("z".to_string(), ["x".to_string()].into()),
+    ]
+    .into();
+    assert_eq!(find_cycle(&graph).unwrap(), ["x", "y", "z", "x"]);
+    let acyclic: BTreeMap<String, BTreeSet<String>> =
+        [("x".to_string(), ["y".to_string()].into())].into();
+    assert_eq!(find_cycle(&acyclic), None);
+}
