@@ -79,9 +79,9 @@ fn kind(name: &str) -> Kind {
             packed: true,
             ..full(|| Box::new(GuardedPageTable::new(8, &ALL)))
         },
-        "vrpt" => full(|| Box::new(VariableRadixPageTable::new(4, 12, &ALL))),
-        "vrpt-1" => full(|| Box::new(VariableRadixPageTable::new(1, 6, &ALL))),
-        "vrpt-8" => full(|| Box::new(VariableRadixPageTable::new(8, 16, &ALL))),
+        "variable-radix" => full(|| Box::new(VariableRadixPageTable::new(4, 12, &ALL))),
+        "variable-radix-1" => full(|| Box::new(VariableRadixPageTable::new(1, 6, &ALL))),
+        "variable-radix-8" => full(|| Box::new(VariableRadixPageTable::new(8, 16, &ALL))),
         _ => unreachable!("no such kind {name}"),
     }
 }
@@ -578,6 +578,10 @@ fn config() -> ProptestConfig {
 
 macro_rules! against_hashmap {
     ($($test:ident: $kind:literal,)*) => {
+        /// The kinds under test: each structure the configuration lists (by its name)
+        /// and variants of their options.
+        const KINDS: &[&str] = &[$($kind),*];
+
         proptest! {
             #![proptest_config(config())]
             $(
@@ -599,7 +603,17 @@ against_hashmap! {
     inverted_matches_hashmap: "inverted",
     guarded_matches_hashmap: "guarded",
     guarded_radix_8_matches_hashmap: "guarded-8",
-    vrpt_matches_hashmap: "vrpt",
-    vrpt_binary_matches_hashmap: "vrpt-1",
-    vrpt_wide_matches_hashmap: "vrpt-8",
+    vrpt_matches_hashmap: "variable-radix",
+    vrpt_binary_matches_hashmap: "variable-radix-1",
+    vrpt_wide_matches_hashmap: "variable-radix-8",
+}
+
+#[test]
+fn every_listed_structure_is_tested() {
+    for name in pagelab_core::pagetable::NAMES {
+        assert!(
+            KINDS.contains(name),
+            "page table {name:?} has no kind in kind() and no line in against_hashmap!"
+        );
+    }
 }

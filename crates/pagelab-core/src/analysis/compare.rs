@@ -6,13 +6,10 @@
 
 use super::layout::Workload;
 use crate::addr::{PageSize, VirtAddr};
-use crate::config::{
-    ClusteredConfig, GuardedConfig, HashedConfig, InvertedConfig, LinearConfig, PageTableConfig,
-    RadixConfig, VariableRadixConfig,
-};
 use crate::event::{Batch, MemRef};
 use crate::frames::{FrameAllocator, SimpleAllocator};
-use crate::pagetable::{build_page_table, each_table, AnyPageTable};
+use crate::pagetable::{build_page_table, each_table, each_table_match, AnyPageTable};
+pub use crate::pagetable::{default_structures, PageTableConfig};
 use crate::pagetable::{MapError, PageTable, Perms, Segment, Walk, MAX_WALK_REFS};
 use crate::trace::{TraceError, TraceReader};
 use serde::Serialize;
@@ -21,19 +18,6 @@ use std::fmt;
 /// Base frames each structure's allocator has: 64 GiB, what the inverted table covers
 /// by default.
 const FRAMES: u64 = 1 << 24;
-
-/// Every structure, with the default options of its configuration.
-pub fn default_structures() -> Vec<PageTableConfig> {
-    vec![
-        PageTableConfig::Radix(RadixConfig::default()),
-        PageTableConfig::Linear(LinearConfig::default()),
-        PageTableConfig::Hashed(HashedConfig::default()),
-        PageTableConfig::Clustered(ClusteredConfig::default()),
-        PageTableConfig::Inverted(InvertedConfig::default()),
-        PageTableConfig::Guarded(GuardedConfig::default()),
-        PageTableConfig::VariableRadix(VariableRadixConfig::default()),
-    ]
-}
 
 /// How many lookups made each number of references (0 to [`MAX_WALK_REFS`], all a
 /// [`Walk`] can record): exact quantiles without storing the lookups.

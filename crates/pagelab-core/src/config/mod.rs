@@ -22,23 +22,23 @@
 //! walk_ref_cycles = 8.0
 //! ```
 
-use crate::addr::{format_bytes, parse_bytes, PageSize};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use crate::addr::PageSize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
 
 mod cost;
 mod frames;
-mod page_table;
 mod pressure;
 mod promotion;
 #[cfg(test)]
 mod tests;
 mod tlb;
 
+pub use crate::addr::ByteSize;
+pub use crate::pagetable::PageTableConfig;
 pub use cost::*;
 pub use frames::*;
-pub use page_table::*;
 pub use pressure::*;
 pub use promotion::*;
 pub use tlb::*;
@@ -109,33 +109,6 @@ impl Default for MachineConfig {
             mechanism: MechanismConfig::default(),
             cache: crate::cache::CacheConfig::default(),
             paging: PagingConfig::default(),
-        }
-    }
-}
-
-/// A byte count written as "64G", "512MiB" or a plain integer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ByteSize(pub u64);
-
-impl Serialize for ByteSize {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&format_bytes(self.0))
-    }
-}
-
-impl<'de> Deserialize<'de> for ByteSize {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Int(u64),
-            Text(String),
-        }
-        match Raw::deserialize(d)? {
-            Raw::Int(n) => Ok(ByteSize(n)),
-            Raw::Text(t) => parse_bytes(&t)
-                .map(ByteSize)
-                .map_err(serde::de::Error::custom),
         }
     }
 }

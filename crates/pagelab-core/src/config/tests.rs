@@ -1,6 +1,10 @@
 //! The configuration's unit tests.
 
 use super::*;
+use crate::pagetable::{
+    ClusteredConfig, GuardedConfig, HashedConfig, InvertedConfig, LinearConfig, RadixConfig,
+    VariableRadixConfig,
+};
 
 #[test]
 fn empty_document_is_the_default_machine() {

@@ -63,7 +63,7 @@ fn candidate_sizes(
 }
 
 fn build_frames(c: &FramesConfig, seed: u64) -> Result<Box<dyn FrameAllocator>, String> {
-    let frames_of = |memory: crate::config::ByteSize| {
+    let frames_of = |memory: crate::addr::ByteSize| {
         let frames = memory.0 >> crate::addr::BASE_SHIFT;
         if frames < 16 {
             return Err(format!(

@@ -96,7 +96,7 @@ fn page_crossing_references_translate_both_pages() {
 fn out_of_memory_is_an_error_not_a_panic() {
     let mut config = MachineConfig::default();
     config.frames = FramesConfig::Simple(crate::config::SimpleFramesConfig {
-        memory: crate::config::ByteSize(64 * 4096),
+        memory: crate::addr::ByteSize(64 * 4096),
     });
     let refs: Vec<_> = (0..100u64)
         .map(|p| MemRef::new(p << 12, 1, AccessKind::Load))
@@ -129,7 +129,7 @@ fn bad_values_name_their_field() {
         "{e}"
     );
     let mut config = MachineConfig::default();
-    config.page_table = PageTableConfig::Radix(crate::config::RadixConfig { levels: 3 });
+    config.page_table = PageTableConfig::Radix(crate::pagetable::RadixConfig { levels: 3 });
     assert!(Machine::build(&config)
         .err()
         .unwrap()

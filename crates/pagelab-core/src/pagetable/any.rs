@@ -1,36 +1,70 @@
-//! Every page-table structure as one type, chosen by name from the configuration; calls
-//! dispatch statically to the structure inside.
+//! Every page-table structure as one type, generated from the list in
+//! [`for_each_page_table!`](crate::for_each_page_table): the configuration enum
+//! (`kind = "..."`), the enum of built tables whose calls dispatch statically, the
+//! factory, and the names.
 
 use super::*;
 use crate::addr::{Asid, VirtAddr};
-use crate::config::PageTableConfig;
 
-/// Every page-table structure, as one type.
-pub enum AnyPageTable {
-    Radix(RadixPageTable),
-    Linear(LinearPageTable),
-    Hashed(HashedPageTable),
-    Clustered(ClusteredPageTable),
-    Inverted(InvertedPageTable),
-    Guarded(GuardedPageTable),
-    VariableRadix(VariableRadixPageTable),
-}
+macro_rules! define_page_tables {
+    (; $($(#[$doc:meta])* $name:literal => $variant:ident($options:ident),)*) => {
+        /// The page table, by kind (papers/variable-radix-page-table.md compares them).
+        #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+        #[serde(tag = "kind")]
+        pub enum PageTableConfig {
+            $(
+                $(#[$doc])*
+                #[serde(rename = $name)]
+                $variant($options),
+            )*
+        }
 
-/// `$e` with `$t` bound to the structure inside, whichever it is.
-macro_rules! each_table {
-    ($table:expr, $t:ident => $e:expr) => {
-        match $table {
-            AnyPageTable::Radix($t) => $e,
-            AnyPageTable::Linear($t) => $e,
-            AnyPageTable::Hashed($t) => $e,
-            AnyPageTable::Clustered($t) => $e,
-            AnyPageTable::Inverted($t) => $e,
-            AnyPageTable::Guarded($t) => $e,
-            AnyPageTable::VariableRadix($t) => $e,
+        /// Every page-table structure, as one type.
+        pub enum AnyPageTable {
+            $($variant(<$options as TableOptions>::Table),)*
+        }
+
+        /// The structures' names (`kind` in `[page_table]`), in the list's order.
+        pub const NAMES: &[&str] = &[$($name),*];
+
+        /// Every structure with its default options, in the list's order.
+        pub fn default_structures() -> Vec<PageTableConfig> {
+            vec![$(PageTableConfig::$variant($options::default())),*]
+        }
+
+        /// Check a configuration and build its (empty) table; errors name the field.
+        pub fn build_page_table(c: &PageTableConfig) -> Result<AnyPageTable, String> {
+            match c {
+                $(PageTableConfig::$variant(o) => o.build().map(AnyPageTable::$variant),)*
+            }
         }
     };
 }
+
+crate::for_each_page_table!(define_page_tables);
+
+impl Default for PageTableConfig {
+    fn default() -> Self {
+        PageTableConfig::Radix(RadixConfig::default())
+    }
+}
+
+/// `$e` with `$t` bound to the structure inside, whichever it is (compiled for each).
+macro_rules! each_table {
+    ($table:expr, $t:ident => $e:expr) => {
+        $crate::for_each_page_table!(each_table_match, ($table), $t, ($e))
+    };
+}
 pub(crate) use each_table;
+
+macro_rules! each_table_match {
+    (($table:expr), $t:ident, ($e:expr); $($(#[$doc:meta])* $name:literal => $variant:ident($options:ident),)*) => {
+        match $table {
+            $($crate::pagetable::AnyPageTable::$variant($t) => $e,)*
+        }
+    };
+}
+pub(crate) use each_table_match;
 
 impl AnyPageTable {
     #[inline(always)]
@@ -62,38 +96,5 @@ impl AnyPageTable {
     }
     pub(crate) fn footprint_bytes(&self) -> u64 {
         each_table!(self, t => t.footprint_bytes())
-    }
-}
-
-pub fn build_page_table(c: &PageTableConfig) -> Result<AnyPageTable, String> {
-    let bits = |n: u64| n.trailing_zeros();
-    match c {
-        PageTableConfig::Radix(r) => match r.levels {
-            4 | 5 => Ok(AnyPageTable::Radix(RadixPageTable::new(r.levels))),
-            n => Err(format!(
-                "page_table.levels: {n} is not supported (x86-64 radix tables have 4 or 5 levels)"
-            )),
-        },
-        PageTableConfig::Linear(l) => l
-            .check()
-            .map(|()| AnyPageTable::Linear(LinearPageTable::new(&l.page_sizes, l.nested_tlb))),
-        PageTableConfig::Hashed(h) => h
-            .check()
-            .map(|()| AnyPageTable::Hashed(HashedPageTable::new(bits(h.buckets), &h.page_sizes))),
-        PageTableConfig::Clustered(c) => c.check().map(|()| {
-            let (b, f) = (bits(c.buckets), bits(c.subblock_factor));
-            AnyPageTable::Clustered(ClusteredPageTable::new(b, f, &c.page_sizes))
-        }),
-        PageTableConfig::Inverted(i) => i.check().map(|()| {
-            let hat = bits(i.hat());
-            AnyPageTable::Inverted(InvertedPageTable::new(i.frames(), hat, &i.page_sizes))
-        }),
-        PageTableConfig::Guarded(g) => g
-            .check()
-            .map(|()| AnyPageTable::Guarded(GuardedPageTable::new(g.radix as u32, &g.page_sizes))),
-        PageTableConfig::VariableRadix(v) => v.check().map(|()| {
-            let t = VariableRadixPageTable::new(v.node_bits, v.max_node_bits, &v.page_sizes);
-            AnyPageTable::VariableRadix(t)
-        }),
     }
 }

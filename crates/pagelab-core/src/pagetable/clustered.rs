@@ -15,6 +15,7 @@
 //! modelled; overlaps between sizes are found in the OS's region list ([`Extents`]).
 
 use super::hashing::{probe_sizes, Chained, Extents, Key};
+use super::options::*;
 use super::{page_last, sorted_sizes, MapError, PageTable, Perms, UpdateCost, Walk};
 use crate::addr::{Asid, PageSize, Pfn, PhysAddr, VirtAddr};
 use crate::frames::FrameAllocator;
@@ -165,6 +166,49 @@ impl PageTable for ClusteredPageTable {
 
     fn page_sizes(&self) -> &[PageSize] {
         &self.sizes
+    }
+}
+
+/// The options of [`ClusteredPageTable`] in `[page_table]`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClusteredConfig {
+    /// Buckets of the hash table (a power of two, 2 to 2^30), one cluster in place
+    /// each. Default 16384.
+    pub buckets: u64,
+    /// PTEs per cluster (a power of two, 1 to 512). Default 16, as in the paper.
+    pub subblock_factor: u64,
+    /// Page sizes mapped, one hash probe each. Default ["4K", "2M", "1G"].
+    pub page_sizes: Vec<PageSize>,
+}
+
+impl Default for ClusteredConfig {
+    fn default() -> Self {
+        ClusteredConfig {
+            buckets: 1 << 14,
+            subblock_factor: 16,
+            page_sizes: default_page_sizes(),
+        }
+    }
+}
+
+impl ClusteredConfig {
+    pub fn check(&self) -> Result<(), String> {
+        check_power_of_two("buckets", self.buckets, 2, 1 << 30)?;
+        check_power_of_two("subblock_factor", self.subblock_factor, 1, 512)?;
+        check_page_sizes(&self.page_sizes, PageSize::from_shift(48).expect("valid"))
+    }
+}
+
+impl TableOptions for ClusteredConfig {
+    type Table = ClusteredPageTable;
+    fn build(&self) -> Result<ClusteredPageTable, String> {
+        self.check()?;
+        let (b, f) = (
+            self.buckets.trailing_zeros(),
+            self.subblock_factor.trailing_zeros(),
+        );
+        Ok(ClusteredPageTable::new(b, f, &self.page_sizes))
     }
 }
 

@@ -14,6 +14,7 @@
 //! region list ([`Extents`]), not by probing the table.
 
 use super::hashing::{probe_sizes, Chained, Extents, Key};
+use super::options::*;
 use super::{page_last, sorted_sizes, MapError, PageTable, Perms, UpdateCost, Walk};
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr};
 use crate::frames::FrameAllocator;
@@ -130,6 +131,44 @@ impl PageTable for HashedPageTable {
 
     fn page_sizes(&self) -> &[PageSize] {
         &self.sizes
+    }
+}
+
+/// The options of [`HashedPageTable`] in `[page_table]`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HashedConfig {
+    /// Buckets of the hash table (a power of two, 2 to 2^30), one 32-byte entry in
+    /// place each. Default 65536 (2 MiB).
+    pub buckets: u64,
+    /// Page sizes mapped, one hash probe each. Default ["4K", "2M", "1G"].
+    pub page_sizes: Vec<PageSize>,
+}
+
+impl Default for HashedConfig {
+    fn default() -> Self {
+        HashedConfig {
+            buckets: 1 << 16,
+            page_sizes: default_page_sizes(),
+        }
+    }
+}
+
+impl HashedConfig {
+    pub fn check(&self) -> Result<(), String> {
+        check_power_of_two("buckets", self.buckets, 2, 1 << 30)?;
+        check_page_sizes(&self.page_sizes, PageSize::from_shift(48).expect("valid"))
+    }
+}
+
+impl TableOptions for HashedConfig {
+    type Table = HashedPageTable;
+    fn build(&self) -> Result<HashedPageTable, String> {
+        self.check()?;
+        Ok(HashedPageTable::new(
+            self.buckets.trailing_zeros(),
+            &self.page_sizes,
+        ))
     }
 }
 

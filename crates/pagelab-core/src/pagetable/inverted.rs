@@ -23,7 +23,9 @@
 
 use super::hashing::{probe_sizes, Extents, Key};
 use super::mem::{shift_for, NodeMem};
+use super::options::*;
 use super::{page_last, sorted_sizes, MapError, PageTable, Perms, UpdateCost, Walk};
+use crate::addr::{format_bytes, ByteSize};
 use crate::addr::{Asid, PageSize, Pfn, PhysAddr, VirtAddr};
 use crate::frames::FrameAllocator;
 use std::collections::HashMap;
@@ -297,6 +299,63 @@ impl PageTable for InvertedPageTable {
 
     fn page_sizes(&self) -> &[PageSize] {
         &self.sizes
+    }
+}
+
+/// The options of [`InvertedPageTable`] in `[page_table]`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct InvertedConfig {
+    /// Physical memory the table has an entry per frame of; frames beyond it cannot
+    /// be mapped, so it should be `frames.memory`. Default 64 GiB.
+    pub memory: ByteSize,
+    /// Hash anchor table entries (a power of two, 2 to 2^32). Default: the number of
+    /// frames, rounded up to a power of two.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hat_entries: Option<u64>,
+    /// Page sizes mapped, one hash probe each. Default ["4K", "2M", "1G"].
+    pub page_sizes: Vec<PageSize>,
+}
+
+impl Default for InvertedConfig {
+    fn default() -> Self {
+        InvertedConfig {
+            memory: ByteSize(64 << 30),
+            hat_entries: None,
+            page_sizes: default_page_sizes(),
+        }
+    }
+}
+
+impl InvertedConfig {
+    /// Frames covered.
+    pub fn frames(&self) -> u64 {
+        self.memory.0 >> crate::addr::BASE_SHIFT
+    }
+    /// HAT entries.
+    pub fn hat(&self) -> u64 {
+        self.hat_entries
+            .unwrap_or_else(|| self.frames().max(2).next_power_of_two())
+    }
+    pub fn check(&self) -> Result<(), String> {
+        let frames = self.frames();
+        if frames == 0 || frames > 1 << 36 || self.memory.0 % 4096 != 0 {
+            return Err(format!(
+                "page_table.memory: {} must be a whole number of 4K frames, at most 256T",
+                format_bytes(self.memory.0)
+            ));
+        }
+        check_power_of_two("hat_entries", self.hat(), 2, 1 << 32)?;
+        check_page_sizes(&self.page_sizes, PageSize::from_shift(48).expect("valid"))
+    }
+}
+
+impl TableOptions for InvertedConfig {
+    type Table = InvertedPageTable;
+    fn build(&self) -> Result<InvertedPageTable, String> {
+        self.check()?;
+        let hat = self.hat().trailing_zeros();
+        Ok(InvertedPageTable::new(self.frames(), hat, &self.page_sizes))
     }
 }
 

@@ -16,6 +16,7 @@
 //! holding the page's size and first frame (like Alpha's granularity hint), so a
 //! lookup returns the whole page. Addresses are 48-bit canonical, as on x86-64.
 
+use super::options::*;
 use super::{page_last, sorted_sizes, MapError, PageTable, Perms, RadixPageTable, Translation};
 use super::{UpdateCost, Walk};
 use crate::addr::{Asid, PageSize, Pfn, PhysAddr, VirtAddr};
@@ -286,6 +287,48 @@ impl PageTable for LinearPageTable {
 
     fn page_sizes(&self) -> &[PageSize] {
         &self.sizes
+    }
+}
+
+/// The options of [`LinearPageTable`] in `[page_table]`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LinearConfig {
+    /// Page sizes mapped, each expanded into 4K PTEs. Default ["4K", "2M"] (up to
+    /// "1G", which writes 262144 PTEs).
+    pub page_sizes: Vec<PageSize>,
+    /// Entries of the nested TLB that holds the translations of the table's own
+    /// pages (0: every lookup walks the root table first). Default 16.
+    pub nested_tlb: usize,
+}
+
+impl Default for LinearConfig {
+    fn default() -> Self {
+        LinearConfig {
+            page_sizes: vec![PageSize::K4, PageSize::M2],
+            nested_tlb: 16,
+        }
+    }
+}
+
+impl LinearConfig {
+    pub fn check(&self) -> Result<(), String> {
+        check_page_sizes(&self.page_sizes, PageSize::G1)?;
+        if self.nested_tlb > 4096 {
+            return Err(format!(
+                "page_table.nested_tlb: {} entries is more than 4096",
+                self.nested_tlb
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl TableOptions for LinearConfig {
+    type Table = LinearPageTable;
+    fn build(&self) -> Result<LinearPageTable, String> {
+        self.check()?;
+        Ok(LinearPageTable::new(&self.page_sizes, self.nested_tlb))
     }
 }
 

@@ -3,9 +3,11 @@
 //! the entries it read — data, not time. The machine turns those into cycles through
 //! its caches and cost model, so cost models change without touching a table.
 //!
-//! Adding a structure: a file here implementing [`PageTable`], one variant in
-//! `config::PageTableConfig`, a variant of [`AnyPageTable`] with its arm in
-//! [`build_page_table`] (`any.rs`); docs/EXTENDING.md lists every place.
+//! Adding a structure: a file here implementing [`PageTable`], with its options
+//! implementing [`TableOptions`]; `mod` and `pub use` lines for it below; and its line in
+//! [`for_each_page_table!`](crate::for_each_page_table), from which the configuration,
+//! the factory, the name lists and the tests that take every structure are made
+//! (docs/EXTENDING.md).
 
 mod any;
 mod clustered;
@@ -15,18 +17,47 @@ mod hashing;
 mod inverted;
 mod linear;
 mod mem;
+mod options;
 mod radix;
 mod vrpt;
 
-pub(crate) use any::each_table;
-pub use any::{build_page_table, AnyPageTable};
-pub use clustered::ClusteredPageTable;
-pub use guarded::GuardedPageTable;
-pub use hashed::HashedPageTable;
-pub use inverted::InvertedPageTable;
-pub use linear::LinearPageTable;
-pub use radix::RadixPageTable;
-pub use vrpt::VariableRadixPageTable;
+pub use any::{build_page_table, default_structures, AnyPageTable, PageTableConfig, NAMES};
+pub(crate) use any::{each_table, each_table_match};
+pub use clustered::{ClusteredConfig, ClusteredPageTable};
+pub use guarded::{GuardedConfig, GuardedPageTable};
+pub use hashed::{HashedConfig, HashedPageTable};
+pub use inverted::{InvertedConfig, InvertedPageTable};
+pub use linear::{LinearConfig, LinearPageTable};
+pub use options::TableOptions;
+pub use radix::{RadixConfig, RadixPageTable};
+pub use vrpt::{VariableRadixConfig, VariableRadixPageTable};
+
+/// The page-table structures, by configuration name (`kind` in `[page_table]`): the
+/// one list from which [`PageTableConfig`], [`AnyPageTable`], [`build_page_table`],
+/// [`NAMES`] and [`default_structures`] are made. The macro hands the list to `$m`,
+/// after the tokens given after it and a `;`.
+#[macro_export]
+macro_rules! for_each_page_table {
+    ($m:ident $(, $($arg:tt)*)?) => {
+        $m! {
+            $($($arg)*)?;
+            /// x86-64 multi-level radix table.
+            "radix" => Radix(RadixConfig),
+            /// Virtual linear array, its pages mapped by a radix table.
+            "linear" => Linear(LinearConfig),
+            /// Hashed table with collision chaining (Huck and Hays).
+            "hashed" => Hashed(HashedConfig),
+            /// Clustered table: hashed, several adjacent PTEs per entry (Talluri, Hill, Khalidi).
+            "clustered" => Clustered(ClusteredConfig),
+            /// Inverted table (an entry per frame) with a hash anchor table.
+            "inverted" => Inverted(InvertedConfig),
+            /// Guarded page table: path compression, fixed radix (Liedtke, Elphinstone).
+            "guarded" => Guarded(GuardedConfig),
+            /// Variable radix page table: path and level compression (Szmajda and Heiser).
+            "variable-radix" => VariableRadix(VariableRadixConfig),
+        }
+    };
+}
 
 use crate::addr::{Asid, PageSize, Pfn, PhysAddr, VirtAddr};
 use crate::frames::FrameAllocator;

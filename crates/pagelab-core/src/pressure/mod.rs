@@ -465,7 +465,7 @@ mod tests {
 
     fn pager(limit_pages: u64) -> Pager {
         let c = PagingConfig {
-            resident_limit: crate::config::ByteSize(limit_pages << 12),
+            resident_limit: crate::addr::ByteSize(limit_pages << 12),
             ..PagingConfig::default()
         };
         Pager::build(&c, PageSize::K4, vec![PageSize::K64], PageSize::K64, true).unwrap()
@@ -540,7 +540,7 @@ mod tests {
     #[test]
     fn a_limit_below_what_a_run_needs_names_the_field() {
         let c = PagingConfig {
-            resident_limit: crate::config::ByteSize(8 << 12),
+            resident_limit: crate::addr::ByteSize(8 << 12),
             ..PagingConfig::default()
         };
         let e = Pager::build(&c, PageSize::K4, vec![], PageSize::K4, false)
@@ -548,7 +548,7 @@ mod tests {
             .unwrap();
         assert!(e.contains("paging.resident_limit"), "{e}");
         let c = PagingConfig {
-            resident_limit: crate::config::ByteSize(1 << 20),
+            resident_limit: crate::addr::ByteSize(1 << 20),
             ..PagingConfig::default()
         };
         let e = Pager::build(&c, PageSize::K4, vec![PageSize::M2], PageSize::M2, false)

@@ -8,6 +8,7 @@
 //! node has a physical frame from the frame allocator, so a walk reports the physical
 //! address of every entry it reads.
 
+use super::options::*;
 use super::{MapError, PageTable, Perms, Translation, UpdateCost, Walk, WalkHint};
 use crate::addr::{Asid, PageSize, Pfn, PhysAddr, VirtAddr};
 use crate::frames::FrameAllocator;
@@ -490,6 +491,32 @@ impl PageTable for RadixPageTable {
 
     fn page_sizes(&self) -> &[PageSize] {
         &self.sizes
+    }
+}
+
+/// The options of [`RadixPageTable`] in `[page_table]`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RadixConfig {
+    /// 4 (48-bit virtual addresses) or 5 (57-bit, LA57). Default 4.
+    pub levels: u32,
+}
+
+impl Default for RadixConfig {
+    fn default() -> Self {
+        RadixConfig { levels: 4 }
+    }
+}
+
+impl TableOptions for RadixConfig {
+    type Table = RadixPageTable;
+    fn build(&self) -> Result<RadixPageTable, String> {
+        match self.levels {
+            4 | 5 => Ok(RadixPageTable::new(self.levels)),
+            n => Err(format!(
+                "page_table.levels: {n} is not supported (x86-64 radix tables have 4 or 5 levels)"
+            )),
+        }
     }
 }
 
