@@ -687,3 +687,17 @@ fn bad_superpage_configurations_name_the_field() {
         assert!(e.0.contains(field), "{e}");
     }
 }
+
+#[test]
+fn every_listed_policy_is_tested() {
+    let tested: Vec<String> = machines()
+        .iter()
+        .map(|(_, c)| serde_json::to_value(&c.promotion).unwrap()["policy"].to_string())
+        .collect();
+    for name in pagelab_core::superpage::NAMES.iter().filter(|&&n| n != "none") {
+        assert!(
+            tested.contains(&format!("{name:?}")),
+            "promotion policy {name:?} is in no machine of machines(): add it there"
+        );
+    }
+}

@@ -30,17 +30,20 @@ use std::path::Path;
 mod cost;
 mod frames;
 mod pressure;
-mod promotion;
 #[cfg(test)]
 mod tests;
 mod tlb;
 
 pub use crate::addr::ByteSize;
 pub use crate::pagetable::PageTableConfig;
+pub use crate::superpage::mechanism::{CopyConfig, MechanismConfig, RemapConfig};
+pub use crate::superpage::{
+    AsapConfig, OnlineConfig, PromotionConfig, ReservationConfig, StaticPromotionConfig,
+    StaticRegion, ThpConfig,
+};
 pub use cost::*;
 pub use frames::*;
 pub use pressure::*;
-pub use promotion::*;
 pub use tlb::*;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -18,7 +18,7 @@ fn candidate_sizes(
     table: &[PageSize],
     tlb: &Hierarchy,
 ) -> Result<Vec<PageSize>, String> {
-    let Some(named) = crate::superpage::configured_sizes(&config.promotion) else {
+    let Some(named) = config.promotion.configured_sizes() else {
         return Ok(Vec::new());
     };
     let list = |v: &[PageSize]| {
@@ -170,10 +170,6 @@ impl Machine {
         let tlb_split = tlb.path_names(DATA)[0] != tlb.path_names(INSTRUCTION)[0];
         let miss_crosses = [DATA, INSTRUCTION].map(|side| tlb.miss_reaches_other_first(side));
         let sizes = candidate_sizes(config, page_table.as_ref().page_sizes(), &tlb).map_err(err)?;
-        if let crate::config::PromotionConfig::Static(s) = &config.promotion {
-            crate::superpage::fixed_check(&s.regions, page_table.as_ref().page_sizes())
-                .map_err(err)?;
-        }
         if let FramesConfig::Buddy(b) = &config.frames {
             if let Some(s) = sizes.iter().find(|&&s| s > b.max_block) {
                 return Err(err(format!(
@@ -191,14 +187,13 @@ impl Machine {
                 "mechanism.kind: remap maps superpages to shadow frames, which an inverted page table (one entry per real frame) cannot hold".into(),
             ));
         }
-        // The tlbcount shortcut follows one walking level: with separate last levels
-        // for data and instructions, approx-online reads the TLB instead.
-        let mut promotion = config.promotion.clone();
-        if let crate::config::PromotionConfig::ApproxOnline(o) = &mut promotion {
-            let shared = tlb.path_names(DATA).last() == tlb.path_names(INSTRUCTION).last();
-            o.tlbcount &= shared;
-        }
-        let policy = crate::superpage::build(&promotion, &sizes, config.base_page).map_err(err)?;
+        let cx = crate::superpage::Context {
+            sizes: &sizes,
+            base: config.base_page,
+            table_sizes: page_table.as_ref().page_sizes(),
+            one_walking_level: tlb.path_names(DATA).last() == tlb.path_names(INSTRUCTION).last(),
+        };
+        let policy = crate::superpage::build(&config.promotion, &cx).map_err(err)?;
         let frag_sizes = if sizes.is_empty() {
             let held = tlb.last_level_sizes(DATA);
             held.into_iter().filter(|s| *s > config.base_page).collect()
@@ -208,19 +203,10 @@ impl Machine {
         let mechanism = crate::superpage::mechanism::build(&config.mechanism).map_err(err)?;
         let pager = if config.paging.is_on() {
             // The largest page a fault or a promotion maps (THP: its huge page).
-            let mut largest = match &config.promotion {
-                crate::config::PromotionConfig::Thp(_) => sizes.first(),
-                _ => sizes.last(),
-            }
-            .copied()
-            .unwrap_or(config.base_page);
-            if let crate::config::PromotionConfig::Static(s) = &config.promotion {
-                largest = s
-                    .regions
-                    .iter()
-                    .map(|r| r.page_size)
-                    .fold(largest, PageSize::max);
-            }
+            let largest = config
+                .promotion
+                .largest_page(&sizes)
+                .map_or(config.base_page, |l| l.max(config.base_page));
             let buddy = matches!(config.frames, FramesConfig::Buddy(_));
             let p = crate::pressure::Pager::build(
                 &config.paging,

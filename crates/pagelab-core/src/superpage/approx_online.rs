@@ -17,7 +17,8 @@
 //! for every candidate, the number of the level's entries inside it, as the machine
 //! reports each entry made, evicted or invalidated; tests check both ways charge alike.
 
-use super::{Candidate, Entry, Ladder, Miss, PromotionPolicy};
+use super::PromotionPolicy;
+use super::{check_miss_cycles, BuildPolicy, Candidate, Context, Entry, Ladder, Miss};
 use crate::addr::{Asid, PageSize};
 use std::collections::{BTreeSet, HashMap};
 
@@ -278,6 +279,60 @@ impl PromotionPolicy for ApproxOnline {
 
     fn miss_cycles(&self) -> f64 {
         self.miss_cycles
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OnlineConfig {
+    /// Candidate superpage sizes (default as for asap).
+    pub sizes: Vec<PageSize>,
+    /// Prefetch charges that promote a candidate of the smallest size; the threshold
+    /// doubles with each size step, as the cost of a copy does. Default 16.
+    pub threshold: u64,
+    /// Thresholds per size, smallest size first, instead of `threshold` doubling.
+    pub thresholds: Vec<u64>,
+    /// Cycles the miss handler spends on the policy per TLB miss (charging the
+    /// counters of every candidate size). Default 100, an estimate.
+    pub miss_cycles: f64,
+    /// approx-online: find the candidates holding TLB entries with Romer's `tlbcount`
+    /// shortcut (counts kept as entries come and go) rather than by reading the TLB
+    /// at each miss; both charge the same. Default true. (`online` reads the TLB, and
+    /// so does approx-online on a TLB whose last levels differ for data and
+    /// instructions, as Alpha's.)
+    pub tlbcount: bool,
+}
+
+impl Default for OnlineConfig {
+    fn default() -> Self {
+        OnlineConfig {
+            sizes: Vec::new(),
+            threshold: 16,
+            thresholds: Vec::new(),
+            miss_cycles: 100.0,
+            tlbcount: true,
+        }
+    }
+}
+
+impl BuildPolicy for ApproxOnline {
+    type Options = OnlineConfig;
+    /// The `tlbcount` shortcut follows one walking level: with separate last levels
+    /// for data and instructions, approx-online reads the TLB instead.
+    fn build(o: &OnlineConfig, cx: &Context<'_>) -> Result<ApproxOnline, String> {
+        check_miss_cycles(o.miss_cycles)?;
+        let p = ApproxOnline::new(
+            Ladder::new(cx.sizes, o.threshold, &o.thresholds)?,
+            o.miss_cycles,
+        );
+        Ok(if o.tlbcount && cx.one_walking_level {
+            p.with_tlbcount()
+        } else {
+            p
+        })
+    }
+    fn configured_sizes(o: &OnlineConfig) -> Option<&[PageSize]> {
+        Some(&o.sizes)
     }
 }
 

@@ -7,7 +7,7 @@
 //! promoted separately: promotion is incremental only as far as references complete
 //! candidates one after another.
 
-use super::{Candidate, Miss, PromotionPolicy};
+use super::{check_miss_cycles, BuildPolicy, Candidate, Context, Miss, PromotionPolicy};
 use crate::addr::{Asid, PageSize, VirtAddr};
 use crate::pagetable::Translation;
 use std::collections::HashMap;
@@ -96,6 +96,37 @@ impl PromotionPolicy for Asap {
             }
         }
         Ok(())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AsapConfig {
+    /// Candidate superpage sizes. Default: every size above the base page, up to the
+    /// largest, that both the page table and the last TLB level hold.
+    pub sizes: Vec<PageSize>,
+    /// Cycles the miss handler spends on the policy per TLB miss (population counts).
+    /// Default 20, an estimate: a few counter updates in the handler.
+    pub miss_cycles: f64,
+}
+
+impl Default for AsapConfig {
+    fn default() -> Self {
+        AsapConfig {
+            sizes: Vec::new(),
+            miss_cycles: 20.0,
+        }
+    }
+}
+
+impl BuildPolicy for Asap {
+    type Options = AsapConfig;
+    fn build(o: &AsapConfig, cx: &Context<'_>) -> Result<Asap, String> {
+        check_miss_cycles(o.miss_cycles)?;
+        Ok(Asap::new(cx.sizes.to_vec(), cx.base, o.miss_cycles))
+    }
+    fn configured_sizes(o: &AsapConfig) -> Option<&[PageSize]> {
+        Some(&o.sizes)
     }
 }
 

@@ -3,9 +3,8 @@
 //! whole aligned page of the region's size around the address; nothing is promoted
 //! later. Regions are given by address, so they suit traces whose layout is known.
 
-use super::{Candidate, Miss, PromotionPolicy};
-use crate::addr::{Asid, PageSize, VirtAddr};
-use crate::config::StaticRegion;
+use super::{BuildPolicy, Candidate, Context, Miss, PromotionPolicy};
+use crate::addr::{Asid, ByteSize, PageSize, VirtAddr};
 
 pub struct StaticRegions {
     /// (start, end exclusive, size)
@@ -63,5 +62,36 @@ impl PromotionPolicy for StaticRegions {
 
     fn on_miss(&mut self, _m: &Miss<'_>) -> Option<Candidate> {
         None
+    }
+}
+
+/// One region of a static policy.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StaticRegion {
+    /// First virtual address (aligned to `page_size`).
+    pub start: u64,
+    /// Length in bytes (a multiple of `page_size`).
+    pub bytes: ByteSize,
+    pub page_size: PageSize,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StaticPromotionConfig {
+    pub regions: Vec<StaticRegion>,
+}
+
+impl BuildPolicy for StaticRegions {
+    type Options = StaticPromotionConfig;
+    fn build(o: &StaticPromotionConfig, cx: &Context<'_>) -> Result<StaticRegions, String> {
+        check(&o.regions, cx.table_sizes)?;
+        Ok(StaticRegions::new(&o.regions))
+    }
+    fn configured_sizes(_: &StaticPromotionConfig) -> Option<&[PageSize]> {
+        None
+    }
+    fn largest_page(o: &StaticPromotionConfig, _sizes: &[PageSize]) -> Option<PageSize> {
+        o.regions.iter().map(|r| r.page_size).max()
     }
 }

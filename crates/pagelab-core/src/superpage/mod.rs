@@ -10,9 +10,11 @@
 //! (papers/navarro-superpages-slides.md). Mechanisms, chosen by
 //! `mechanism.kind`: `copy` and `remap` (§3.2) in [`mechanism`].
 //!
-//! Adding a policy: a file here implementing [`PromotionPolicy`], a variant of
-//! `config::PromotionConfig`, one arm in [`build`] (docs/EXTENDING.md).
+//! Adding a policy: a file here implementing [`PromotionPolicy`] and [`BuildPolicy`]
+//! (with its options), its `mod` and `pub use` lines below, and its line in
+//! [`for_each_promotion_policy!`](crate::for_each_promotion_policy) (docs/EXTENDING.md).
 
+mod any;
 mod approx_online;
 mod asap;
 mod fixed;
@@ -22,15 +24,48 @@ mod online;
 mod reservation;
 mod thp;
 
-pub use approx_online::ApproxOnline;
-pub use asap::Asap;
-pub use fixed::{check as fixed_check, StaticRegions};
+pub use any::{build, check_miss_cycles, BuildPolicy, Context, PromotionConfig, NAMES};
+pub use approx_online::{ApproxOnline, OnlineConfig};
+pub use asap::{Asap, AsapConfig};
+pub use fixed::{StaticPromotionConfig, StaticRegion, StaticRegions};
 pub use online::Online;
-pub use reservation::Reservation;
-pub use thp::Thp;
+pub use reservation::{Reservation, ReservationConfig};
+pub use thp::{Thp, ThpConfig};
+
+/// The promotion policies, by configuration name (`policy` in `[promotion]`; "none"
+/// is implicit): the one list from which [`PromotionConfig`], [`build`] and [`NAMES`]
+/// are made. Each entry names the options and the policy they build. The macro hands
+/// the list to `$m`, after the tokens given after it and a `;`.
+#[macro_export]
+macro_rules! for_each_promotion_policy {
+    ($m:ident $(, $($arg:tt)*)?) => {
+        $m! {
+            $($($arg)*)?;
+            /// Chosen regions mapped with one fixed large size, as hugetlbfs would: a
+            /// fault in a region maps the whole aligned page of that size around it.
+            "static" => Static(StaticPromotionConfig, StaticRegions),
+            /// Promote an aligned candidate as soon as every base page of it has been
+            /// referenced (papers/online-superpage-promotion-revisited.md §3.1).
+            "asap" => Asap(AsapConfig, Asap),
+            /// Romer's competitive approximation: prefetch counters charged on TLB
+            /// misses, promotion at a per-size threshold (§3.1).
+            "approx-online" => ApproxOnline(OnlineConfig, ApproxOnline),
+            /// Romer's full online policy: approx-online, and misses of pages that were
+            /// evicted also charged to unrelated candidates whose promotion would have
+            /// freed TLB entries (§3.1, last paragraphs).
+            "online" => Online(OnlineConfig, Online),
+            /// Linux transparent huge pages: huge pages at faults where a free aligned
+            /// block exists, and a background pass collapsing ranges with few unmapped
+            /// pages.
+            "thp" => Thp(ThpConfig, Thp),
+            /// Navarro's preemptible reservations with incremental promotion
+            /// (papers/navarro-superpages-slides.md, "III Design").
+            "reservation" => Reservation(ReservationConfig, Reservation),
+        }
+    };
+}
 
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr};
-use crate::config::PromotionConfig;
 use crate::event::Event;
 use crate::frames::FrameAllocator;
 use crate::pagetable::Translation;
@@ -185,20 +220,9 @@ pub struct Ladder {
 }
 
 impl Ladder {
-    /// The index of `size` on the ladder.
-    pub fn index(&self, size: PageSize) -> Option<usize> {
-        self.sizes.iter().position(|&s| s == size)
-    }
-}
-
-/// Build the policy a configuration names. `sizes` are the candidate sizes already
-/// resolved and checked (ascending), `base` the base page; `None` for policy "none".
-pub fn build(
-    c: &PromotionConfig,
-    sizes: &[PageSize],
-    base: PageSize,
-) -> Result<Option<Box<dyn PromotionPolicy>>, String> {
-    let ladder = |threshold: u64, thresholds: &[u64]| -> Result<Ladder, String> {
+    /// The ladder of `sizes`: `thresholds` one per size, or by default `threshold`
+    /// doubling with each size step. Errors name the field.
+    pub fn new(sizes: &[PageSize], threshold: u64, thresholds: &[u64]) -> Result<Ladder, String> {
         let t: Vec<u64> = if thresholds.is_empty() {
             (0..sizes.len())
                 .map(|i| threshold.saturating_mul(1u64 << i.min(63)))
@@ -224,51 +248,9 @@ pub fn build(
             sizes: sizes.to_vec(),
             thresholds: t,
         })
-    };
-    let cycles = match c {
-        PromotionConfig::None | PromotionConfig::Static(_) => 0.0,
-        PromotionConfig::Asap(a) => a.miss_cycles,
-        PromotionConfig::ApproxOnline(o) | PromotionConfig::Online(o) => o.miss_cycles,
-        PromotionConfig::Thp(t) => t.miss_cycles,
-        PromotionConfig::Reservation(r) => r.miss_cycles,
-    };
-    if !(cycles.is_finite() && cycles >= 0.0) {
-        return Err(format!(
-            "promotion.miss_cycles: {cycles} must be a finite number ≥ 0"
-        ));
     }
-    Ok(match c {
-        PromotionConfig::None => None,
-        PromotionConfig::Static(s) => Some(Box::new(StaticRegions::new(&s.regions))),
-        PromotionConfig::Asap(a) => Some(Box::new(Asap::new(sizes.to_vec(), base, a.miss_cycles))),
-        PromotionConfig::ApproxOnline(o) => {
-            let mut p = ApproxOnline::new(ladder(o.threshold, &o.thresholds)?, o.miss_cycles);
-            if o.tlbcount {
-                p = p.with_tlbcount();
-            }
-            Some(Box::new(p))
-        }
-        PromotionConfig::Online(o) => Some(Box::new(Online::new(
-            ladder(o.threshold, &o.thresholds)?,
-            o.miss_cycles,
-        ))),
-        PromotionConfig::Thp(t) => Some(Box::new(Thp::new(sizes[0], base, t))),
-        PromotionConfig::Reservation(r) => Some(Box::new(Reservation::new(
-            sizes.to_vec(),
-            base,
-            r.miss_cycles,
-        ))),
-    })
-}
-
-/// The configured candidate sizes, if the policy has any (`None`: it does not take
-/// `sizes`).
-pub fn configured_sizes(c: &PromotionConfig) -> Option<&[PageSize]> {
-    match c {
-        PromotionConfig::None | PromotionConfig::Static(_) => None,
-        PromotionConfig::Asap(a) => Some(&a.sizes),
-        PromotionConfig::ApproxOnline(o) | PromotionConfig::Online(o) => Some(&o.sizes),
-        PromotionConfig::Reservation(r) => Some(&r.sizes),
-        PromotionConfig::Thp(t) => Some(&t.sizes),
+    /// The index of `size` on the ladder.
+    pub fn index(&self, size: PageSize) -> Option<usize> {
+        self.sizes.iter().position(|&s| s == size)
     }
 }

@@ -7,8 +7,9 @@
 //! smaller than itself, since promoting it would have freed an entry that could have
 //! kept `p`. The largest candidate charged that reaches its threshold is promoted.
 
-use super::{ApproxOnline, Candidate, Ladder, Miss, PromotionPolicy};
-use crate::addr::VirtAddr;
+use super::{check_miss_cycles, ApproxOnline, BuildPolicy, Candidate, Context, Ladder, Miss};
+use super::{OnlineConfig, PromotionPolicy};
+use crate::addr::{PageSize, VirtAddr};
 
 /// approx-online, and the charges for evictions.
 pub struct Online {
@@ -80,6 +81,20 @@ impl PromotionPolicy for Online {
 
     fn miss_cycles(&self) -> f64 {
         self.inner.miss_cycles()
+    }
+}
+
+impl BuildPolicy for Online {
+    type Options = OnlineConfig;
+    fn build(o: &OnlineConfig, cx: &Context<'_>) -> Result<Online, String> {
+        check_miss_cycles(o.miss_cycles)?;
+        Ok(Online::new(
+            Ladder::new(cx.sizes, o.threshold, &o.thresholds)?,
+            o.miss_cycles,
+        ))
+    }
+    fn configured_sizes(o: &OnlineConfig) -> Option<&[PageSize]> {
+        Some(&o.sizes)
     }
 }
 

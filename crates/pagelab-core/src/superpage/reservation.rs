@@ -26,7 +26,7 @@
 //!   Speculative demotion and demotion on writes are the machine's (`crate::pressure`).
 
 use super::objects::Objects;
-use super::{Candidate, Miss, PromotionPolicy};
+use super::{check_miss_cycles, BuildPolicy, Candidate, Context, Miss, PromotionPolicy};
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr};
 use crate::event::Event;
 use crate::frames::FrameAllocator;
@@ -320,5 +320,35 @@ impl PromotionPolicy for Reservation {
             ("reservations preempted", self.preempted),
             ("reservations live", self.live.len() as u64),
         ]
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReservationConfig {
+    /// Candidate sizes (default as for asap): reservations are blocks of these sizes.
+    pub sizes: Vec<PageSize>,
+    /// Cycles the fault and miss handlers spend on the population maps per miss
+    /// they are told of. Default 20, an estimate.
+    pub miss_cycles: f64,
+}
+
+impl Default for ReservationConfig {
+    fn default() -> Self {
+        ReservationConfig {
+            sizes: Vec::new(),
+            miss_cycles: 20.0,
+        }
+    }
+}
+
+impl BuildPolicy for Reservation {
+    type Options = ReservationConfig;
+    fn build(o: &ReservationConfig, cx: &Context<'_>) -> Result<Reservation, String> {
+        check_miss_cycles(o.miss_cycles)?;
+        Ok(Reservation::new(cx.sizes.to_vec(), cx.base, o.miss_cycles))
+    }
+    fn configured_sizes(o: &ReservationConfig) -> Option<&[PageSize]> {
+        Some(&o.sizes)
     }
 }

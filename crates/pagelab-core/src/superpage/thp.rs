@@ -11,7 +11,7 @@
 //! maps a huge page only where the VMA covers the whole range, so small mappings and
 //! the edges of large ones get base pages there).
 
-use super::{Candidate, Miss, PromotionPolicy};
+use super::{check_miss_cycles, BuildPolicy, Candidate, Context, Miss, PromotionPolicy};
 use crate::addr::{Asid, PageSize, VirtAddr};
 use std::collections::BTreeMap;
 
@@ -32,7 +32,7 @@ pub struct Thp {
 }
 
 impl Thp {
-    pub fn new(huge: PageSize, base: PageSize, c: &crate::config::ThpConfig) -> Thp {
+    pub fn new(huge: PageSize, base: PageSize, c: &ThpConfig) -> Thp {
         Thp {
             huge,
             base,
@@ -128,10 +128,56 @@ impl PromotionPolicy for Thp {
     }
 }
 
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ThpConfig {
+    /// Candidate sizes (default as for asap); the huge page is the smallest of them.
+    pub sizes: Vec<PageSize>,
+    /// Map a huge page at a fault when possible ("always"; false: "madvise" without
+    /// the advice, only the background pass makes huge pages). Default true.
+    pub fault: bool,
+    /// A range is collapsed when at most this many of its base pages are unmapped
+    /// (khugepaged's max_ptes_none). Default 511.
+    pub max_ptes_none: u64,
+    /// References between background passes (0: none). Default 1,000,000.
+    pub scan_every: u64,
+    /// Ranges a pass visits (khugepaged's pages_to_scan / 512). Default 8.
+    pub ranges_per_scan: usize,
+    /// Cycles the fault and miss handlers spend on the policy per miss. Default 0.
+    pub miss_cycles: f64,
+}
+
+impl Default for ThpConfig {
+    fn default() -> Self {
+        ThpConfig {
+            sizes: Vec::new(),
+            fault: true,
+            max_ptes_none: 511,
+            scan_every: 1_000_000,
+            ranges_per_scan: 8,
+            miss_cycles: 0.0,
+        }
+    }
+}
+
+impl BuildPolicy for Thp {
+    type Options = ThpConfig;
+    fn build(o: &ThpConfig, cx: &Context<'_>) -> Result<Thp, String> {
+        check_miss_cycles(o.miss_cycles)?;
+        Ok(Thp::new(cx.sizes[0], cx.base, o))
+    }
+    fn configured_sizes(o: &ThpConfig) -> Option<&[PageSize]> {
+        Some(&o.sizes)
+    }
+    /// The huge page: the smallest candidate.
+    fn largest_page(_: &ThpConfig, sizes: &[PageSize]) -> Option<PageSize> {
+        sizes.first().copied()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::ThpConfig;
 
     fn first_touch(p: &mut Thp, page: u64) {
         p.on_miss(&Miss {

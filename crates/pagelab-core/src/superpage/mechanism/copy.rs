@@ -8,7 +8,6 @@
 use super::{Contents, Gathered, Mechanism};
 use crate::addr::{PageSize, Pfn};
 use crate::cache::{CacheAccess, CacheHierarchy};
-use crate::config::CopyConfig;
 use crate::frames::FrameAllocator;
 use crate::superpage::Candidate;
 
@@ -86,5 +85,24 @@ impl Mechanism for CopyMechanism {
         }
         g.copied as f64 * self.config.cycles_per_page
             + g.zeroed as f64 * self.config.zero_cycles_per_page
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CopyConfig {
+    /// Cycles to copy one base page. Default 8000: "copying two base pages to a
+    /// contiguous two-page superpage costs 16,000 cycles" (§3.1).
+    pub cycles_per_page: f64,
+    /// Cycles to clear a base page of the superpage that was never touched. Default 4000.
+    pub zero_cycles_per_page: f64,
+}
+
+impl Default for CopyConfig {
+    fn default() -> Self {
+        CopyConfig {
+            cycles_per_page: 8000.0,
+            zero_cycles_per_page: 4000.0,
+        }
     }
 }

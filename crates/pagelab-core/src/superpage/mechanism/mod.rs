@@ -8,19 +8,18 @@
 //! holds. That is what lets the tests check that no promotion changes the data an
 //! address reaches.
 //!
-//! Adding a mechanism: a file here implementing [`Mechanism`], a variant of
-//! `config::MechanismConfig`, one arm in [`build`].
+//! Adding a mechanism: a file here implementing [`Mechanism`] with its options, a
+//! variant of [`MechanismConfig`], one arm in [`build`].
 
 mod copy;
 mod remap;
 
-pub use copy::CopyMechanism;
-pub use remap::RemapMechanism;
+pub use copy::{CopyConfig, CopyMechanism};
+pub use remap::{RemapConfig, RemapMechanism};
 
 use super::Candidate;
 use crate::addr::{Asid, PageSize, Pfn};
 use crate::cache::CacheHierarchy;
-use crate::config::MechanismConfig;
 use crate::frames::FrameAllocator;
 use std::collections::HashMap;
 
@@ -142,4 +141,22 @@ pub fn build(c: &MechanismConfig) -> Result<Box<dyn Mechanism>, String> {
             Box::new(RemapMechanism::new(k.clone(), frames))
         }
     })
+}
+
+/// A promotion mechanism, by kind; see `crate::superpage::mechanism`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum MechanismConfig {
+    /// Copy the pages into a new aligned block of frames.
+    Copy(CopyConfig),
+    /// Impulse shadow memory: map the superpage to an aligned block of unused
+    /// physical ("shadow") addresses that the memory controller remaps to the pages'
+    /// frames (papers/online-superpage-promotion-revisited.md §3.2).
+    Remap(RemapConfig),
+}
+
+impl Default for MechanismConfig {
+    fn default() -> Self {
+        MechanismConfig::Copy(CopyConfig::default())
+    }
 }

@@ -9,9 +9,9 @@
 //! controller's lookup (`lookup_cycles`).
 
 use super::{Contents, Gathered, Mechanism};
+use crate::addr::ByteSize;
 use crate::addr::{PageSize, Pfn};
 use crate::cache::{CacheAccess, CacheHierarchy};
-use crate::config::RemapConfig;
 use crate::frames::{BuddyAllocator, FrameAllocator};
 use crate::superpage::Candidate;
 use std::collections::HashMap;
@@ -144,6 +144,36 @@ impl Mechanism for RemapMechanism {
             self.config.lookup_cycles
         } else {
             0.0
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RemapConfig {
+    /// Cycles to remap one base page (the controller's shadow entry and the page's
+    /// lines flushed). Default 64: with asap on the 4096-page microbenchmark a TLB miss
+    /// costs about 700 cycles against 88,000 with copying (§5.1), and each page is
+    /// promoted at about ten sizes, so 8000 cycles a page copy gives 64 a page remap.
+    pub cycles_per_page: f64,
+    /// Cycles to clear a base page of the superpage that was never touched. Default 4000.
+    pub zero_cycles_per_page: f64,
+    /// Shadow memory: bytes of unused physical address space the controller can remap.
+    /// Default 64G.
+    pub shadow_memory: ByteSize,
+    /// Cycles the controller adds to a reference to shadow memory that reaches
+    /// memory (its own table lookup), charged when a cache model says which do.
+    /// Default 10, an estimate.
+    pub lookup_cycles: f64,
+}
+
+impl Default for RemapConfig {
+    fn default() -> Self {
+        RemapConfig {
+            cycles_per_page: 64.0,
+            zero_cycles_per_page: 4000.0,
+            shadow_memory: ByteSize(64 << 30),
+            lookup_cycles: 10.0,
         }
     }
 }
