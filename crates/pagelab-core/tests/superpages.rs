@@ -694,7 +694,10 @@ fn every_listed_policy_is_tested() {
         .iter()
         .map(|(_, c)| serde_json::to_value(&c.promotion).unwrap()["policy"].to_string())
         .collect();
-    for name in pagelab_core::superpage::NAMES.iter().filter(|&&n| n != "none") {
+    for name in pagelab_core::superpage::NAMES
+        .iter()
+        .filter(|&&n| n != "none")
+    {
         assert!(
             tested.contains(&format!("{name:?}")),
             "promotion policy {name:?} is in no machine of machines(): add it there"

@@ -125,6 +125,26 @@ pub fn encode_record(ip: u64, loads: &[u64], stores: &[u64]) -> [u8; RECORD] {
     rec
 }
 
+impl crate::trace::Format for ChampsimReader {
+    fn open(
+        path: &Path,
+        _salvage: bool,
+    ) -> Result<Box<dyn crate::trace::TraceReader + Send>, TraceError> {
+        Ok(Box::new(ChampsimReader::open(path)?))
+    }
+    fn from_bytes(
+        bytes: Vec<u8>,
+        path: &Path,
+    ) -> Result<Box<dyn crate::trace::TraceReader + Send>, TraceError> {
+        let input = Box::new(std::io::Cursor::new(bytes));
+        Ok(Box::new(ChampsimReader::from_reader(
+            input,
+            crate::trace::input::Compression::None,
+            path,
+        )))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -94,6 +94,27 @@ pub fn write_ref(out: &mut impl Write, r: &MemRef) -> std::io::Result<()> {
     writeln!(out, "{tag} {:08x},{}", r.addr.0, r.size)
 }
 
+impl crate::trace::Format for LackeyReader {
+    fn open(
+        path: &Path,
+        _salvage: bool,
+    ) -> Result<Box<dyn crate::trace::TraceReader + Send>, TraceError> {
+        Ok(Box::new(LackeyReader::open(path)?))
+    }
+    fn from_bytes(
+        bytes: Vec<u8>,
+        path: &Path,
+    ) -> Result<Box<dyn crate::trace::TraceReader + Send>, TraceError> {
+        Ok(Box::new(LackeyReader::from_reader(
+            Box::new(std::io::Cursor::new(bytes)),
+            path,
+        )))
+    }
+    fn text_line(line: &str) -> bool {
+        parse_line(line.as_bytes()).is_ok()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

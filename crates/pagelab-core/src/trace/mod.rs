@@ -9,6 +9,7 @@
 pub mod addrs;
 pub mod champsim;
 pub mod error;
+mod format;
 pub mod info;
 pub mod input;
 pub mod interleave;
@@ -19,6 +20,33 @@ pub mod rawu64;
 pub mod synthetic;
 
 pub use error::{Location, TraceError};
+pub use format::{open, open_salvaging, Format, TraceFormat, NAMES};
+
+/// The trace formats, by name (`--format`): the one list from which [`TraceFormat`],
+/// its names and extensions, detection and opening are made. Each entry names the
+/// reader (implementing [`Format`]) and the file extensions; magic bytes and text
+/// lines are tried in the list's order. The macro hands the list to `$m`, after the
+/// tokens given after it and a `;`.
+#[macro_export]
+macro_rules! for_each_trace_format {
+    ($m:ident $(, $($arg:tt)*)?) => {
+        $m! {
+            $($($arg)*)?;
+            /// pagelab's own format (`.plt`).
+            "native" => Native(native::NativeReader<std::io::BufReader<std::fs::File>>, ["plt"]),
+            /// Valgrind `--tool=lackey --trace-mem=yes` output (optionally gz/xz/zst).
+            "lackey" => Lackey(lackey::LackeyReader, ["lackey"]),
+            /// ChampSim 64-byte `input_instr` records (optionally gz/xz/zst).
+            "champsim" => Champsim(champsim::ChampsimReader, ["champsim", "champsimtrace"]),
+            /// One reference per line: `[KIND] ADDRESS [SIZE]` (optionally gz/xz/zst).
+            "addrs" => Addrs(addrs::AddrsReader, ["addrs", "txt"]),
+            /// Raw little-endian u64 virtual addresses, 8 bytes each.
+            "u64" => U64(rawu64::U64Reader, ["u64"]),
+            /// The stream of pagelab's Valgrind recorder (recorder/FORMAT.md).
+            "pgrec" => Pgrec(pgrec::PgrecReader, ["pgrec"]),
+        }
+    };
+}
 
 use crate::event::{Batch, PlainBatch};
 use serde::{Deserialize, Serialize};
@@ -86,157 +114,6 @@ pub enum Part {
 
 /// References per batch for the readers that choose their own batch size.
 pub const BATCH_REFS: usize = 32 * 1024;
-
-/// The trace formats pagelab reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TraceFormat {
-    /// pagelab's own format (`.plt`).
-    Native,
-    /// Valgrind `--tool=lackey --trace-mem=yes` output (optionally gz/xz/zst).
-    Lackey,
-    /// ChampSim 64-byte `input_instr` records (optionally gz/xz/zst).
-    Champsim,
-    /// One reference per line: `[KIND] ADDRESS [SIZE]` (optionally gz/xz/zst).
-    Addrs,
-    /// Raw little-endian u64 virtual addresses, 8 bytes each.
-    U64,
-    /// The stream of pagelab's Valgrind recorder (recorder/FORMAT.md).
-    Pgrec,
-}
-
-impl TraceFormat {
-    pub const ALL: [TraceFormat; 6] = [
-        TraceFormat::Native,
-        TraceFormat::Lackey,
-        TraceFormat::Champsim,
-        TraceFormat::Addrs,
-        TraceFormat::U64,
-        TraceFormat::Pgrec,
-    ];
-    pub fn name(self) -> &'static str {
-        match self {
-            TraceFormat::Native => "native",
-            TraceFormat::Lackey => "lackey",
-            TraceFormat::Champsim => "champsim",
-            TraceFormat::Addrs => "addrs",
-            TraceFormat::U64 => "u64",
-            TraceFormat::Pgrec => "pgrec",
-        }
-    }
-    pub fn parse(name: &str) -> Result<TraceFormat, String> {
-        TraceFormat::ALL
-            .into_iter()
-            .find(|f| f.name() == name)
-            .ok_or_else(|| {
-                let names: Vec<_> = TraceFormat::ALL.iter().map(|f| f.name()).collect();
-                format!(
-                    "unknown trace format {name:?} (known: {})",
-                    names.join(", ")
-                )
-            })
-    }
-
-    /// The format a file name announces by its extension (after any .gz/.xz/.zst).
-    pub fn from_extension(path: &Path) -> Option<TraceFormat> {
-        let name = path.file_name()?.to_string_lossy().to_lowercase();
-        let stem = ["gz", "xz", "zst"]
-            .iter()
-            .find_map(|ext| name.strip_suffix(&format!(".{ext}")))
-            .unwrap_or(&name);
-        match stem.rsplit_once('.')?.1 {
-            "plt" => Some(TraceFormat::Native),
-            "lackey" => Some(TraceFormat::Lackey),
-            "champsim" | "champsimtrace" => Some(TraceFormat::Champsim),
-            "u64" => Some(TraceFormat::U64),
-            "pgrec" => Some(TraceFormat::Pgrec),
-            "addrs" | "txt" => Some(TraceFormat::Addrs),
-            _ => None,
-        }
-    }
-
-    /// Tell the format of a file: the native magic bytes first, then the file name's
-    /// extension (after any .gz/.xz/.zst), then, for text, the shape of its first lines.
-    pub fn detect(path: &Path) -> Result<TraceFormat, TraceError> {
-        let head = input::peek(path, 8)?;
-        if head.starts_with(native::MAGIC) {
-            return Ok(TraceFormat::Native);
-        }
-        if head.starts_with(pgrec::MAGIC) {
-            return Ok(TraceFormat::Pgrec);
-        }
-        if let Some(format) = TraceFormat::from_extension(path) {
-            // A .txt file may still be lackey output: let its lines say.
-            if format != TraceFormat::Addrs {
-                return Ok(format);
-            }
-        }
-        // Text of unknown name: look at the first lines that are not comments.
-        if let Some(format) = sniff_text(path)? {
-            return Ok(format);
-        }
-        // Binary of unknown name: hold it to the native format, whose error says what is wrong.
-        Ok(TraceFormat::Native)
-    }
-}
-
-fn sniff_text(path: &Path) -> Result<Option<TraceFormat>, TraceError> {
-    use std::io::BufRead;
-    let (reader, _) = input::open_decompressed(path)?;
-    let mut lines = 0;
-    // Only the first 64 KiB: a binary file of unknown name has no line endings.
-    for line in std::io::Read::take(reader, 64 << 10).split(b'\n').take(64) {
-        let Ok(line) = line else { return Ok(None) };
-        let Ok(text) = std::str::from_utf8(&line) else {
-            return Ok(None);
-        };
-        let t = text.trim_end();
-        if t.is_empty() || t.starts_with("==") || t.starts_with("--") || t.starts_with('#') {
-            continue;
-        }
-        lines += 1;
-        if lackey::parse_line(t.as_bytes()).is_ok() {
-            return Ok(Some(TraceFormat::Lackey));
-        }
-        if addrs::parse_line(t).is_ok() {
-            return Ok(Some(TraceFormat::Addrs));
-        }
-        if lines > 4 {
-            break;
-        }
-    }
-    Ok(None)
-}
-
-/// Open a trace for reading; `format` `None` detects it.
-pub fn open(
-    path: &Path,
-    format: Option<TraceFormat>,
-) -> Result<Box<dyn TraceReader + Send>, TraceError> {
-    open_salvaging(path, format, false)
-}
-
-/// [`open`], and with `salvage` a native trace that is cut short or corrupt ends after
-/// its last good chunk with a warning ([`TraceReader::warning`]) instead of an error:
-/// how an interrupted recording is read.
-pub fn open_salvaging(
-    path: &Path,
-    format: Option<TraceFormat>,
-    salvage: bool,
-) -> Result<Box<dyn TraceReader + Send>, TraceError> {
-    let format = match format {
-        Some(f) => f,
-        None => TraceFormat::detect(path)?,
-    };
-    Ok(match format {
-        TraceFormat::Native => Box::new(native::NativeReader::open(path)?.salvage(salvage)),
-        TraceFormat::Lackey => Box::new(lackey::LackeyReader::open(path)?),
-        TraceFormat::Champsim => Box::new(champsim::ChampsimReader::open(path)?),
-        TraceFormat::Addrs => Box::new(addrs::AddrsReader::open(path)?),
-        TraceFormat::U64 => Box::new(rawu64::U64Reader::open(path)?),
-        TraceFormat::Pgrec => Box::new(pgrec::PgrecReader::open(path)?),
-    })
-}
 
 /// Read a whole trace into memory (for tests and small traces only).
 pub fn read_all(reader: &mut dyn TraceReader) -> Result<Batch, TraceError> {

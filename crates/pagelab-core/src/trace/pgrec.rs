@@ -472,3 +472,26 @@ pub fn write(batch: &Batch, fetches: u8, sample: u32, end: Option<EndCounts>) ->
     }
     out
 }
+
+impl crate::trace::Format for PgrecReader {
+    fn open(
+        path: &Path,
+        _salvage: bool,
+    ) -> Result<Box<dyn crate::trace::TraceReader + Send>, TraceError> {
+        Ok(Box::new(PgrecReader::open(path)?))
+    }
+    fn from_bytes(
+        bytes: Vec<u8>,
+        path: &Path,
+    ) -> Result<Box<dyn crate::trace::TraceReader + Send>, TraceError> {
+        let input = Box::new(std::io::Cursor::new(bytes));
+        Ok(Box::new(PgrecReader::from_reader(
+            input,
+            crate::trace::input::Compression::None,
+            path,
+        )?))
+    }
+    fn magic(head: &[u8]) -> bool {
+        head.starts_with(MAGIC)
+    }
+}

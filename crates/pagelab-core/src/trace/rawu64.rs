@@ -82,3 +82,23 @@ impl TraceReader for U64Reader {
 pub fn write_ref(out: &mut impl Write, r: &MemRef) -> std::io::Result<()> {
     out.write_all(&r.addr.0.to_le_bytes())
 }
+
+impl crate::trace::Format for U64Reader {
+    fn open(
+        path: &Path,
+        _salvage: bool,
+    ) -> Result<Box<dyn crate::trace::TraceReader + Send>, TraceError> {
+        Ok(Box::new(U64Reader::open(path)?))
+    }
+    fn from_bytes(
+        bytes: Vec<u8>,
+        path: &Path,
+    ) -> Result<Box<dyn crate::trace::TraceReader + Send>, TraceError> {
+        let input = Box::new(std::io::Cursor::new(bytes));
+        Ok(Box::new(U64Reader::from_reader(
+            input,
+            crate::trace::input::Compression::None,
+            path,
+        )))
+    }
+}

@@ -369,3 +369,24 @@ impl<R: Read> TraceReader for NativeReader<R> {
         self.warning.as_deref()
     }
 }
+
+impl crate::trace::Format for NativeReader<std::io::BufReader<std::fs::File>> {
+    fn open(
+        path: &Path,
+        salvage: bool,
+    ) -> Result<Box<dyn crate::trace::TraceReader + Send>, TraceError> {
+        Ok(Box::new(NativeReader::open(path)?.salvage(salvage)))
+    }
+    fn from_bytes(
+        bytes: Vec<u8>,
+        path: &Path,
+    ) -> Result<Box<dyn crate::trace::TraceReader + Send>, TraceError> {
+        Ok(Box::new(NativeReader::new(
+            std::io::Cursor::new(bytes),
+            path,
+        )?))
+    }
+    fn magic(head: &[u8]) -> bool {
+        head.starts_with(MAGIC)
+    }
+}
