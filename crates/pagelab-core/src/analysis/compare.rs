@@ -13,7 +13,6 @@ pub use crate::pagetable::{default_structures, PageTableConfig};
 use crate::pagetable::{MapError, PageTable, Perms, Segment, Walk, MAX_WALK_REFS};
 use crate::trace::{TraceError, TraceReader};
 use serde::Serialize;
-use std::fmt;
 
 /// Base frames each structure's allocator has: 64 GiB, what the inverted table covers
 /// by default.
@@ -108,26 +107,14 @@ pub struct SegmentUpdates {
 /// space, away from what programs and the layouts use.
 const SEGMENT_VA: u64 = 0x7e00_0000_0000;
 
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum CompareError {
+    #[error(transparent)]
     Trace(TraceError),
     /// A structure that cannot be built or refused an update.
-    Structure {
-        structure: String,
-        message: String,
-    },
+    #[error("{structure}: {message}")]
+    Structure { structure: String, message: String },
 }
-
-impl fmt::Display for CompareError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CompareError::Trace(e) => e.fmt(f),
-            CompareError::Structure { structure, message } => write!(f, "{structure}: {message}"),
-        }
-    }
-}
-
-impl std::error::Error for CompareError {}
 
 /// One structure being measured.
 struct Run {

@@ -24,7 +24,6 @@
 
 use crate::addr::PageSize;
 use serde::{Deserialize, Serialize};
-use std::fmt;
 use std::path::Path;
 
 mod cost;
@@ -117,16 +116,9 @@ impl Default for MachineConfig {
 }
 
 /// A configuration problem, naming the file (if any), the line or field, and what is wrong.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
 pub struct ConfigError(pub String);
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 impl MachineConfig {
     /// Parse a TOML document; `origin` names it in errors.

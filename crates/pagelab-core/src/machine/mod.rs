@@ -40,19 +40,12 @@ use std::fmt;
 use std::path::Path;
 
 /// What went wrong in a run, with the index of the reference it happened at.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("reference {reference}: {message}")]
 pub struct SimError {
     pub reference: u64,
     pub message: String,
 }
-
-impl fmt::Display for SimError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "reference {}: {}", self.reference, self.message)
-    }
-}
-
-impl std::error::Error for SimError {}
 
 pub struct Machine {
     config: MachineConfig,

@@ -265,51 +265,34 @@ impl Segment {
 }
 
 /// Why a map or unmap was refused.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MapError {
     /// The structure cannot map a page of this size.
+    #[error("this page table cannot map {0} pages")]
     UnsupportedSize(PageSize),
     /// The virtual address is not aligned to the page size.
+    #[error("the address is not aligned to the page size")]
     Misaligned,
     /// Part of the range is mapped already.
+    #[error("the range overlaps an existing mapping")]
     Overlap,
     /// Nothing of that size is mapped there.
+    #[error("no page of that size is mapped there")]
     NotMapped,
     /// No frame was left for a page-table node.
+    #[error("no physical frame left for a page-table node")]
     OutOfMemory,
     /// The address is not canonical for a virtual address space of this many bits.
+    #[error("the address is outside the table's {0}-bit virtual address space")]
     OutOfRange(u32),
     /// The frame lies beyond the physical memory an inverted table covers (frames).
+    #[error("the frame lies beyond the {0} frames the inverted table covers (page_table.memory)")]
     NoSuchFrame(u64),
     /// A shared segment with no pages, or one that runs past the end of the address
     /// space or of the frame numbers.
+    #[error("a shared segment needs at least one page and must fit in the address space")]
     BadSegment,
 }
-
-impl fmt::Display for MapError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            MapError::UnsupportedSize(s) => write!(f, "this page table cannot map {s} pages"),
-            MapError::Misaligned => f.write_str("the address is not aligned to the page size"),
-            MapError::Overlap => f.write_str("the range overlaps an existing mapping"),
-            MapError::NotMapped => f.write_str("no page of that size is mapped there"),
-            MapError::OutOfMemory => f.write_str("no physical frame left for a page-table node"),
-            MapError::OutOfRange(bits) => write!(
-                f,
-                "the address is outside the table's {bits}-bit virtual address space"
-            ),
-            MapError::NoSuchFrame(frames) => write!(
-                f,
-                "the frame lies beyond the {frames} frames the inverted table covers (page_table.memory)"
-            ),
-            MapError::BadSegment => f.write_str(
-                "a shared segment needs at least one page and must fit in the address space",
-            ),
-        }
-    }
-}
-
-impl std::error::Error for MapError {}
 
 /// The operations every page-table structure provides. Updates report the table
 /// references they made ([`UpdateCost`]); a failed update changes nothing.

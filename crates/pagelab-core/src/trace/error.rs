@@ -1,7 +1,6 @@
 //! Errors of trace input and output. Every error names the file and where in it the
 //! problem is (a byte offset or a line), and prints as one line.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// Where in a file a problem was found.
@@ -16,7 +15,9 @@ pub enum Location {
     File,
 }
 
-#[derive(Debug)]
+/// A trace problem; prints as one line: the file, the offset or line, what is wrong.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {}{}", file.display(), location_prefix(location), message.replace('\n', " "))]
 pub struct TraceError {
     pub file: PathBuf,
     pub location: Location,
@@ -42,17 +43,12 @@ impl TraceError {
     }
 }
 
-impl fmt::Display for TraceError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let file = self.file.display();
-        // Messages never span lines: a newline from a library error is folded.
-        let message = self.message.replace('\n', " ");
-        match self.location {
-            Location::Offset(o) => write!(f, "{file}: offset {o}: {message}"),
-            Location::Line(l) => write!(f, "{file}: line {l}: {message}"),
-            Location::File => write!(f, "{file}: {message}"),
-        }
+/// "offset N: " or "line N: " (nothing for the file as a whole). Messages never span
+/// lines: a newline from a library error is folded.
+fn location_prefix(location: &Location) -> String {
+    match location {
+        Location::Offset(o) => format!("offset {o}: "),
+        Location::Line(l) => format!("line {l}: "),
+        Location::File => String::new(),
     }
 }
-
-impl std::error::Error for TraceError {}
