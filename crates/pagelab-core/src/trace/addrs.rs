@@ -3,11 +3,10 @@
 //! ADDRESS is hexadecimal with a `0x` prefix or decimal; SIZE (bytes) defaults to 1.
 //! Blank lines and lines starting with `#` are skipped.
 
-use super::input::{parse_dec, parse_hex, Lines};
-use super::{Metadata, TraceError, TraceReader, BATCH_REFS};
-use crate::event::{AccessKind, Batch, MemRef};
+use super::input::{parse_dec, parse_hex};
+use super::line_reader::{LineFormat, LineReader};
+use crate::event::{AccessKind, MemRef};
 use std::io::Write;
-use std::path::Path;
 
 fn parse_number(s: &str) -> Option<u64> {
     match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
@@ -44,54 +43,19 @@ pub fn parse_line(line: &str) -> Result<(AccessKind, u64, u32), String> {
     Ok((kind, addr, size))
 }
 
-pub struct AddrsReader {
-    lines: Lines,
-    metadata: Metadata,
-}
+/// Plain text address lists, one reference per line.
+pub struct Addrs;
 
-impl AddrsReader {
-    pub fn open(path: &Path) -> Result<AddrsReader, TraceError> {
-        Ok(AddrsReader::from_lines(Lines::open(path)?))
-    }
+pub type AddrsReader = LineReader<Addrs>;
 
-    /// Read from an open input (already decompressed); `path` names it in errors.
-    pub fn from_reader(input: Box<dyn std::io::BufRead + Send>, path: &Path) -> AddrsReader {
-        AddrsReader::from_lines(Lines::new(input, path))
-    }
-
-    fn from_lines(lines: Lines) -> AddrsReader {
-        AddrsReader {
-            lines,
-            metadata: Metadata {
-                source_format: "addrs".into(),
-                ..Metadata::default()
-            },
+impl LineFormat for Addrs {
+    const NAME: &'static str = "addrs";
+    fn parse(line: &[u8]) -> Result<Option<(AccessKind, u64, u32)>, String> {
+        match std::str::from_utf8(line).map(str::trim) {
+            Ok(t) if t.is_empty() || t.starts_with('#') => Ok(None),
+            Ok(t) => parse_line(t).map(Some),
+            Err(_) => Err("not UTF-8 text".to_string()),
         }
-    }
-}
-
-impl TraceReader for AddrsReader {
-    fn next_batch(&mut self, batch: &mut Batch) -> Result<bool, TraceError> {
-        batch.clear();
-        while batch.refs.len() < BATCH_REFS {
-            let Some(line) = self.lines.next_line()? else {
-                break;
-            };
-            let parsed = match std::str::from_utf8(line).map(str::trim) {
-                Ok(t) if t.is_empty() || t.starts_with('#') => continue,
-                Ok(t) => parse_line(t),
-                Err(_) => Err("not UTF-8 text".to_string()),
-            };
-            let (kind, addr, size) = parsed.map_err(|m| self.lines.error(m))?;
-            batch.refs.push(MemRef::new(addr, size, kind));
-        }
-        Ok(!batch.refs.is_empty())
-    }
-    fn metadata(&self) -> &Metadata {
-        &self.metadata
-    }
-    fn position(&self) -> u64 {
-        self.lines.bytes
     }
 }
 
@@ -104,27 +68,6 @@ pub fn write_ref(out: &mut impl Write, r: &MemRef) -> std::io::Result<()> {
         AccessKind::Modify => 'M',
     };
     writeln!(out, "{kind} {:#x} {}", r.addr.0, r.size)
-}
-
-impl crate::trace::Format for AddrsReader {
-    fn open(
-        path: &Path,
-        _salvage: bool,
-    ) -> Result<Box<dyn crate::trace::TraceReader + Send>, TraceError> {
-        Ok(Box::new(AddrsReader::open(path)?))
-    }
-    fn from_bytes(
-        bytes: Vec<u8>,
-        path: &Path,
-    ) -> Result<Box<dyn crate::trace::TraceReader + Send>, TraceError> {
-        Ok(Box::new(AddrsReader::from_reader(
-            Box::new(std::io::Cursor::new(bytes)),
-            path,
-        )))
-    }
-    fn text_line(line: &str) -> bool {
-        parse_line(line).is_ok()
-    }
 }
 
 #[cfg(test)]

@@ -10,47 +10,27 @@
 //! source address and a store for every non-zero destination address, all carrying
 //! `ip`. ChampSim records no access sizes; every reference gets size 1.
 
-use super::input::{open_binary, read_full, Compression};
-use super::{Metadata, TraceError, TraceReader, BATCH_REFS};
+use super::record_reader::{RecordFormat, RecordReader};
+use super::BATCH_REFS;
 use crate::addr::VirtAddr;
-use crate::event::{AccessKind, Batch, MemRef};
-use std::io::BufRead;
-use std::path::{Path, PathBuf};
+use crate::event::{AccessKind, MemRef};
 
 pub const RECORD: usize = 64;
 
-pub struct ChampsimReader {
-    input: Box<dyn BufRead + Send>,
-    compression: Compression,
-    path: PathBuf,
-    offset: u64,
-    buf: Vec<u8>,
-    metadata: Metadata,
-}
+/// ChampSim `input_instr` records.
+pub struct Champsim;
 
-impl ChampsimReader {
-    pub fn open(path: &Path) -> Result<ChampsimReader, TraceError> {
-        let (input, compression) = open_binary(path)?;
-        Ok(ChampsimReader::from_reader(input, compression, path))
+pub type ChampsimReader = RecordReader<Champsim>;
+
+impl RecordFormat for Champsim {
+    const NAME: &'static str = "champsim";
+    const RECORD: usize = RECORD;
+    const RECORDS_PER_BATCH: usize = BATCH_REFS / 4;
+    fn decode(record: &[u8], out: &mut Vec<MemRef>) {
+        decode_record(record, out)
     }
-
-    /// Read from an open input, decompressed from `compression`; `path` names it in errors.
-    pub fn from_reader(
-        input: Box<dyn BufRead + Send>,
-        compression: Compression,
-        path: &Path,
-    ) -> ChampsimReader {
-        ChampsimReader {
-            input,
-            compression,
-            path: path.to_path_buf(),
-            offset: 0,
-            buf: vec![0u8; (BATCH_REFS / 4) * RECORD],
-            metadata: Metadata {
-                source_format: "champsim".into(),
-                ..Metadata::default()
-            },
-        }
+    fn truncated(partial: usize) -> String {
+        format!("truncated: the last record has {partial} of its {RECORD} bytes")
     }
 }
 
@@ -80,38 +60,6 @@ pub fn decode_record(rec: &[u8], out: &mut Vec<MemRef>) {
     }
 }
 
-impl TraceReader for ChampsimReader {
-    fn next_batch(&mut self, batch: &mut Batch) -> Result<bool, TraceError> {
-        batch.clear();
-        let n = read_full(&mut self.input, &mut self.buf).map_err(|e| {
-            TraceError::at_offset(&self.path, self.offset, format!("cannot read: {e}"))
-        })?;
-        if n % RECORD != 0 {
-            let at = self.offset + (n - n % RECORD) as u64;
-            return Err(TraceError::at_offset(
-                &self.path,
-                at,
-                format!(
-                    "truncated: the last record has {} of its {RECORD} bytes{}",
-                    n % RECORD,
-                    self.compression.offset_note()
-                ),
-            ));
-        }
-        self.offset += n as u64;
-        for rec in self.buf[..n].chunks_exact(RECORD) {
-            decode_record(rec, &mut batch.refs);
-        }
-        Ok(n > 0)
-    }
-    fn metadata(&self) -> &Metadata {
-        &self.metadata
-    }
-    fn position(&self) -> u64 {
-        self.offset
-    }
-}
-
 /// Encode one record (for tests and fixtures): `ip`, up to 4 loads, up to 2 stores.
 pub fn encode_record(ip: u64, loads: &[u64], stores: &[u64]) -> [u8; RECORD] {
     let mut rec = [0u8; RECORD];
@@ -123,26 +71,6 @@ pub fn encode_record(ip: u64, loads: &[u64], stores: &[u64]) -> [u8; RECORD] {
         rec[32 + 8 * i..40 + 8 * i].copy_from_slice(&a.to_le_bytes());
     }
     rec
-}
-
-impl crate::trace::Format for ChampsimReader {
-    fn open(
-        path: &Path,
-        _salvage: bool,
-    ) -> Result<Box<dyn crate::trace::TraceReader + Send>, TraceError> {
-        Ok(Box::new(ChampsimReader::open(path)?))
-    }
-    fn from_bytes(
-        bytes: Vec<u8>,
-        path: &Path,
-    ) -> Result<Box<dyn crate::trace::TraceReader + Send>, TraceError> {
-        let input = Box::new(std::io::Cursor::new(bytes));
-        Ok(Box::new(ChampsimReader::from_reader(
-            input,
-            crate::trace::input::Compression::None,
-            path,
-        )))
-    }
 }
 
 #[cfg(test)]

@@ -3,11 +3,10 @@
 //! load, store and modify, addresses in hex and sizes in decimal. Valgrind's own
 //! `==PID==` / `--PID--` lines are skipped.
 
-use super::input::{parse_dec, parse_hex, Lines};
-use super::{Metadata, TraceError, TraceReader, BATCH_REFS};
-use crate::event::{AccessKind, Batch, MemRef};
+use super::input::{parse_dec, parse_hex};
+use super::line_reader::{LineFormat, LineReader};
+use crate::event::{AccessKind, MemRef};
 use std::io::Write;
-use std::path::Path;
 
 /// Parse one reference line into (kind, address, size).
 pub fn parse_line(line: &[u8]) -> Result<(AccessKind, u64, u32), &'static str> {
@@ -29,57 +28,21 @@ pub fn parse_line(line: &[u8]) -> Result<(AccessKind, u64, u32), &'static str> {
     Ok((kind, addr, size))
 }
 
-pub struct LackeyReader {
-    lines: Lines,
-    metadata: Metadata,
-}
+/// Valgrind lackey text, one reference per line.
+pub struct Lackey;
 
-impl LackeyReader {
-    pub fn open(path: &Path) -> Result<LackeyReader, TraceError> {
-        Ok(LackeyReader::from_lines(Lines::open(path)?))
-    }
+pub type LackeyReader = LineReader<Lackey>;
 
-    /// Read from an open input (already decompressed); `path` names it in errors.
-    pub fn from_reader(input: Box<dyn std::io::BufRead + Send>, path: &Path) -> LackeyReader {
-        LackeyReader::from_lines(Lines::new(input, path))
-    }
-
-    fn from_lines(lines: Lines) -> LackeyReader {
-        LackeyReader {
-            lines,
-            metadata: Metadata {
-                source_format: "lackey".into(),
-                ..Metadata::default()
-            },
+impl LineFormat for Lackey {
+    const NAME: &'static str = "lackey";
+    fn parse(line: &[u8]) -> Result<Option<(AccessKind, u64, u32)>, String> {
+        if line.is_empty() || line.starts_with(b"==") || line.starts_with(b"--") {
+            return Ok(None);
         }
-    }
-}
-
-impl TraceReader for LackeyReader {
-    fn next_batch(&mut self, batch: &mut Batch) -> Result<bool, TraceError> {
-        batch.clear();
-        while batch.refs.len() < BATCH_REFS {
-            let Some(line) = self.lines.next_line()? else {
-                break;
-            };
-            if line.is_empty() || line.starts_with(b"==") || line.starts_with(b"--") {
-                continue;
-            }
-            match parse_line(line) {
-                Ok((kind, addr, size)) => batch.refs.push(MemRef::new(addr, size, kind)),
-                Err(msg) => {
-                    let shown = String::from_utf8_lossy(&line[..line.len().min(60)]).into_owned();
-                    return Err(self.lines.error(format!("{msg}: {shown:?}")));
-                }
-            }
-        }
-        Ok(!batch.refs.is_empty())
-    }
-    fn metadata(&self) -> &Metadata {
-        &self.metadata
-    }
-    fn position(&self) -> u64 {
-        self.lines.bytes
+        parse_line(line).map(Some).map_err(|msg| {
+            let shown = String::from_utf8_lossy(&line[..line.len().min(60)]).into_owned();
+            format!("{msg}: {shown:?}")
+        })
     }
 }
 
@@ -92,27 +55,6 @@ pub fn write_ref(out: &mut impl Write, r: &MemRef) -> std::io::Result<()> {
         AccessKind::Modify => " M",
     };
     writeln!(out, "{tag} {:08x},{}", r.addr.0, r.size)
-}
-
-impl crate::trace::Format for LackeyReader {
-    fn open(
-        path: &Path,
-        _salvage: bool,
-    ) -> Result<Box<dyn crate::trace::TraceReader + Send>, TraceError> {
-        Ok(Box::new(LackeyReader::open(path)?))
-    }
-    fn from_bytes(
-        bytes: Vec<u8>,
-        path: &Path,
-    ) -> Result<Box<dyn crate::trace::TraceReader + Send>, TraceError> {
-        Ok(Box::new(LackeyReader::from_reader(
-            Box::new(std::io::Cursor::new(bytes)),
-            path,
-        )))
-    }
-    fn text_line(line: &str) -> bool {
-        parse_line(line.as_bytes()).is_ok()
-    }
 }
 
 #[cfg(test)]

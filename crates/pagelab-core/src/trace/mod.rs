@@ -14,9 +14,11 @@ pub mod info;
 pub mod input;
 pub mod interleave;
 pub mod lackey;
+pub mod line_reader;
 pub mod native;
 pub mod pgrec;
 pub mod rawu64;
+pub mod record_reader;
 pub mod synthetic;
 
 pub use error::{Location, TraceError};
