@@ -2,6 +2,9 @@
 //! ChampSim and u64 files of a wrong length, and salvage mode. Every failure must be
 //! an error (never a panic) that names the file and where in it the problem is.
 
+mod common;
+
+use common::{temp_file, temp_with};
 use pagelab_core::addr::Asid;
 use pagelab_core::event::{AccessKind, Alloc, AllocOp, Batch, Event, MemRef};
 use pagelab_core::trace::native::{NativeReader, NativeWriter, WriterOptions, MAGIC};
@@ -11,40 +14,7 @@ use pagelab_core::trace::{
 use proptest::prelude::*;
 use proptest::test_runner::Config as ProptestConfig;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-
-// ---------------------------------------------------------------------------------
-// Temporary files
-
-static COUNTER: AtomicU64 = AtomicU64::new(0);
-
-struct TempFile(PathBuf);
-
-impl TempFile {
-    fn new(suffix: &str) -> TempFile {
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let name = format!("pagelab-bad-input-{}-{n}{suffix}", std::process::id());
-        TempFile(std::env::temp_dir().join(name))
-    }
-    fn with(suffix: &str, bytes: &[u8]) -> TempFile {
-        let f = TempFile::new(suffix);
-        f.write(bytes);
-        f
-    }
-    fn write(&self, bytes: &[u8]) {
-        std::fs::write(&self.0, bytes).expect("write a temporary file");
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
+use std::path::Path;
 
 // ---------------------------------------------------------------------------------
 // Helpers
@@ -174,9 +144,9 @@ fn truncated_native_file_errors_at_every_length() {
     let bytes = native_bytes(&batch, 7);
     let (_, chunks) = layout(&bytes);
     assert!(chunks.len() >= 4, "the sample has several chunks");
-    let file = TempFile::new(".plt");
+    let file = temp_file(".plt");
     for len in 0..=bytes.len() {
-        file.write(&bytes[..len]);
+        std::fs::write(file.path(), &bytes[..len]).unwrap();
         let what = format!("the first {len} of {} bytes", bytes.len());
         match read_file(file.path(), TraceFormat::Native, &what) {
             Ok(back) => {
@@ -206,12 +176,12 @@ fn truncated_native_file_errors_at_every_length() {
 fn every_flipped_byte_is_detected() {
     let batch = sample_batch(24);
     let bytes = native_bytes(&batch, 7);
-    let file = TempFile::new(".plt");
+    let file = temp_file(".plt");
     for at in 0..bytes.len() {
         for mask in [0x01u8, 0x80, 0xff] {
             let mut bad = bytes.clone();
             bad[at] ^= mask;
-            file.write(&bad);
+            std::fs::write(file.path(), &bad).unwrap();
             let what = format!("byte {at} of {} flipped with {mask:#04x}", bytes.len());
             match read_file(file.path(), TraceFormat::Native, &what) {
                 Ok(_) => panic!("{what}: the corrupt file read without error"),
@@ -256,7 +226,7 @@ proptest! {
             tail[12..16].copy_from_slice(&stored.to_le_bytes());
         }
         bytes.extend_from_slice(&tail);
-        let file = TempFile::with(".plt", &bytes);
+        let file = temp_with(".plt", &bytes);
         let what = format!("{} random bytes after prefix kind {kind}", tail.len());
         match read_file(file.path(), TraceFormat::Native, &what) {
             Ok(b) => prop_assert!(false, "{}: read {} refs from random bytes", what, b.refs.len()),
@@ -279,9 +249,9 @@ fn salvage_keeps_the_complete_chunks_of_a_truncated_file() {
     let full =
         trace::read_all(&mut NativeReader::new(&bytes[..], Path::new("memory")).unwrap()).unwrap();
     assert_eq!(full, batch);
-    let file = TempFile::new(".plt");
+    let file = temp_file(".plt");
     for len in 0..=bytes.len() {
-        file.write(&bytes[..len]);
+        std::fs::write(file.path(), &bytes[..len]).unwrap();
         let what = format!("salvage of the first {len} of {} bytes", bytes.len());
         let opened = catch_unwind(AssertUnwindSafe(|| NativeReader::open(file.path())))
             .unwrap_or_else(|_| panic!("{what}: panicked"));
@@ -332,7 +302,7 @@ fn salvage_stops_at_a_corrupt_chunk() {
     let (_, chunks) = layout(&bytes);
     // Corrupt the payload of the third chunk.
     bytes[chunks[1].0 + 24 + 3] ^= 0x40;
-    let file = TempFile::with(".plt", &bytes);
+    let file = temp_with(".plt", &bytes);
     let e = read_file(file.path(), TraceFormat::Native, "a corrupt chunk").unwrap_err();
     assert_names_file_and_offset(&e, file.path(), "a corrupt chunk");
     assert_eq!(
@@ -355,7 +325,7 @@ fn salvage_stops_at_a_corrupt_chunk() {
 fn malformed_lackey_line_3_is_named() {
     let text =
         "==4242== Lackey, an example Valgrind tool\nI  04016e0,3\n L 7ff000zz,8\n S 0404c88,4\n";
-    let file = TempFile::with(".lackey", text.as_bytes());
+    let file = temp_with(".lackey", text.as_bytes());
     let e = read_file(file.path(), TraceFormat::Lackey, "lackey with a bad line 3").unwrap_err();
     let msg = e.to_string();
     assert!(msg.contains("line 3"), "{msg}");
@@ -399,7 +369,7 @@ proptest! {
         text.push_str(bad);
         text.push_str("\n L 10,8\n");
         let line = count + 1;
-        let file = TempFile::with(".lackey", text.as_bytes());
+        let file = temp_with(".lackey", text.as_bytes());
         let e = read_file(file.path(), TraceFormat::Lackey, "a bad lackey line").unwrap_err();
         let msg = e.to_string();
         prop_assert!(msg.contains(&format!("line {line}:")), "expected line {}: {}", line, msg);
@@ -419,7 +389,7 @@ proptest! {
             bytes.extend_from_slice(&record);
         }
         bytes.extend(std::iter::repeat(0xab).take(extra));
-        let file = TempFile::with(".champsim", &bytes);
+        let file = temp_with(".champsim", &bytes);
         let what = "a partial ChampSim record";
         let e = read_file(file.path(), TraceFormat::Champsim, what).unwrap_err();
         assert_names_file_and_offset(&e, file.path(), what);
@@ -436,7 +406,7 @@ proptest! {
             .flat_map(|a| (a * 4096).to_le_bytes())
             .chain(std::iter::repeat(1).take(extra))
             .collect();
-        let file = TempFile::with(".u64", &bytes);
+        let file = temp_with(".u64", &bytes);
         let e = read_file(file.path(), TraceFormat::U64, "a partial u64 address").unwrap_err();
         assert_names_file_and_offset(&e, file.path(), "a partial u64 address");
         prop_assert_eq!(e.location, Location::Offset(addrs as u64 * 8), "{}", e);

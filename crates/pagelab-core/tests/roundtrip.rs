@@ -6,6 +6,9 @@
 //! present or not, address-space switches) and random events of every kind, and
 //! gzip-compressed lackey files must read exactly like the plain ones.
 
+mod common;
+
+use common::{temp_file, temp_with};
 use pagelab_core::addr::{Asid, VirtAddr};
 use pagelab_core::event::{AccessKind, Alloc, AllocOp, Batch, Event, MemRef, Segment, SegmentKind};
 use pagelab_core::trace::native::{NativeReader, NativeWriter, WriterOptions};
@@ -13,39 +16,7 @@ use pagelab_core::trace::{self, champsim, Metadata, TraceFormat, TraceReader};
 use proptest::prelude::*;
 use proptest::test_runner::Config as ProptestConfig;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-
-// ---------------------------------------------------------------------------------
-// Temporary files
-
-static COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// A file in the temporary directory with a name no other test (or process) uses,
-/// removed when dropped.
-struct TempFile(PathBuf);
-
-impl TempFile {
-    fn new(suffix: &str) -> TempFile {
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let name = format!("pagelab-roundtrip-{}-{n}{suffix}", std::process::id());
-        TempFile(std::env::temp_dir().join(name))
-    }
-    fn with(suffix: &str, bytes: &[u8]) -> TempFile {
-        let f = TempFile::new(suffix);
-        std::fs::write(&f.0, bytes).expect("write a temporary file");
-        f
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
+use std::path::Path;
 
 // ---------------------------------------------------------------------------------
 // Helpers
@@ -72,7 +43,7 @@ fn write_native(path: &Path, batch: &Batch, metadata: &Metadata, chunk_refs: u32
 
 /// Write `batch` natively in chunks of `chunk_refs` and read it back.
 fn through_native(batch: &Batch, chunk_refs: u32) -> Batch {
-    let file = TempFile::new(".plt");
+    let file = temp_file(".plt");
     write_native(file.path(), batch, &Metadata::default(), chunk_refs);
     read(file.path(), TraceFormat::Native)
 }
@@ -500,7 +471,7 @@ proptest! {
         chunk_refs in small_chunks(),
     ) {
         let (text, refs) = lackey_text(&lines, crlf, final_newline);
-        let file = TempFile::with(".lackey", &text);
+        let file = temp_with(".lackey", &text);
         check_reader(file.path(), TraceFormat::Lackey, &refs, chunk_refs)?;
     }
 
@@ -511,7 +482,7 @@ proptest! {
         chunk_refs in small_chunks(),
     ) {
         let (text, refs) = addrs_text(&lines, &comments);
-        let file = TempFile::with(".addrs", &text);
+        let file = temp_with(".addrs", &text);
         check_reader(file.path(), TraceFormat::Addrs, &refs, chunk_refs)?;
     }
 
@@ -524,7 +495,7 @@ proptest! {
             .iter()
             .flat_map(|(ip, loads, stores)| champsim::encode_record(*ip, loads, stores))
             .collect();
-        let file = TempFile::with(".champsim", &bytes);
+        let file = temp_with(".champsim", &bytes);
         check_reader(file.path(), TraceFormat::Champsim, &champsim_refs(&records), chunk_refs)?;
     }
 
@@ -534,7 +505,7 @@ proptest! {
         chunk_refs in small_chunks(),
     ) {
         let bytes: Vec<u8> = addrs.iter().flat_map(|a| a.to_le_bytes()).collect();
-        let file = TempFile::with(".u64", &bytes);
+        let file = temp_with(".u64", &bytes);
         let refs: Vec<MemRef> =
             addrs.iter().map(|&a| MemRef::new(a, 1, AccessKind::Load)).collect();
         check_reader(file.path(), TraceFormat::U64, &refs, chunk_refs)?;
@@ -554,7 +525,7 @@ proptest! {
         for e in tail {
             batch.push_event(e);
         }
-        let file = TempFile::new(".plt");
+        let file = temp_file(".plt");
         write_native(file.path(), &batch, &metadata, chunk_refs);
         let mut reader = NativeReader::open(file.path()).unwrap_or_else(|e| panic!("{e}"));
         prop_assert_eq!(reader.metadata(), &metadata);
@@ -620,12 +591,12 @@ proptest! {
         split in any::<prop::sample::Index>(),
     ) {
         let (text, refs) = lackey_text(&lines, false, true);
-        let plain = TempFile::with(".lackey", &text);
+        let plain = temp_with(".lackey", &text);
         let expected = read(plain.path(), TraceFormat::Lackey);
         prop_assert_eq!(&expected.refs, &refs);
 
         // One gzip member, read with the format given and with it detected from the name.
-        let gz = TempFile::with(".lackey.gz", &gzip(&text));
+        let gz = temp_with(".lackey.gz", &gzip(&text));
         prop_assert_eq!(&read(gz.path(), TraceFormat::Lackey), &expected);
         let detected = TraceFormat::detect(gz.path()).unwrap();
         prop_assert_eq!(detected, TraceFormat::Lackey);
@@ -702,7 +673,7 @@ fn literals_stored_either_way_read_the_same() {
     }
     let mut sizes = Vec::new();
     for compress_literals in [false, true] {
-        let file = TempFile::new(".plt");
+        let file = temp_file(".plt");
         let options = WriterOptions {
             compress_literals,
             ..WriterOptions::default()

@@ -95,3 +95,20 @@ pub fn same(
         ))
     }
 }
+
+/// An empty temporary file whose name ends in `suffix` (formats are told by their
+/// extension), removed when dropped.
+pub fn temp_file(suffix: &str) -> tempfile::NamedTempFile {
+    tempfile::Builder::new()
+        .prefix("pagelab-test-")
+        .suffix(suffix)
+        .tempfile()
+        .expect("create a temporary file")
+}
+
+/// A temporary file holding `bytes`.
+pub fn temp_with(suffix: &str, bytes: &[u8]) -> tempfile::NamedTempFile {
+    let f = temp_file(suffix);
+    std::fs::write(f.path(), bytes).expect("write a temporary file");
+    f
+}
