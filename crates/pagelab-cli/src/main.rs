@@ -358,7 +358,7 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
     }
     let baseline = if args.baseline {
         let mut base_config = config.clone();
-        base_config.promotion = pagelab_core::config::PromotionConfig::None;
+        base_config.promotion = pagelab_core::config::PromotionConfig::None {};
         let mut base = Machine::build(&base_config)?;
         let (mut reader, names) = open_input(args)?;
         let mut progress = progress::Progress::new("simulating base pages", args.quiet);

@@ -53,7 +53,7 @@ fn limited(mut c: MachineConfig, bytes: u64) -> MachineConfig {
 #[test]
 fn a_limit_below_the_footprint_reclaims_and_brings_pages_back() {
     let mut none = presets::load("alpha-21264").unwrap();
-    none.promotion = PromotionConfig::None;
+    none.promotion = PromotionConfig::None {};
     for (name, config) in [("reservation", alpha_reservation()), ("none", none)] {
         let (_, free) = run_xz(&config);
         // xz touches 410 pages of 8 KiB; 2 MiB holds 256.
@@ -181,7 +181,7 @@ fn reservations_demote_on_write_and_promote_back_in_place() {
 /// new pages (D) press on the limit.
 fn restored(daemon: DaemonKind) -> (u64, u64, f64) {
     let mut c = presets::load("alpha-21264").unwrap();
-    c.promotion = PromotionConfig::None;
+    c.promotion = PromotionConfig::None {};
     c.paging = PagingConfig {
         resident_limit: ByteSize(400 << 13),
         daemon,

@@ -41,7 +41,7 @@ fn run(promotion: PromotionConfig) -> (u64, u64) {
 
 #[test]
 fn reservations_remove_nine_tenths_of_the_tlb_misses_of_bunzip2() {
-    let (base, base_faults) = run(PromotionConfig::None);
+    let (base, base_faults) = run(PromotionConfig::None {});
     let (resv, _) = run(PromotionConfig::Reservation(Default::default()));
     // Base pages miss many times per page touched (the working set is beyond the
     // TLB's reach of 1 MiB): most misses are not the compulsory ones (first touches)
@@ -67,7 +67,7 @@ fn reservations_remove_nine_tenths_of_the_tlb_misses_of_bunzip2() {
 /// base-page walks.
 #[test]
 fn reservations_on_bunzip2_lose_their_benefit_as_memory_fragments() {
-    let (base, _) = run(PromotionConfig::None);
+    let (base, _) = run(PromotionConfig::None {});
     let mut last = 0;
     let mut removed = Vec::new();
     for wired in [0.0, 0.2, 0.3, 0.35, 0.4] {

@@ -72,7 +72,11 @@ fn pagelab_misses_as_a_plain_lru_on_the_standard_trace() {
         .arg("42")
         .output()
         .expect("run the generator");
-    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
     let va = dir.path().join("t.va.u64");
 
     let bytes = std::fs::read(&va).unwrap();

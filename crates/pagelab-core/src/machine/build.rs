@@ -181,7 +181,7 @@ impl Machine {
         let remap = matches!(config.mechanism, crate::config::MechanismConfig::Remap(_));
         if remap
             && matches!(config.page_table, PageTableConfig::Inverted(_))
-            && !matches!(config.promotion, crate::config::PromotionConfig::None)
+            && !matches!(config.promotion, crate::config::PromotionConfig::None {})
         {
             return Err(err(
                 "mechanism.kind: remap maps superpages to shadow frames, which an inverted page table (one entry per real frame) cannot hold".into(),

@@ -48,13 +48,13 @@ pub fn check_miss_cycles(cycles: f64) -> Result<(), String> {
 macro_rules! define_promotion_policies {
     (; $($(#[$doc:meta])* $name:literal => $variant:ident($options:ident, $policy:ident),)*) => {
         /// A superpage promotion policy, by name (`policy = "..."`); see `crate::superpage`.
-        #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-        #[serde(tag = "policy")]
+        #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+        #[serde(tag = "policy", deny_unknown_fields)]
         pub enum PromotionConfig {
-            /// Base pages only.
-            #[default]
+            /// Base pages only (a variant with no fields, so that a field given with it
+            /// is an error rather than ignored).
             #[serde(rename = "none")]
-            None,
+            None {},
             $(
                 $(#[$doc])*
                 #[serde(rename = $name)]
@@ -71,7 +71,7 @@ macro_rules! define_promotion_policies {
             cx: &Context<'_>,
         ) -> Result<Option<Box<dyn PromotionPolicy>>, String> {
             Ok(match c {
-                PromotionConfig::None => None,
+                PromotionConfig::None {} => None,
                 $(PromotionConfig::$variant(o) => Some(Box::new($policy::build(o, cx)?)),)*
             })
         }
@@ -81,14 +81,14 @@ macro_rules! define_promotion_policies {
             /// not take `sizes`).
             pub fn configured_sizes(&self) -> Option<&[PageSize]> {
                 match self {
-                    PromotionConfig::None => None,
+                    PromotionConfig::None {} => None,
                     $(PromotionConfig::$variant(o) => $policy::configured_sizes(o),)*
                 }
             }
             /// The largest page the policy maps, given the resolved candidate sizes.
             pub fn largest_page(&self, sizes: &[PageSize]) -> Option<PageSize> {
                 match self {
-                    PromotionConfig::None => None,
+                    PromotionConfig::None {} => None,
                     $(PromotionConfig::$variant(o) => $policy::largest_page(o, sizes),)*
                 }
             }
@@ -97,3 +97,9 @@ macro_rules! define_promotion_policies {
 }
 
 crate::for_each_promotion_policy!(define_promotion_policies);
+
+impl Default for PromotionConfig {
+    fn default() -> Self {
+        PromotionConfig::None {}
+    }
+}
