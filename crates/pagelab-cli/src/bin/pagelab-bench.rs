@@ -14,7 +14,9 @@
 //! the standard trace (../shared/bench/README.md) to six decimals, or it exits with 1.
 //!
 //! Usage: `pagelab-bench TRACE.plt [--repeat N] [--skip-check] [--only read|simulate|skylake] [--expect-standard]`
+//! (`pagelab-bench --help`).
 
+use clap::{Parser, ValueEnum};
 use pagelab_core::config::{SetAssocConfig, TlbConfig};
 use pagelab_core::trace;
 use pagelab_core::{Batch, Machine, MachineConfig};
@@ -99,36 +101,50 @@ fn timed<T>(
     Ok((median(rates), last.unwrap()))
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let path = PathBuf::from(
-        args.first()
-            .ok_or("usage: pagelab-bench TRACE.plt [--repeat N] [--skip-check]")?,
-    );
-    let repeat = args
-        .iter()
-        .position(|a| a == "--repeat")
-        .and_then(|i| args.get(i + 1)?.parse().ok())
-        .unwrap_or(3usize)
-        .max(1);
-    let only = args
-        .iter()
-        .position(|a| a == "--only")
-        .and_then(|i| args.get(i + 1))
-        .map(String::as_str);
-    if let Some(o) = only.filter(|o| !["read", "simulate", "skylake"].contains(o)) {
-        return Err(format!("--only {o:?}: expected read, simulate or skylake").into());
-    }
-    let check = !args.iter().any(|a| a == "--skip-check") && only.is_none();
+/// Throughput of pagelab's hot paths on one native trace (by default the standard
+/// 100-million-reference trace that bench/run.sh generates).
+#[derive(Parser)]
+#[command(name = "pagelab-bench")]
+struct Args {
+    /// The trace (a native .plt file).
+    trace: PathBuf,
+    /// Runs of each measurement; the median is shown.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    repeat: u32,
+    /// Skip the check of the miss ratios against the standard trace's reference results.
+    #[arg(long)]
+    skip_check: bool,
+    /// Measure only this (and skip the check).
+    #[arg(long, value_enum)]
+    only: Option<Only>,
+    /// Fail unless the check's miss ratios equal the standard trace's reference results.
+    #[arg(long, conflicts_with_all = ["skip_check", "only"])]
+    expect_standard: bool,
+}
 
-    if only.is_none() || only == Some("read") {
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum Only {
+    Read,
+    Simulate,
+    Skylake,
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args = Args::parse();
+    let path = args.trace.clone();
+    let repeat = args.repeat as usize;
+    let only = args.only;
+    let runs = |what: Only| only.is_none() || only == Some(what);
+    let check = !args.skip_check && only.is_none();
+
+    if runs(Only::Read) {
         let (rate, (refs, sum)) = timed(repeat, || {
             let (refs, sum) = read_once(&path)?;
             Ok((refs, (refs, sum)))
         })?;
         say!("read      {rate:8.1} M refs/s   ({refs} references, address checksum {sum:#x})");
     }
-    if only.is_none() || only == Some("simulate") {
+    if runs(Only::Simulate) {
         let (rate, report) = timed(repeat, || simulate_once(&path, &tlb(16, 4)))?;
         let l = &report.levels[0];
         say!(
@@ -136,7 +152,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             l.miss_ratio, report.counts.walks, report.counts.page_faults
         );
     }
-    if only.is_none() || only == Some("skylake") {
+    if runs(Only::Skylake) {
         let skylake = pagelab_core::presets::load("skylake")?;
         let (rate, report) = timed(repeat, || simulate_once(&path, &skylake))?;
         let miss = |name: &str| {
@@ -155,7 +171,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     if check {
-        let expect = args.iter().any(|a| a == "--expect-standard");
+        let expect = args.expect_standard;
         // Reference results of the standard 100 M-reference trace (shared/bench/README.md).
         for (sets, ways, reference) in [(1, 64, 0.254017), (128, 12, 0.224331)] {
             let (rate, report) = timed(1, || simulate_once(&path, &tlb(sets, ways)))?;
