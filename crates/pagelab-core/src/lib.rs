@@ -15,6 +15,7 @@ pub mod machine;
 pub mod pagetable;
 pub mod presets;
 pub mod pressure;
+pub mod replacement;
 pub mod superpage;
 pub mod tlb;
 pub mod trace;

@@ -9,7 +9,7 @@ use pagelab_core::addr::{Asid, PageSize, Pfn, VirtAddr};
 use pagelab_core::config::{SetAssocConfig, TlbConfig};
 use pagelab_core::event::{AccessKind, Batch, MemRef};
 use pagelab_core::pagetable::{Perms, Translation};
-use pagelab_core::tlb::replacement::Lru;
+use pagelab_core::replacement::Lru;
 use pagelab_core::tlb::{SetAssocTlb, Tlb};
 use pagelab_core::{Machine, MachineConfig};
 use proptest::prelude::*;

@@ -11,7 +11,7 @@
 
 use pagelab_core::addr::{Asid, PageSize, Pfn, VirtAddr};
 use pagelab_core::pagetable::{Perms, Translation};
-use pagelab_core::tlb::replacement::*;
+use pagelab_core::replacement::*;
 use pagelab_core::tlb::{SetAssocTlb, Tlb};
 use proptest::prelude::*;
 use proptest::test_runner::Config as ProptestConfig;

@@ -7,7 +7,7 @@
 
 use pagelab_core::addr::{Asid, PageSize, Pfn, VirtAddr};
 use pagelab_core::pagetable::{Perms, Translation};
-use pagelab_core::tlb::replacement::{Fifo, Lru, Nru, Replacement, TreePlru};
+use pagelab_core::replacement::{Fifo, Lru, Nru, Replacement, TreePlru};
 use pagelab_core::tlb::{SetAssocTlb, Tlb};
 
 const STRING: &str = "ABCDAEBFACGD";

@@ -51,7 +51,7 @@ impl Default for CacheConfig {
     }
 }
 
-/// One level: `sets × ways` lines, least recently used line of a set evicted.
+/// One level: `sets × ways` lines, the victim of a set chosen by `replacement`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CacheLevelConfig {
@@ -66,6 +66,9 @@ pub struct CacheLevelConfig {
     /// from the core: it includes the lookups of the levels above, which are not
     /// added again. Default 4.
     pub hit_cycles: f64,
+    /// Replacement policy by name, as for TLB arrays (lru, nru, plru, fifo, random).
+    /// Default "lru".
+    pub replacement: String,
 }
 
 impl Default for CacheLevelConfig {
@@ -75,6 +78,7 @@ impl Default for CacheLevelConfig {
             sets: 64,
             ways: 8,
             hit_cycles: 4.0,
+            replacement: "lru".into(),
         }
     }
 }
@@ -99,6 +103,7 @@ impl CacheConfig {
             sets: bytes / 64 / ways,
             ways,
             hit_cycles,
+            replacement: "lru".into(),
         };
         CacheConfig {
             levels: vec![
@@ -153,6 +158,14 @@ impl CacheConfig {
                 ));
             }
             check_cycles(&field("hit_cycles"), level.hit_cycles)?;
+            if !crate::replacement::NAMES.contains(&level.replacement.as_str()) {
+                return Err(format!(
+                    "{}: unknown policy {:?} (known: {})",
+                    field("replacement"),
+                    level.replacement,
+                    crate::replacement::NAMES.join(", ")
+                ));
+            }
         }
         Ok(())
     }

@@ -39,7 +39,11 @@ impl CacheHierarchy {
             levels: config
                 .levels
                 .iter()
-                .map(|l| CacheLevel::new(l.sets, l.ways))
+                .enumerate()
+                .map(|(i, l)| {
+                    CacheLevel::with_policy(l.sets, l.ways, &l.replacement, i as u64)
+                        .expect("checked")
+                })
                 .collect(),
             line_shift: config.line_bytes.trailing_zeros(),
             latency,
@@ -204,6 +208,7 @@ mod tests {
             sets,
             ways,
             hit_cycles,
+            ..CacheLevelConfig::default()
         }
     }
 

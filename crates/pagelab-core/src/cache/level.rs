@@ -1,17 +1,20 @@
-//! One cache level: a set-associative array of lines with exact LRU replacement. A
-//! line (a physical address divided by the line size) goes to set `line mod sets`;
-//! sets need not be a power of two (a real part with an odd number of sets, such as
-//! a sliced LLC, hashes the address instead: modulo is the simple stand-in). A
-//! reference that misses fills the line at once, in place of the least recently used
-//! line of its set, an empty way first: write-allocate, and no dirty state.
+//! One cache level: a set-associative array of lines whose victims a replacement
+//! policy chooses (`crate::replacement`, the same policies as the TLBs'; LRU by
+//! default). A line (a physical address divided by the line size) goes to set
+//! `line mod sets`; sets need not be a power of two (a real part with an odd number of
+//! sets, such as a sliced LLC, hashes the address instead: modulo is the simple
+//! stand-in). A reference that misses fills the line at once, in an empty way if its
+//! set has one, else in place of the policy's victim: write-allocate, and no dirty
+//! state.
+
+use crate::replacement::AnyReplacement;
 
 /// The tag of an empty way. Line numbers are physical addresses shifted right by at
 /// least 3 (lines are 8 bytes or more), so no line has it.
 const EMPTY: u64 = u64::MAX;
 
-/// The lines are kept as parallel arrays, set by set, so that a set's tags are
-/// contiguous: `tags[set * ways + way]` is the line a way holds, `stamps[..]` when it
-/// was last referenced.
+/// The lines are kept set by set, so that a set's tags are contiguous:
+/// `tags[set * ways + way]` is the line a way holds.
 #[derive(Clone, Debug)]
 pub struct CacheLevel {
     sets: usize,
@@ -19,26 +22,35 @@ pub struct CacheLevel {
     /// `sets - 1` when sets is a power of two, for a mask instead of a division.
     mask: Option<u64>,
     tags: Vec<u64>,
-    /// Values of `clock` at each way's last reference, 0 for an empty way. Stamps grow
-    /// with every reference, so within a set the smallest is the least recently used
-    /// line (and an empty way is older than any line): LRU exactly, not a
-    /// pseudo-LRU, at 8 bytes a line.
-    stamps: Vec<u64>,
-    clock: u64,
+    policy: AnyReplacement,
+    /// Empty ways in the whole level: once none is left (until an invalidation), a
+    /// miss goes straight to the policy's victim.
+    empty_ways: usize,
 }
 
 impl CacheLevel {
-    /// An empty level; `sets` and `ways` at least 1 (checked by the configuration).
+    /// An empty LRU level; `sets` and `ways` at least 1 (checked by the configuration).
     pub fn new(sets: usize, ways: usize) -> CacheLevel {
+        CacheLevel::with_policy(sets, ways, "lru", 0).expect("lru is a policy")
+    }
+
+    /// An empty level whose victims the policy `replacement` chooses (`None` if no
+    /// policy has that name); `seed` seeds a random policy.
+    pub fn with_policy(
+        sets: usize,
+        ways: usize,
+        replacement: &str,
+        seed: u64,
+    ) -> Option<CacheLevel> {
         assert!(sets > 0 && ways > 0, "a cache level needs sets and ways");
-        CacheLevel {
+        Some(CacheLevel {
             sets,
             ways,
             mask: sets.is_power_of_two().then_some(sets as u64 - 1),
             tags: vec![EMPTY; sets * ways],
-            stamps: vec![0; sets * ways],
-            clock: 0,
-        }
+            policy: AnyReplacement::named(replacement, sets, ways, seed)?,
+            empty_ways: sets * ways,
+        })
     }
 
     /// (sets, ways).
@@ -71,16 +83,28 @@ impl CacheLevel {
     #[inline(always)]
     fn access_in<const W: usize>(&mut self, line: u64) -> bool {
         let ways = if W == 0 { self.ways } else { W };
-        let base = self.set_of(line) * ways;
+        let set = self.set_of(line);
+        let base = set * ways;
         let tags = &self.tags[base..base + ways];
-        let (way, hit) = match find(tags, line) {
-            Some(way) => (way, true),
-            None => (oldest(&self.stamps[base..base + ways]), false),
+        if let Some(way) = find(tags, line) {
+            self.policy.hit(set, way);
+            return true;
+        }
+        let free = if self.empty_ways > 0 {
+            tags.iter().position(|&t| t == EMPTY)
+        } else {
+            None
         };
-        self.clock += 1;
+        let way = match free {
+            Some(free) => {
+                self.empty_ways -= 1;
+                free
+            }
+            None => self.policy.victim(set),
+        };
         self.tags[base + way] = line;
-        self.stamps[base + way] = self.clock;
-        hit
+        self.policy.fill(set, way);
+        false
     }
 
     /// Whether `line` is held, without touching it.
@@ -115,7 +139,8 @@ impl CacheLevel {
 
     fn empty(&mut self, i: usize) {
         self.tags[i] = EMPTY;
-        self.stamps[i] = 0;
+        self.empty_ways += 1;
+        self.policy.invalidate(i / self.ways, i % self.ways);
     }
 
     /// Lines held now.
@@ -133,19 +158,6 @@ fn find(tags: &[u64], line: u64) -> Option<usize> {
         hit = if tag == line { way } else { hit };
     }
     (hit != usize::MAX).then_some(hit)
-}
-
-/// The way of a set referenced longest ago (the first empty way if any: its stamp is
-/// 0), selected with conditional moves.
-#[inline(always)]
-fn oldest(stamps: &[u64]) -> usize {
-    let (mut best, mut oldest) = (0, stamps[0]);
-    for (way, &s) in stamps.iter().enumerate().skip(1) {
-        let older = s < oldest;
-        best = if older { way } else { best };
-        oldest = if older { s } else { oldest };
-    }
-    best
 }
 
 #[cfg(test)]

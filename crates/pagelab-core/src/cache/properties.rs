@@ -104,6 +104,7 @@ fn one_level(sets: usize, ways: usize, line_bytes: u64) -> CacheConfig {
             sets,
             ways,
             hit_cycles: 1.0,
+            ..CacheLevelConfig::default()
         }],
         line_bytes,
         memory_cycles: 10.0,
@@ -213,6 +214,7 @@ proptest! {
                     sets,
                     ways,
                     hit_cycles: (i + 1) as f64,
+                    ..CacheLevelConfig::default()
                 })
                 .collect(),
             line_bytes,

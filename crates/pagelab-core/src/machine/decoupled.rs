@@ -28,8 +28,8 @@ use super::{Machine, SimError};
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr};
 use crate::event::{AccessKind, MemRef};
 use crate::pagetable::{Perms, Translation, WalkHint};
+use crate::replacement::{Replacement, SetPolicy, TreePlru};
 use crate::tlb::hierarchy::{Above, VisitArray, DATA, INSTRUCTION};
-use crate::tlb::replacement::{Replacement, SetPolicy, TreePlru};
 use crate::tlb::set_assoc::{tag_meta, Scan};
 use crate::tlb::SetAssocTlb;
 

@@ -44,7 +44,7 @@ const PAD: u8 = 127;
 
 impl FaLru {
     /// `ways` from 1 to [`MAX_WAYS`]. The ways start ordered by index, way 0 the
-    /// oldest (as [`super::replacement::Lru`]'s list).
+    /// oldest (as [`crate::replacement::Lru`]'s list).
     pub fn new(ways: usize) -> FaLru {
         assert!((1..=MAX_WAYS).contains(&ways) && MAX_WAYS <= 64);
         let mut ranks = [[PAD; LANES]; GROUPS];

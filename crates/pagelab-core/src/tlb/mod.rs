@@ -6,7 +6,7 @@
 mod fa_lru;
 mod fingerprint;
 pub mod hierarchy;
-pub mod replacement;
+pub use crate::replacement;
 pub mod set_assoc;
 pub mod walk_cache;
 mod way_index;

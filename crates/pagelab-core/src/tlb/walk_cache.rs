@@ -29,7 +29,7 @@ struct WalkCache<A> {
     /// a hit on it again changes no policy's state (see [`Replacement::hit`]), so it
     /// is counted without a lookup. Meta 0: none (after an invalidation or a flush).
     ///
-    /// [`Replacement::hit`]: super::replacement::Replacement::hit
+    /// [`Replacement::hit`]: crate::replacement::Replacement::hit
     last: (u64, u32),
 }
 

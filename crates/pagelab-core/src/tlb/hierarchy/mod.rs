@@ -11,7 +11,7 @@ use super::{Tlb, TlbStats};
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr};
 use crate::config::{HierarchyConfig, LevelConfig, Serves, SetAssocConfig, TlbConfig};
 use crate::pagetable::{Perms, Translation};
-use crate::tlb::replacement::*;
+use crate::replacement::*;
 use crate::tlb::set_assoc::tag_meta;
 use crate::tlb::SetAssocTlb;
 use serde::Serialize;

@@ -9,11 +9,11 @@ mod tests;
 pub use scan::Scan;
 
 use super::fingerprint::{self, Fingerprints};
-use super::replacement::{PackedPlru, Replacement, SetPolicy, TreePlru};
 use super::way_index::WayIndex;
 use super::{sub_page, Tlb, TlbKey, TlbStats};
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr, Vpn};
 use crate::pagetable::{Perms, Translation};
+use crate::replacement::{PackedPlru, Replacement, SetPolicy, TreePlru};
 
 /// Entries are kept as parallel arrays so that a set's tags are contiguous:
 /// `tags[i]` is the page number, `meta[i]` packs the address space and page size

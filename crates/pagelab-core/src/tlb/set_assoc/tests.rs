@@ -1,7 +1,7 @@
 //! Unit tests of `set_assoc`.
 
 use super::*;
-use crate::tlb::replacement::Lru;
+use crate::replacement::Lru;
 
 fn t4k(pfn: u64) -> Translation {
     Translation {

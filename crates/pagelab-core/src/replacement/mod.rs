@@ -1,4 +1,5 @@
-//! Replacement policies: small policy objects that a set-associative array consults.
+//! Replacement policies: small policy objects that a set-associative array consults —
+//! a TLB array, a walk cache or a data cache level.
 //! A policy keeps its own per-set state and never sees tags; the array owns storage.
 //!
 //! Adding a policy: a file here implementing [`Replacement`], and one line in
@@ -40,7 +41,7 @@ pub trait Replacement: 'static {
 }
 
 /// A policy's choices as a loop over references makes them (see
-/// [`super::set_assoc::Scan`]): the policy itself, or its state lent to the loop
+/// [`crate::tlb::set_assoc::Scan`]): the policy itself, or its state lent to the loop
 /// ([`plru::PackedPlru`]), which makes exactly the same choices.
 pub trait SetPolicy {
     fn hit(&mut self, set: usize, way: usize);
@@ -77,3 +78,44 @@ macro_rules! for_each_policy {
         }
     };
 }
+
+macro_rules! define_any_replacement {
+    ($($name:literal => $policy:ident,)*) => {
+        /// Every policy as one type, chosen by name, for arrays that are not generic
+        /// over their policy (data cache levels): calls dispatch with a `match`.
+        #[derive(Clone, Debug)]
+        pub enum AnyReplacement {
+            $($policy($policy),)*
+        }
+
+        /// The policies' names, as configurations give them.
+        pub const NAMES: &[&str] = &[$($name),*];
+
+        impl AnyReplacement {
+            /// The policy named `name`, or `None`.
+            pub fn named(name: &str, sets: usize, ways: usize, seed: u64) -> Option<AnyReplacement> {
+                match name {
+                    $($name => Some(AnyReplacement::$policy($policy::new(sets, ways, seed))),)*
+                    _ => None,
+                }
+            }
+            #[inline]
+            pub fn hit(&mut self, set: usize, way: usize) {
+                match self { $(AnyReplacement::$policy(p) => p.hit(set, way),)* }
+            }
+            #[inline]
+            pub fn fill(&mut self, set: usize, way: usize) {
+                match self { $(AnyReplacement::$policy(p) => p.fill(set, way),)* }
+            }
+            #[inline]
+            pub fn victim(&mut self, set: usize) -> usize {
+                match self { $(AnyReplacement::$policy(p) => p.victim(set),)* }
+            }
+            pub fn invalidate(&mut self, set: usize, way: usize) {
+                match self { $(AnyReplacement::$policy(p) => p.invalidate(set, way),)* }
+            }
+        }
+    };
+}
+
+crate::for_each_policy!(define_any_replacement);

@@ -97,7 +97,7 @@ impl Recency {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tlb::replacement::stamps::Stamps;
+    use crate::replacement::stamps::Stamps;
 
     /// Any sequence of touches and clears orders a full set as stamps do: after
     /// every step, the oldest way equals the stamps' oldest once every way is

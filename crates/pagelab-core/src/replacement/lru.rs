@@ -10,6 +10,7 @@ use super::Replacement;
 /// Sets of at least this many ways keep their order as a list.
 pub const LIST_WAYS: usize = 16;
 
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Lru {
     Stamps(Stamps),
     List(Recency),
