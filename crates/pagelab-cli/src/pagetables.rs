@@ -128,29 +128,45 @@ fn table(rows: &[Row]) -> String {
 }
 
 fn csv(rows: &[Row]) -> String {
-    let mut s = String::from(
-        "structure,lookups,refs_mean,refs_p99,lines_mean,footprint_bytes,maps,map_refs_mean,shared_map_refs,lookups_per_second,segment_map,segment_protect,segment_promote,segment_demote,segment_unmap\n",
-    );
+    let mut out = csv::Writer::from_writer(Vec::new());
+    let header = [
+        "structure",
+        "lookups",
+        "refs_mean",
+        "refs_p99",
+        "lines_mean",
+        "footprint_bytes",
+        "maps",
+        "map_refs_mean",
+        "shared_map_refs",
+        "lookups_per_second",
+        "segment_map",
+        "segment_protect",
+        "segment_promote",
+        "segment_demote",
+        "segment_unmap",
+    ];
+    out.write_record(header).expect("CSV into memory");
+    let optional = |v: Option<u64>| v.map_or(String::new(), |v| v.to_string());
     for r in rows {
-        let _ = writeln!(
-            s,
-            "{},{},{:.4},{},{:.4},{},{},{:.4},{},{:.0},{},{},{},{},{}",
-            r.structure,
-            r.lookups,
-            r.refs_mean,
-            r.refs_p99,
-            r.lines_mean,
-            r.footprint_bytes,
-            r.maps,
-            r.map_refs_mean,
-            r.shared_map_refs,
-            r.lookups_per_second,
-            r.segment.map,
-            r.segment.protect,
-            r.segment.promote.map_or(String::new(), |v| v.to_string()),
-            r.segment.demote.map_or(String::new(), |v| v.to_string()),
-            r.segment.unmap
-        );
+        out.write_record([
+            r.structure.clone(),
+            r.lookups.to_string(),
+            format!("{:.4}", r.refs_mean),
+            r.refs_p99.to_string(),
+            format!("{:.4}", r.lines_mean),
+            r.footprint_bytes.to_string(),
+            r.maps.to_string(),
+            format!("{:.4}", r.map_refs_mean),
+            r.shared_map_refs.to_string(),
+            format!("{:.0}", r.lookups_per_second),
+            r.segment.map.to_string(),
+            r.segment.protect.to_string(),
+            optional(r.segment.promote),
+            optional(r.segment.demote),
+            r.segment.unmap.to_string(),
+        ])
+        .expect("CSV into memory");
     }
-    s
+    String::from_utf8(out.into_inner().expect("CSV into memory")).expect("UTF-8")
 }
