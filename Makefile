@@ -45,8 +45,9 @@ recorder-deps:
 recorder: recorder-deps
 	$(MAKE) -C recorder OUT=$(CURDIR)/target/valgrind
 
-test-recorder: recorder
-	$(MAKE) -C recorder OUT=$(CURDIR)/target/valgrind check
+# The recorder's tests run under pytest, from the virtual environment.
+test-recorder: recorder venv
+	$(MAKE) -C recorder OUT=$(CURDIR)/target/valgrind PYTHON=$(CURDIR)/$(VENV)/bin/python check
 
 # The fuzz targets must build (running them needs nightly: see fuzz/README.md).
 fuzz-build:

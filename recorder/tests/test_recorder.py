@@ -1,10 +1,11 @@
-#!/usr/bin/env python3
-"""Tests of the pagelab Valgrind tool (run by `make -C recorder check`).
+"""Tests of the pagelab Valgrind tool, under pytest (`make -C recorder check`).
 
-    run_tests.py --out OUT [-k NAME] [--keep]
+    PAGELAB_RECORDER_OUT=OUT python3 -m pytest recorder/tests [-k NAME]
 
 OUT is the build folder ($(OUT) of the Makefile: OUT/full, OUT/bare,
-OUT/tests/pattern).  Exits 0 when every test passes.  Standard library only.
+OUT/tests/pattern); by default target/valgrind of the repository.  The fixture
+`c` (conftest.py) holds the build folder and a scratch folder shared by the
+tests (PAGELAB_RECORDER_KEEP=1 keeps it).
 
 Tests
   pattern     --start=no --fetches=none: the data references between the
@@ -26,13 +27,9 @@ ld.so (a table lookup indexed by the AT_RANDOM bytes on the stack).  Two
 Lackey runs of /bin/true find those instructions; the comparison requires
 equality everywhere else, and same kind and size there.
 """
-import argparse
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -199,7 +196,7 @@ def test_pattern(c):
     base = int(p.stdout.decode().split()[0], 16)
     expect = [pgrec.Ref(base + ((i * 7) % n) * 4096, 1, 1) for i in range(n)]
     check(s.refs() == expect, "bare: references differ from the pattern")
-    return msg
+    print(msg)
 
 
 def find_nondet(c):
@@ -230,7 +227,7 @@ def test_lackey(c):
               "%s: END %r but %d references" % (name, end, len(got)))
         masked = compare(ref, got, c.nondet, name)
         msgs.append("%s %d refs (%d masked)" % (name, len(got), masked))
-    return "; ".join(msgs) + "; Lackey-variable instructions: %d" % len(c.nondet)
+    print("; ".join(msgs) + "; Lackey-variable instructions: %d" % len(c.nondet))
 
 
 def test_modes(c):
@@ -282,8 +279,8 @@ def test_modes(c):
     # the non-reference records agree too
     tags = lambda st: [e.tag for e in st.events() if e.tag != "END"]  # noqa: E731
     check(tags(s) == tags(s_all), "events differ between --sample=3 and 1")
-    return "all %d refs; page keeps %d fetches of %d" % (
-        len(full), npage, sum(1 for r in full if r.kind == 2))
+    print("all %d refs; page keeps %d fetches of %d" % (
+        len(full), npage, sum(1 for r in full if r.kind == 2)))
 
 
 def test_threads(c):
@@ -304,7 +301,7 @@ def test_threads(c):
         elif id(r) in ids:
             owners.append(cur)
     check(sorted(owners) == [2, 3, 4, 5], "allocating threads %r" % owners)
-    return "%d thread switches" % len(s.events("THREAD"))
+    print("%d thread switches" % len(s.events("THREAD")))
 
 
 def test_robust(c):
@@ -333,7 +330,7 @@ def test_robust(c):
 
     p = c.valgrind(c.bare, ["--tool=pagelab"], ["/bin/true"], check_rc=False)
     check(p.returncode != 0 and b"--out" in p.stderr, "no --out accepted")
-    return "ENOSPC and EPIPE survived"
+    print("ENOSPC and EPIPE survived")
 
 
 def test_fork(c):
@@ -342,52 +339,4 @@ def test_fork(c):
     check(p.stdout == b"ok\n", "shell output %r" % p.stdout)
     s = pgrec.decode(data)
     check(s.complete, "stream without END")
-    return "%d references" % len(s.refs())
-
-
-TESTS = [("pattern", test_pattern), ("lackey", test_lackey),
-         ("modes", test_modes), ("threads", test_threads),
-         ("robust", test_robust), ("fork", test_fork)]
-
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", required=True)
-    ap.add_argument("-k", action="append", help="run only these tests")
-    ap.add_argument("--keep", action="store_true", help="keep the temp dir")
-    a = ap.parse_args()
-    out = os.path.abspath(a.out)
-    for f in ("full/pagelab-amd64-linux", "bare/pagelab-amd64-linux",
-              "tests/pattern", "tests/threads"):
-        if not os.path.exists(os.path.join(out, f)):
-            print("run_tests: %s missing (make first)" % os.path.join(out, f))
-            return 1
-    tmp = tempfile.mkdtemp(prefix="pagelab-check-")
-    c = Ctx(out, tmp)
-    failed = 0
-    t00 = time.time()
-    try:
-        for name, fn in TESTS:
-            if a.k and name not in a.k:
-                continue
-            t0 = time.time()
-            try:
-                msg = fn(c)
-                print("PASS %-8s %5.1fs  %s" % (name, time.time() - t0, msg))
-            except (Fail, pgrec.FormatError, subprocess.TimeoutExpired,
-                    OSError, ValueError) as e:
-                failed += 1
-                print("FAIL %-8s %5.1fs  %s" % (name, time.time() - t0, e))
-            sys.stdout.flush()
-    finally:
-        if a.keep:
-            print("kept", tmp)
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
-    print("%s: %d failed, %.0fs" % ("FAILED" if failed else "OK", failed,
-                                    time.time() - t00))
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    print("%d references" % len(s.refs()))
