@@ -117,7 +117,7 @@ fn run_info(trace: &str, format: Option<&str>) -> Result<Output, Failure> {
 
 /// Run the machine the TOML configuration describes (empty: every default) over the
 /// whole trace and return its report as JSON text. `format` names the trace format
-/// (native, lackey, champsim, addrs, u64); None detects it. `origin` names the
+/// (one of `TRACE_FORMATS`); None detects it. `origin` names the
 /// configuration in error messages. Raises ValueError on a bad trace, configuration or run.
 #[pyfunction]
 #[pyo3(signature = (trace, config_toml = "", format = None, origin = "<config>"))]
@@ -150,6 +150,17 @@ fn default_config() -> String {
 #[pymodule]
 fn _pagelab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The names the configuration and `format` accept, from the core's lists.
+    m.add("TRACE_FORMATS", pagelab_core::trace::NAMES.to_vec())?;
+    m.add("PAGE_TABLES", pagelab_core::pagetable::NAMES.to_vec())?;
+    m.add(
+        "PROMOTION_POLICIES",
+        pagelab_core::superpage::NAMES.to_vec(),
+    )?;
+    m.add(
+        "REPLACEMENT_POLICIES",
+        pagelab_core::replacement::NAMES.to_vec(),
+    )?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(default_config, m)?)?;

@@ -290,3 +290,10 @@ def test_flatten_report_with_a_policy_caches_and_buddy_memory(abacba):
     assert row["cache_l1d_hits_data"] + row["cache_l1d_misses_data"] == 6
     assert row["free_usable_2M"] > 0 and row["free_frames"] > 0
     assert row["policy_misses"] == row["walks"]
+
+
+def test_the_name_lists_come_from_the_core():
+    assert pagelab.TRACE_FORMATS[:2] == ["native", "lackey"] and "pgrec" in pagelab.TRACE_FORMATS
+    assert pagelab.PAGE_TABLES[0] == "radix" and "variable-radix" in pagelab.PAGE_TABLES
+    assert pagelab.PROMOTION_POLICIES[0] == "none" and "reservation" in pagelab.PROMOTION_POLICIES
+    assert "lru" in pagelab.REPLACEMENT_POLICIES

@@ -29,6 +29,14 @@ from . import _pagelab
 
 __version__: str = _pagelab.__version__
 
+#: The names pagelab accepts, from its core's lists: trace formats (``format=``), page
+#: tables (``page_table.kind``), promotion policies (``promotion.policy``) and
+#: replacement policies (``replacement`` of a TLB array, walk cache or cache level).
+TRACE_FORMATS: List[str] = list(_pagelab.TRACE_FORMATS)
+PAGE_TABLES: List[str] = list(_pagelab.PAGE_TABLES)
+PROMOTION_POLICIES: List[str] = list(_pagelab.PROMOTION_POLICIES)
+REPLACEMENT_POLICIES: List[str] = list(_pagelab.REPLACEMENT_POLICIES)
+
 __all__ = [
     "simulate",
     "trace_info",
@@ -39,6 +47,10 @@ __all__ = [
     "flatten_report",
     "to_frame",
     "__version__",
+    "TRACE_FORMATS",
+    "PAGE_TABLES",
+    "PROMOTION_POLICIES",
+    "REPLACEMENT_POLICIES",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -215,15 +227,14 @@ def simulate(trace: PathLike, config: Config = None, format: Optional[str] = Non
     """Simulate a machine over a whole trace and return its report.
 
     Args:
-        trace: path of the trace file (pagelab native ``.plt``, Valgrind lackey text,
-            ChampSim binary, a text address list or raw u64 addresses; text and
-            ChampSim traces may be gz/xz/zst-compressed).
+        trace: path of the trace file, in one of :data:`TRACE_FORMATS` (text and
+            binary record formats may be gz/xz/zst-compressed).
         config: the machine: None for every default; a dict (see
             :func:`default_config` for its shape); TOML text; or the path of a
             ``.toml`` file (a ``str`` is taken as a path when it is one line that names
             an existing file, or ends in ``.toml`` and has no ``=``).
-        format: the trace format (``"native"``, ``"lackey"``, ``"champsim"``,
-            ``"addrs"``, ``"u64"``); None detects it from the file.
+        format: the trace format, one of :data:`TRACE_FORMATS`; None detects it
+            from the file.
 
     Returns:
         The report: ``machine`` (the configuration's name), ``counts`` (references,
