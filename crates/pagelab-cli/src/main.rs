@@ -4,6 +4,7 @@ mod convert;
 mod pagetables;
 mod progress;
 mod record;
+mod target;
 mod workloads;
 
 use anyhow::{Context, Result};

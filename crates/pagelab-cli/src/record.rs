@@ -14,6 +14,7 @@
 //! keeps the chunks written before.
 
 use crate::progress::Progress;
+use crate::target::Target;
 use anyhow::{bail, Context, Result};
 use pagelab_core::event::AccessKind;
 use pagelab_core::trace::input::Compression;
@@ -89,40 +90,6 @@ pub struct RecordArgs {
     /// The program and its arguments (after `--`).
     #[arg(required_unless_present = "workload", last = true)]
     command: Vec<OsString>,
-}
-
-/// What runs under Valgrind, and how.
-pub struct Target {
-    pub command: Vec<OsString>,
-    pub cwd: Option<PathBuf>,
-    pub stdin: Option<PathBuf>,
-    /// A shell command run beside the program once it has started (servers' load).
-    pub driver: Option<String>,
-    pub env: Vec<(String, OsString)>,
-    pub label: String,
-    /// Run with only `env` (and VALGRIND_LIB) in the environment.
-    pub clean_env: bool,
-    /// Where the program's standard output goes (inherited when `None`).
-    pub stdout: Option<PathBuf>,
-}
-
-impl Target {
-    fn from_command(command: &[OsString]) -> Target {
-        let line: Vec<String> = command
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        Target {
-            command: command.to_vec(),
-            cwd: None,
-            stdin: None,
-            driver: None,
-            env: Vec::new(),
-            label: line.join(" "),
-            clean_env: false,
-            stdout: None,
-        }
-    }
 }
 
 /// Where `make recorder` puts the tool: `VALGRIND_LIB` folders with and without the

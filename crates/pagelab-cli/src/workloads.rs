@@ -2,7 +2,7 @@
 //! --workload NAME` records: programs from the package registries, their inputs made by
 //! a `prepare` command in a work folder, optionally a driver that loads a server.
 
-use crate::record::Target;
+use crate::target::Target;
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 use std::ffi::OsString;

@@ -1,0 +1,39 @@
+//! What `pagelab record` runs under Valgrind, and how: a command line, or a workload
+//! of the catalogue (`crate::workloads` makes those).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// What runs under Valgrind, and how.
+pub struct Target {
+    pub command: Vec<OsString>,
+    pub cwd: Option<PathBuf>,
+    pub stdin: Option<PathBuf>,
+    /// A shell command run beside the program once it has started (servers' load).
+    pub driver: Option<String>,
+    pub env: Vec<(String, OsString)>,
+    pub label: String,
+    /// Run with only `env` (and VALGRIND_LIB) in the environment.
+    pub clean_env: bool,
+    /// Where the program's standard output goes (inherited when `None`).
+    pub stdout: Option<PathBuf>,
+}
+
+impl Target {
+    pub fn from_command(command: &[OsString]) -> Target {
+        let line: Vec<String> = command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        Target {
+            command: command.to_vec(),
+            cwd: None,
+            stdin: None,
+            driver: None,
+            env: Vec::new(),
+            label: line.join(" "),
+            clean_env: false,
+            stdout: None,
+        }
+    }
+}
