@@ -1,6 +1,7 @@
 //! `pagelab`: the command line of the address-translation laboratory.
 
 mod convert;
+mod interrupt;
 mod pagetables;
 mod progress;
 mod record;
@@ -422,7 +423,12 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
     Ok(())
 }
 
-fn run(cli: Cli) -> Result<()> {
+/// Run a command; its exit status (0 but for `record`, which passes the recorded
+/// program's on).
+fn run(cli: Cli) -> Result<u8> {
+    if let Command::Record(args) = &cli.command {
+        return record::run(args);
+    }
     match cli.command {
         Command::Trace(TraceCommand::Info {
             file,
@@ -433,7 +439,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Trace(TraceCommand::Convert(args)) => convert::run(&args),
         Command::Simulate(args) => simulate(&args),
         Command::Pagetables(PagetablesCommand::Compare(args)) => pagetables::compare(&args),
-        Command::Record(args) => record::run(&args),
+        Command::Record(_) => unreachable!("ran above"),
         Command::Machines { json } => machines(json),
         Command::Config { machine } => {
             let config = load_config(&machine)?;
@@ -442,11 +448,12 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
     }
+    .map(|()| 0)
 }
 
 fn main() -> ExitCode {
     match run(Cli::parse()) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
         // A reader that went away (`| head`) is not an error of ours.
         Err(e)
             if e.downcast_ref::<std::io::Error>().map(|e| e.kind())

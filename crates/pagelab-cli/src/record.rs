@@ -118,38 +118,26 @@ fn which(program: &str) -> Option<PathBuf> {
     })
 }
 
-/// A FIFO in a fresh private folder, removed on drop.
+/// A FIFO in a fresh private folder (created exclusively, mode 0700), removed with
+/// the folder on drop.
 struct Fifo {
-    dir: PathBuf,
+    _dir: tempfile::TempDir,
     path: PathBuf,
 }
 
 impl Fifo {
     fn new() -> Result<Fifo> {
-        let base = std::env::temp_dir();
-        for attempt in 0..100u32 {
-            let dir = base.join(format!("pagelab-record-{}-{attempt}", std::process::id()));
-            if std::fs::create_dir(&dir).is_err() {
-                continue;
-            }
-            let path = dir.join("stream");
-            let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())?;
-            // SAFETY: `c` is a valid NUL-terminated path; mkfifo only creates a file.
-            if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
-                let e = std::io::Error::last_os_error();
-                let _ = std::fs::remove_dir(&dir);
-                bail!("{}: cannot make a FIFO: {e}", path.display());
-            }
-            return Ok(Fifo { dir, path });
-        }
-        bail!("{}: cannot make a private folder", base.display())
-    }
-}
-
-impl Drop for Fifo {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-        let _ = std::fs::remove_dir(&self.dir);
+        let dir = tempfile::Builder::new()
+            .prefix("pagelab-record-")
+            .tempdir()
+            .context("cannot make a private folder for the recorder's FIFO")?;
+        let path = dir.path().join("stream");
+        nix::unistd::mkfifo(
+            &path,
+            nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
+        )
+        .with_context(|| format!("{}: cannot make a FIFO", path.display()))?;
+        Ok(Fifo { _dir: dir, path })
     }
 }
 
@@ -223,18 +211,24 @@ impl LackeyFilter {
     }
 }
 
-pub fn run(args: &RecordArgs) -> Result<()> {
+/// Record; the exit status: 0, the recorded program's own when it failed (128 + the
+/// signal when a signal ended it, as a shell says), or 128 + the signal that
+/// interrupted the recording. The trace is written whole in every case.
+pub fn run(args: &RecordArgs) -> Result<u8> {
     if args.workload.as_deref() == Some("list") {
-        return crate::workloads::list();
+        return crate::workloads::list().map(|()| 0);
     }
     if args.sample == 0 {
         bail!("--sample: must be at least 1");
     }
     // Past a file-size limit a write fails (EFBIG) like on a full disk, instead of the
     // signal killing us before we can say so.
-    // SAFETY: setting a signal's disposition to "ignore" has no other effect.
+    // SAFETY: setting a signal's disposition to "ignore" installs no handler.
     unsafe {
-        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+        nix::sys::signal::signal(
+            nix::sys::signal::Signal::SIGXFSZ,
+            nix::sys::signal::SigHandler::SigIgn,
+        )?;
     }
     if args.workload.is_some() && !args.command.is_empty() {
         bail!("give either --workload or a command after --, not both");
@@ -330,30 +324,59 @@ pub fn run(args: &RecordArgs) -> Result<()> {
     unsafe {
         use std::os::unix::process::CommandExt;
         cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGTERM)?;
             Ok(())
         });
     }
+    // SIGINT and SIGTERM stop the program, and the trace is finished with what it did.
+    let interrupts = crate::interrupt::Interrupts::catch().context("cannot catch SIGINT")?;
     let mut child = cmd
         .spawn()
         .with_context(|| format!("cannot run {}", valgrind.display()))?;
+    let watch = interrupts.stop_on_signal(child.id());
     let result = record(args, &target, &fifo, &mut child, use_lackey, &output);
     if result.is_err() {
         // Do not leave the program running with no one reading its trace.
         let _ = child.kill();
     }
     let status = child.wait()?;
-    let summary = result?;
-    if !status.success() {
-        eprintln!(
-            "pagelab: warning: the recorded program ended with {} (the trace holds what it did until then)",
-            describe(status)
-        );
+    drop(watch);
+    if let Some(sig) = interrupts.received() {
+        let name = crate::interrupt::name(sig);
+        match &result {
+            Ok(_) => eprintln!(
+                "pagelab: interrupted by {name}: the program was stopped; {} holds what it did until then",
+                output.display()
+            ),
+            Err(e) => eprintln!("pagelab: interrupted by {name}: {e:#}"),
+        }
+        return Ok(128 + sig as u8);
     }
+    let summary = result?;
     if !args.quiet {
         eprintln!("pagelab: {summary}");
     }
-    Ok(())
+    if status.success() {
+        return Ok(0);
+    }
+    use std::os::unix::process::ExitStatusExt;
+    let (code, how) = match (status.code(), status.signal()) {
+        (Some(c), _) => (c as u8, format!("exited with status {c}")),
+        (None, Some(s)) => (
+            128 + s as u8,
+            format!(
+                "was killed by {} (exit status {}, as a shell reports it)",
+                crate::interrupt::name(s),
+                128 + s
+            ),
+        ),
+        _ => (1, status.to_string()),
+    };
+    eprintln!(
+        "pagelab: the recorded program {how}; {} holds what it did until then",
+        output.display()
+    );
+    Ok(code)
 }
 
 /// Read the FIFO into the native writer; a one-line summary.

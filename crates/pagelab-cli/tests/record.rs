@@ -1,5 +1,8 @@
-//! `pagelab record` end to end, under Valgrind: a program that crashes, is killed, or
-//! whose trace fills the disk still leaves a trace pagelab reads, with a warning.
+//! `pagelab record` end to end, under Valgrind: a program that crashes, exits non-zero,
+//! is killed, or whose trace fills the disk still leaves a trace pagelab reads, and
+//! `pagelab record` exits with the program's status (128 + the signal for a signal, as
+//! a shell reports it); SIGINT or SIGTERM to `pagelab record` stops the program and
+//! leaves a readable trace.
 //!
 //! These tests run Valgrind (installed on every machine here; `make test` installs it
 //! where it is missing) and compile small C programs with the system's `cc`.
@@ -87,13 +90,79 @@ fn a_crashing_program_leaves_a_complete_trace() {
         .arg(&exe)
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(128 + 11), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("the recorded program ended with"),
+        stderr(&o).contains("the recorded program was killed by SIGSEGV"),
         "{}",
         stderr(&o)
     );
     assert!(references(&out) >= 64);
+}
+
+#[test]
+fn a_failing_program_passes_its_status_on() {
+    let out = scratch("exit3.plt");
+    let o = Command::new(PAGELAB)
+        .args(["record", "-q", "--fetches", "none", "-o"])
+        .arg(&out)
+        .args(["--", "sh", "-c", "echo hello; exit 3"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("exited with status 3"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(references(&out) > 0);
+}
+
+/// Send `signal` to a `pagelab record` of a busy loop once it records: it must end
+/// within two seconds with 128 + the signal, leave a trace `trace info` reads, and
+/// leave nothing in its temporary folder.
+fn interrupt_recording(signal: &str, number: i32) {
+    let tmp = scratch(&format!("tmp-{signal}"));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let out = scratch(&format!("interrupted-{signal}.plt"));
+    let rec = Command::new(PAGELAB)
+        .args(["record", "-q", "-o"])
+        .arg(&out)
+        .args(["--", "sh", "-c", "while :; do :; done"])
+        .env("TMPDIR", &tmp)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_bytes(&out, 50_000);
+    Command::new("kill")
+        .args([&format!("-{signal}"), &rec.id().to_string()])
+        .status()
+        .unwrap();
+    let sent = Instant::now();
+    let o = rec.wait_with_output().unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_secs(2),
+        "{signal}: pagelab record took {:?} to stop",
+        sent.elapsed()
+    );
+    assert_eq!(o.status.code(), Some(128 + number), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("interrupted by SIG{signal}")),
+        "{}",
+        stderr(&o)
+    );
+    assert!(references(&out) > 1000);
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+    assert!(left.is_empty(), "left in the temporary folder: {left:?}");
+}
+
+#[test]
+fn sigint_stops_the_recording_and_keeps_the_trace() {
+    interrupt_recording("INT", 2);
+}
+
+#[test]
+fn sigterm_stops_the_recording_and_keeps_the_trace() {
+    interrupt_recording("TERM", 15);
 }
 
 /// Wait until `path` holds at least `bytes` bytes (the recording is under way).
@@ -141,8 +210,8 @@ fn a_killed_program_leaves_the_trace_of_what_it_did() {
         kill(valgrind);
     }
     let o = rec.wait_with_output().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("killed by signal 9"), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(128 + 9), "{}", stderr(&o));
+    assert!(stderr(&o).contains("killed by SIGKILL"), "{}", stderr(&o));
     assert!(references(&out) > 10_000);
 }
 
