@@ -1,5 +1,6 @@
 //! `pagelab`: the command line of the address-translation laboratory.
 
+mod catalogue;
 mod convert;
 mod interrupt;
 mod pagetables;
@@ -44,6 +45,13 @@ enum Command {
     Config {
         #[command(flatten)]
         machine: MachineArgs,
+    },
+    /// List the workload catalogue (workloads/catalogue.toml, or the one in
+    /// $PAGELAB_WORKLOADS) after validating it: `pagelab record --workload NAME` records one.
+    Workloads {
+        /// Print JSON instead of a table (what workloads/catalogue.py reads).
+        #[arg(long)]
+        json: bool,
     },
     /// List the machine presets (`simulate --machine NAME`) with their sources.
     Machines {
@@ -441,6 +449,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Pagetables(PagetablesCommand::Compare(args)) => pagetables::compare(&args),
         Command::Record(_) => unreachable!("ran above"),
         Command::Machines { json } => machines(json),
+        Command::Workloads { json } => workloads::list(json),
         Command::Config { machine } => {
             let config = load_config(&machine)?;
             Machine::build(&config)?;

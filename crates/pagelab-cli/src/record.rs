@@ -216,7 +216,7 @@ impl LackeyFilter {
 /// interrupted the recording. The trace is written whole in every case.
 pub fn run(args: &RecordArgs) -> Result<u8> {
     if args.workload.as_deref() == Some("list") {
-        return crate::workloads::list().map(|()| 0);
+        return crate::workloads::list(false).map(|()| 0);
     }
     if args.sample == 0 {
         bail!("--sample: must be at least 1");

@@ -2,80 +2,24 @@
 //! --workload NAME` records: programs from the package registries, their inputs made by
 //! a `prepare` command in a work folder, optionally a driver that loads a server.
 
+use crate::catalogue;
 use crate::target::Target;
 use anyhow::{bail, Context, Result};
-use serde::Deserialize;
 use std::ffi::OsString;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Catalogue {
-    workload: Vec<Workload>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Workload {
-    name: String,
-    description: String,
-    #[serde(default)]
-    apt: Vec<String>,
-    #[serde(default)]
-    pip: Vec<String>,
-    #[serde(default)]
-    prepare: String,
-    command: Vec<String>,
-    #[serde(default)]
-    stdin: String,
-    #[serde(default)]
-    driver: String,
-    #[serde(default)]
-    size: String,
-}
-
-/// The folder of the catalogue: `PAGELAB_WORKLOADS`, else beside the build.
-pub fn folder() -> Option<PathBuf> {
-    let has = |d: &Path| d.join("catalogue.toml").is_file();
-    if let Some(d) = std::env::var_os("PAGELAB_WORKLOADS") {
-        return Some(PathBuf::from(d)).filter(|d| has(d));
-    }
-    let mut candidates = Vec::new();
-    if let Ok(exe) = std::env::current_exe() {
-        // target/release/pagelab -> the repository
-        if let Some(repo) = exe.parent().and_then(Path::parent).and_then(Path::parent) {
-            candidates.push(repo.join("workloads"));
-        }
-    }
-    candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads"));
-    candidates
-        .into_iter()
-        .find(|d| has(d))
-        .and_then(|d| d.canonicalize().ok())
-}
-
-fn load(dir: &Path) -> Result<Vec<Workload>> {
-    let path = dir.join("catalogue.toml");
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("{}: cannot read", path.display()))?;
-    let catalogue: Catalogue = toml::from_str(&text).map_err(|e| {
-        let line = e
-            .span()
-            .map(|s| text[..s.start].matches('\n').count() + 1)
-            .unwrap_or(0);
-        anyhow::anyhow!("{}: line {line}: {}", path.display(), e.message())
-    })?;
-    Ok(catalogue.workload)
-}
-
-/// Print the catalogue, one workload per line.
-pub fn list() -> Result<()> {
-    let dir = folder().context(
-        "the workload catalogue (workloads/catalogue.toml) is not found; set PAGELAB_WORKLOADS",
-    )?;
-    use std::io::Write;
+/// Print the validated catalogue: one workload per line, or as JSON (a list of
+/// objects with every field, the optional ones filled with "": what the scripts of
+/// workloads/ read).
+pub fn list(json: bool) -> Result<()> {
+    let workloads = catalogue::load(&catalogue::find()?)?;
     let mut out = std::io::stdout().lock();
-    for w in load(&dir)? {
+    if json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&workloads)?)?;
+        return Ok(());
+    }
+    for w in workloads {
         let needs: Vec<&str> = w.apt.iter().chain(&w.pip).map(String::as_str).collect();
         writeln!(
             out,
@@ -104,10 +48,8 @@ fn runnable(program: &str) -> bool {
 
 /// Prepare workload `name`'s inputs and say how to run it.
 pub fn target(name: &str, quiet: bool) -> Result<Target> {
-    let dir = folder().context(
-        "the workload catalogue (workloads/catalogue.toml) is not found; set PAGELAB_WORKLOADS",
-    )?;
-    let all = load(&dir)?;
+    let dir = catalogue::find()?;
+    let all = catalogue::load(&dir)?;
     let Some(w) = all.iter().find(|w| w.name == name) else {
         let names: Vec<&str> = all.iter().map(|w| w.name.as_str()).collect();
         bail!("unknown workload {name:?} (known: {})", names.join(", "));
