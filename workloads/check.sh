@@ -42,10 +42,10 @@ for arg in "$@"; do
     *) names+=("$arg") ;;
     esac
 done
+# Validate first: a failure inside the process substitution below would go unnoticed.
+"${CAT[@]}" validate >/dev/null
 if [[ ${#names[@]} -eq 0 ]]; then
     mapfile -t names < <("${CAT[@]}" names)
-else
-    "${CAT[@]}" validate >/dev/null
 fi
 
 # Seconds since the epoch, with microseconds (bash 5).

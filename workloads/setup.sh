@@ -14,13 +14,14 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(dirname "$HERE")
 VENV="$REPO/.venv"
 
-# The catalogue is read with Python's tomllib (Python 3.11, as Debian 12's python3).
+# The catalogue is read by catalogue.py, which asks pagelab (`pagelab workloads
+# --json`, from target/release, $PAGELAB or PATH) for it: build pagelab first.
 if [[ -x /usr/bin/python3 ]]; then
     SYSPY=/usr/bin/python3
 elif command -v python3 >/dev/null; then
     SYSPY=python3
 else
-    echo "setup.sh: python3 is needed to read the catalogue: apt-get install python3" >&2
+    echo "setup.sh: python3 is needed to run catalogue.py: apt-get install python3" >&2
     exit 1
 fi
 CAT=("$SYSPY" "$HERE/catalogue.py")
