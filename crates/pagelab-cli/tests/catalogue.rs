@@ -28,9 +28,10 @@ fn workloads(dir: &Path, json: bool) -> Output {
 
 /// A folder holding `text` as catalogue.toml.
 fn catalogue(case: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir()
-        .join(format!("pagelab-catalogue-test-{}", std::process::id()))
-        .join(case);
+    let dir = std::env::temp_dir().join(format!(
+        "pagelab-catalogue-test-{}-{case}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("catalogue.toml"), text).unwrap();
     dir
@@ -51,6 +52,7 @@ fn rejected(case: &str, bad: &str, expected: &[&str]) {
     for e in expected {
         assert!(err.contains(e), "{case}: {e:?} is not in {err:?}");
     }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A second workload: GOOD's fields renamed `name`, less those in `drop`, plus `add`.
