@@ -1,30 +1,34 @@
 //! Progress on standard error for long runs: references, rate and input position,
-//! refreshed about once a second, only when standard error is a terminal.
+//! refreshed about once a second, only when standard error is a terminal (indicatif
+//! draws the line and hides it elsewhere).
 
-use std::io::{IsTerminal, Write};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::time::{Duration, Instant};
 
 pub struct Progress {
     what: &'static str,
+    bar: Option<ProgressBar>,
     start: Instant,
     last: Instant,
     refs: u64,
-    show: bool,
-    shown: bool,
     /// What the position counts: bytes "read" or "written".
     position_is: &'static str,
 }
 
 impl Progress {
     pub fn new(what: &'static str, quiet: bool) -> Progress {
+        let bar = (!quiet).then(|| {
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(1));
+            bar.set_style(ProgressStyle::with_template("{msg}").expect("a valid template"));
+            bar
+        });
         let now = Instant::now();
         Progress {
             what,
+            bar: bar.filter(|b| !b.is_hidden()),
             start: now,
             last: now,
             refs: 0,
-            show: !quiet && std::io::stderr().is_terminal(),
-            shown: false,
             position_is: "read",
         }
     }
@@ -35,34 +39,33 @@ impl Progress {
         self
     }
 
+    /// `refs` more references done; `position` bytes of input read (or output written).
     #[inline]
     pub fn tick(&mut self, refs: u64, position: u64) {
         self.refs += refs;
-        if !self.show {
+        let Some(bar) = &self.bar else {
             return;
-        }
+        };
         let now = Instant::now();
         if now.duration_since(self.last) < Duration::from_secs(1) {
             return;
         }
         self.last = now;
         let secs = now.duration_since(self.start).as_secs_f64();
-        eprint!(
-            "\r{} {:>14} refs  {:>7.1} M refs/s  {:>10.1} MB {}",
+        bar.set_message(format!(
+            "{} {:>14} refs  {:>7.1} M refs/s  {:>10.1} MB {}",
             self.what,
             self.refs,
             self.refs as f64 / secs / 1e6,
             position as f64 / 1e6,
             self.position_is
-        );
-        let _ = std::io::stderr().flush();
-        self.shown = true;
+        ));
     }
 
     /// Clear the progress line; the time since the start.
     pub fn finish(self) -> Duration {
-        if self.shown {
-            eprint!("\r{:80}\r", "");
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
         }
         self.start.elapsed()
     }
