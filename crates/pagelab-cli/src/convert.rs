@@ -16,8 +16,8 @@ pub struct ConvertArgs {
     input: PathBuf,
     /// The file to write.
     output: PathBuf,
-    /// Input format (native, lackey, champsim, addrs, u64, pgrec); detected when omitted.
-    #[arg(long)]
+    /// Input format; detected when omitted.
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(pagelab_core::trace::NAMES.iter().copied()))]
     from: Option<String>,
     /// Output format (native, lackey, addrs, u64); from the output's extension, else native.
     #[arg(long)]

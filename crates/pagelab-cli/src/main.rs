@@ -70,9 +70,8 @@ struct MachineArgs {
     /// The machine, as a preset name (`pagelab machines` lists them).
     #[arg(long)]
     machine: Option<String>,
-    /// Replace the machine's promotion policy (none, static, asap, approx-online,
-    /// online, thp, reservation), with that policy's defaults.
-    #[arg(long)]
+    /// Replace the machine's promotion policy, with that policy's defaults.
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(pagelab_core::superpage::NAMES.iter().copied()))]
     policy: Option<String>,
     /// Replace the machine's promotion mechanism (copy, remap), with its defaults.
     #[arg(long)]
@@ -84,8 +83,8 @@ enum TraceCommand {
     /// What a trace holds: references by kind, events, footprint per page size.
     Info {
         file: PathBuf,
-        /// Input format (native, lackey, champsim, addrs, u64, pgrec); detected when omitted.
-        #[arg(long)]
+        /// Input format; detected when omitted.
+        #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(pagelab_core::trace::NAMES.iter().copied()))]
         format: Option<String>,
         /// Print JSON instead of a table.
         #[arg(long)]
@@ -127,8 +126,8 @@ struct SimulateArgs {
     quantum: usize,
     #[command(flatten)]
     machine: MachineArgs,
-    /// Input format (native, lackey, champsim, addrs, u64, pgrec); detected when omitted.
-    #[arg(long)]
+    /// Input format; detected when omitted.
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(pagelab_core::trace::NAMES.iter().copied()))]
     format: Option<String>,
     /// Read a native trace that was cut short (an interrupted recording) up to its last
     /// complete chunk, with a warning, instead of failing.

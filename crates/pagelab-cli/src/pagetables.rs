@@ -19,8 +19,8 @@ pub struct CompareArgs {
     /// segments of 16 pages shared by 4 address spaces).
     #[arg(long, value_parser = Layout::NAMES)]
     layout: Option<String>,
-    /// Input format (native, lackey, champsim, addrs, u64, pgrec); detected when omitted.
-    #[arg(long)]
+    /// Input format; detected when omitted.
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(pagelab_core::trace::NAMES.iter().copied()))]
     format: Option<String>,
     /// Stop after this many references of the trace.
     #[arg(long)]
