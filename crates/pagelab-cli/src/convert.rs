@@ -176,7 +176,12 @@ fn convert(
             |w, r| rawu64::write_ref(w, r),
             &mut progress,
         )?,
-        TraceFormat::Champsim | TraceFormat::Pgrec => unreachable!("refused above"),
+        // ChampSim and pgrec are refused above with their reasons; a format added to
+        // the list is read everywhere and written only once an arm here writes it.
+        other => bail!(
+            "pagelab cannot write {} traces; write native, lackey, addrs or u64",
+            other.name()
+        ),
     }
     let elapsed = progress.finish();
     if let Some(w) = reader.warning() {
