@@ -7,7 +7,7 @@ CARGO     ?= cargo
 PAGELAB   := target/release/pagelab
 DEMO_TRACE := data/traces/xz.plt
 
-.PHONY: all build demo test test-rust test-python fuzz-build bench venv python clean \
+.PHONY: all build demo test test-rust test-python test-readme fuzz-build bench venv python clean \
 	recorder recorder-deps test-recorder bench-record
 
 all: build recorder
@@ -21,7 +21,7 @@ demo: build
 	$(PAGELAB) trace info $(DEMO_TRACE)
 	$(PAGELAB) simulate --trace $(DEMO_TRACE)
 
-test: recorder test-rust test-recorder fuzz-build test-python
+test: recorder test-rust test-recorder fuzz-build test-python test-readme
 
 # The CLI's recording tests run pagelab's Valgrind tool: `make recorder` comes first.
 test-rust:
@@ -71,6 +71,10 @@ MATURIN_FLAGS ?= --release
 test-python:
 	$(MAKE) python MATURIN_FLAGS=
 	$(VENV)/bin/pytest -q crates/pagelab-py/tests
+
+# The README's runnable commands, with the release build on PATH.
+test-readme: build
+	$(PYTHON) tools/readme_check.py
 
 # Throughput on the standard 100-million-reference trace (several GB in bench/out).
 bench: build
