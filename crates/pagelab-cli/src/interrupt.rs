@@ -12,8 +12,9 @@ use std::time::{Duration, Instant};
 /// program killed outright leaves its stream cut short: the trace keeps what arrived).
 const GRACE: Duration = Duration::from_millis(1500);
 
-/// The signals caught, from [`Interrupts::catch`] until the value is dropped (then
-/// their default action again).
+/// SIGINT and SIGTERM caught, from [`Interrupts::catch`] on; the hooks are removed
+/// when the value is dropped, just before `pagelab record` ends (signal-hook leaves its
+/// own handler in place, so a signal after that is not fatal: the command is exiting).
 pub struct Interrupts {
     received: Arc<AtomicUsize>,
     ids: Vec<signal_hook::SigId>,
