@@ -113,34 +113,44 @@ pub struct Miss<'a> {
     pub tlb: &'a [Entry],
 }
 
-/// When and which pages become superpages.
+/// When and which pages become superpages. Only `on_miss` is required: every other
+/// method has a default that does nothing, and the groups below say which policies
+/// need them.
 pub trait PromotionPolicy {
+    // Required.
+    /// Told of every TLB miss that walked: the candidate to promote now, if any.
+    fn on_miss(&mut self, miss: &Miss<'_>) -> Option<Candidate>;
+
+    // The fault handler and the trace.
     /// The page size the fault handler maps at `va` (`None`: the base page). If the
     /// page cannot be mapped at that size (no free aligned block, or part of it is
     /// mapped), the handler maps the base page.
     fn fault_size(&mut self, _asid: Asid, _va: VirtAddr) -> Option<PageSize> {
         None
     }
-    /// The frame the fault handler maps the base page of `va` at, taken from what the
-    /// policy set aside or allocated from `frames` (`None`: a fresh frame from the
-    /// allocator).
-    fn fault_frame(
-        &mut self,
-        _asid: Asid,
-        _va: VirtAddr,
-        _frames: &mut dyn FrameAllocator,
-    ) -> Option<Pfn> {
-        None
-    }
     /// An event of the trace (an allocation, a segment of the memory map; not a
     /// switch of address space), made in `asid`, before the references that follow it.
     fn on_event(&mut self, _asid: Asid, _event: &Event) {}
-    /// Memory ran out (the fault handler found no frame, or no frame for a page-table
-    /// node): give back to `frames` frames the policy holds idle, the least useful
-    /// first (a reservation's unpopulated frames). False when it holds none.
-    fn give_back(&mut self, _frames: &mut dyn FrameAllocator) -> bool {
+    /// Called after every batch with the references run so far: candidates a
+    /// background pass (khugepaged) asks to promote, pushed to `out`.
+    fn background(&mut self, _references: u64, _out: &mut Vec<Candidate>) {}
+
+    // Told of what the machine did.
+    /// The machine made `c` a superpage.
+    fn promoted(&mut self, _c: Candidate) {}
+    /// The machine could not make `c` a superpage (no free block for it).
+    fn promotion_failed(&mut self, _c: Candidate) {}
+    /// The machine demoted the superpage `c` into base pages on the same frames.
+    fn demoted(&mut self, _c: Candidate) {}
+    /// The page daemon reclaimed the base page holding `va` (it was mapped as a base
+    /// page; see `crate::pressure`). True if the policy keeps the page's frame set aside
+    /// for it (a live reservation), false if the machine frees it.
+    fn unmapped(&mut self, _asid: Asid, _va: VirtAddr) -> bool {
         false
     }
+
+    // Policies that follow the TLB (approx-online, online): the entries of the level whose
+    // misses walk, read at each miss or followed entry by entry.
     /// Whether [`PromotionPolicy::on_miss`] reads [`Miss::tlb`].
     fn reads_tlb(&self) -> bool {
         false
@@ -157,31 +167,29 @@ pub trait PromotionPolicy {
     /// Its entries of `asid` (every address space: `None`) overlapping
     /// `[start, start + len)` were dropped.
     fn tlb_invalidated(&mut self, _asid: Option<Asid>, _start: u64, _len: u64) {}
-    /// Told of every TLB miss that walked: the candidate to promote now, if any.
-    fn on_miss(&mut self, miss: &Miss<'_>) -> Option<Candidate>;
-    /// The machine made `c` a superpage.
-    fn promoted(&mut self, _c: Candidate) {}
-    /// The machine could not make `c` a superpage (no free block for it).
-    fn promotion_failed(&mut self, _c: Candidate) {}
-    /// The page daemon reclaimed the base page holding `va` (it was mapped as a base
-    /// page; see `crate::pressure`). True if the policy keeps the page's frame set aside
-    /// for it (a live reservation), false if the machine frees it.
-    fn unmapped(&mut self, _asid: Asid, _va: VirtAddr) -> bool {
+
+    // Policies that hold frames (reservations).
+    /// The frame the fault handler maps the base page of `va` at, taken from what the
+    /// policy set aside or allocated from `frames` (`None`: a fresh frame from the
+    /// allocator).
+    fn fault_frame(
+        &mut self,
+        _asid: Asid,
+        _va: VirtAddr,
+        _frames: &mut dyn FrameAllocator,
+    ) -> Option<Pfn> {
+        None
+    }
+    /// Memory ran out (the fault handler found no frame, or no frame for a page-table
+    /// node): give back to `frames` frames the policy holds idle, the least useful
+    /// first (a reservation's unpopulated frames). False when it holds none.
+    fn give_back(&mut self, _frames: &mut dyn FrameAllocator) -> bool {
         false
     }
     /// Whether the policy holds the frame of the base page at `va` set aside, so that
     /// reclaiming the page would not free it (the daemon weighs victims with it).
     fn holds_frame(&self, _asid: Asid, _va: VirtAddr) -> bool {
         false
-    }
-    /// The machine demoted the superpage `c` into base pages on the same frames.
-    fn demoted(&mut self, _c: Candidate) {}
-    /// Called after every batch with the references run so far: candidates a
-    /// background pass (khugepaged) asks to promote, pushed to `out`.
-    fn background(&mut self, _references: u64, _out: &mut Vec<Candidate>) {}
-    /// Cycles the miss handler spends on the policy per miss it is told of.
-    fn miss_cycles(&self) -> f64 {
-        0.0
     }
     /// Whether the policy places pages so that a candidate's frames already form its
     /// aligned block (reservations): then a promotion whose frames do is a page-table
@@ -195,6 +203,16 @@ pub trait PromotionPolicy {
     fn idle_frames(&self) -> u64 {
         0
     }
+
+    // Costs, reports and tests.
+    /// Cycles the miss handler spends on the policy per miss it is told of.
+    fn miss_cycles(&self) -> f64 {
+        0.0
+    }
+    /// Counts of the policy's own (name, value), for the report.
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
     /// Check the policy's bookkeeping against the page table (`lookup` translates a
     /// base page as the table does) and the walking TLB level (`tlb`: its entries):
     /// population counts equal the pages mapped, a followed TLB is the real one. For
@@ -205,10 +223,6 @@ pub trait PromotionPolicy {
         _tlb: &[(Asid, Entry)],
     ) -> Result<(), String> {
         Ok(())
-    }
-    /// Counts of the policy's own (name, value), for the report.
-    fn stats(&self) -> Vec<(&'static str, u64)> {
-        Vec::new()
     }
 }
 
