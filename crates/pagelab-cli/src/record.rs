@@ -423,8 +423,10 @@ fn record(
             Some(filter),
         )
     } else {
+        // A killed program's stream is cut short: record keeps what came before.
         let r = PgrecReader::from_reader(input, Compression::None, &fifo.path)
-            .context("the recorder's stream")?;
+            .context("the recorder's stream")?
+            .salvage(true);
         (Box::new(r), None)
     };
     let command_line: Vec<String> = target

@@ -7,6 +7,7 @@ mod common;
 use common::{temp_file, temp_with};
 use pagelab_core::addr::Asid;
 use pagelab_core::event::{AccessKind, Alloc, AllocOp, Batch, Event, MemRef};
+use pagelab_core::trace::input::Source;
 use pagelab_core::trace::native::{NativeReader, NativeWriter, WriterOptions, MAGIC};
 use pagelab_core::trace::{
     self, champsim, Location, Metadata, TraceError, TraceFormat, TraceReader,
@@ -233,7 +234,7 @@ proptest! {
             Err(e) => assert_names_file_and_offset(&e, file.path(), &what),
         }
         // Detection must not mind either (random bytes are held to be native, or text).
-        let _ = catch_unwind(AssertUnwindSafe(|| TraceFormat::detect(file.path())))
+        let _ = catch_unwind(AssertUnwindSafe(|| Source::open(file.path()).and_then(|s| TraceFormat::detect(&s))))
             .unwrap_or_else(|_| panic!("format detection panicked on {what}"));
     }
 }

@@ -1,6 +1,6 @@
 //! The recorder's stream (`.pgrec`): what is written reads back exactly, a stream cut
-//! anywhere keeps the references before the cut and says so, malformed records are
-//! errors naming their offset.
+//! anywhere is an error, or salvaged keeps the references before the cut and says so;
+//! malformed records are errors naming their offset.
 
 use pagelab_core::addr::VirtAddr;
 use pagelab_core::event::{AccessKind, Alloc, AllocOp, Batch, Event, MemRef, Segment, SegmentKind};
@@ -88,13 +88,16 @@ proptest! {
         prop_assert_eq!(r.metadata().extra.get("fetches").map(String::as_str), Some("all"));
     }
 
-    /// Whatever length a stream is cut to, its complete records before the cut are
-    /// kept and the cut is reported; never an error, never a panic.
+    /// Whatever length a stream is cut to, it is an error naming where it stops;
+    /// salvaged, its complete records before the cut are kept and the cut is
+    /// reported. Never a panic.
     #[test]
     fn cut_streams_keep_what_came_before(b in batch(), cut in 0.0f64..1.0) {
         let full = pgrec::write(&b, 1, 1, Some(EndCounts { seen: 0, written: 0 }));
         let len = 16 + ((full.len() - 16) as f64 * cut) as usize;
-        let mut r = reader(full[..len].to_vec()).unwrap();
+        let e = read_all(&mut reader(full[..len].to_vec()).unwrap()).unwrap_err().to_string();
+        prop_assert!(e.contains("without its END record") && e.contains("--salvage"), "{}", e);
+        let mut r = reader(full[..len].to_vec()).unwrap().salvage(true);
         let back = read_all(&mut r).unwrap();
         prop_assert!(back.refs.len() <= b.refs.len());
         prop_assert_eq!(&back.refs[..], &b.refs[..back.refs.len()]);

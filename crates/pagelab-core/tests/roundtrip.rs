@@ -11,6 +11,7 @@ mod common;
 use common::{temp_file, temp_with};
 use pagelab_core::addr::{Asid, VirtAddr};
 use pagelab_core::event::{AccessKind, Alloc, AllocOp, Batch, Event, MemRef, Segment, SegmentKind};
+use pagelab_core::trace::input::Source;
 use pagelab_core::trace::native::{NativeReader, NativeWriter, WriterOptions};
 use pagelab_core::trace::{self, champsim, Metadata, TraceFormat, TraceReader};
 use proptest::prelude::*;
@@ -537,7 +538,7 @@ proptest! {
         }
         prop_assert_eq!(&back.events, &batch.events);
         // Reading it again through format detection gives the same.
-        let again = read(file.path(), TraceFormat::detect(file.path()).unwrap());
+        let again = read(file.path(), TraceFormat::detect(&Source::open(file.path()).unwrap()).unwrap());
         prop_assert_eq!(again, back);
     }
 
@@ -598,7 +599,7 @@ proptest! {
         // One gzip member, read with the format given and with it detected from the name.
         let gz = temp_with(".lackey.gz", &gzip(&text));
         prop_assert_eq!(&read(gz.path(), TraceFormat::Lackey), &expected);
-        let detected = TraceFormat::detect(gz.path()).unwrap();
+        let detected = TraceFormat::detect(&Source::open(gz.path()).unwrap()).unwrap();
         prop_assert_eq!(detected, TraceFormat::Lackey);
         prop_assert_eq!(&read(gz.path(), detected), &expected);
 

@@ -67,12 +67,11 @@ fn open_trace(
     path: &str,
     format: Option<&str>,
 ) -> Result<(Box<dyn TraceReader + Send>, TraceFormat), Failure> {
-    let path = Path::new(path);
     let format = match format {
-        Some(name) => TraceFormat::parse(name).map_err(Failure::Input)?,
-        None => TraceFormat::detect(path).map_err(input)?,
+        Some(name) => Some(TraceFormat::parse(name).map_err(Failure::Input)?),
+        None => None,
     };
-    Ok((trace::open(path, Some(format)).map_err(input)?, format))
+    trace::open_detected(Path::new(path), format, false).map_err(input)
 }
 
 fn run_simulation(

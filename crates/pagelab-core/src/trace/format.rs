@@ -3,21 +3,20 @@
 //! and file extensions, detection and opening. Each format's reader says how it opens
 //! and how it recognises its own data ([`Format`]).
 
+use super::input::Source;
 use super::*;
 
 /// A format's reader as the list uses it.
 pub trait Format {
-    /// Open `path` (decompressing if the format allows it). `salvage`: read a trace
+    /// Read `source` (decompressing if the format allows it). `salvage`: read a trace
     /// that is cut short up to its last good part, with a warning, where the format
-    /// can tell.
-    fn open(path: &Path, salvage: bool) -> Result<Box<dyn TraceReader + Send>, TraceError>;
+    /// can tell; without it, such a trace is an error.
+    fn open(source: Source, salvage: bool) -> Result<Box<dyn TraceReader + Send>, TraceError>;
     /// A reader over bytes in memory, uncompressed (tests, fuzzing); `path` names it in
     /// errors.
     fn from_bytes(bytes: Vec<u8>, path: &Path) -> Result<Box<dyn TraceReader + Send>, TraceError>;
-    /// Whether a file's first 8 bytes are this format's magic bytes.
-    fn magic(_head: &[u8]) -> bool {
-        false
-    }
+    /// The bytes every file of this format starts with (none: empty).
+    const MAGIC: &'static [u8] = b"";
     /// Whether a line of text of a file of unknown name is a line of this format.
     fn text_line(_line: &str) -> bool {
         false
@@ -48,9 +47,10 @@ macro_rules! define_trace_formats {
                     $(TraceFormat::$variant => &[$($ext),*],)*
                 }
             }
-            fn magic(self, head: &[u8]) -> bool {
+            /// The bytes every file of this format starts with (none: empty).
+            fn magic(self) -> &'static [u8] {
                 match self {
-                    $(TraceFormat::$variant => <$reader as Format>::magic(head),)*
+                    $(TraceFormat::$variant => <$reader as Format>::MAGIC,)*
                 }
             }
             fn text_line(self, line: &str) -> bool {
@@ -60,11 +60,11 @@ macro_rules! define_trace_formats {
             }
             fn open(
                 self,
-                path: &Path,
+                source: Source,
                 salvage: bool,
             ) -> Result<Box<dyn TraceReader + Send>, TraceError> {
                 match self {
-                    $(TraceFormat::$variant => <$reader as Format>::open(path, salvage),)*
+                    $(TraceFormat::$variant => <$reader as Format>::open(source, salvage),)*
                 }
             }
             /// A reader of this format over bytes in memory (tests, fuzzing).
@@ -111,37 +111,97 @@ impl TraceFormat {
             .find(|f| f.extensions().contains(&ext))
     }
 
-    /// Tell the format of a file: magic bytes first, then the file name's extension
-    /// (after any .gz/.xz/.zst), then, for text, the shape of its first lines.
-    pub fn detect(path: &Path) -> Result<TraceFormat, TraceError> {
-        let head = input::peek(path, 8)?;
-        if let Some(format) = TraceFormat::ALL.iter().find(|f| f.magic(&head)) {
+    /// Tell the format of an input: magic bytes first, then the file name's extension
+    /// (after any .gz/.xz/.zst), then, for text, the shape of its first lines. A name
+    /// that announces a format its content is not is an error naming what was found.
+    pub fn detect(source: &Source) -> Result<TraceFormat, TraceError> {
+        let head = source.head();
+        if let Some(format) = TraceFormat::ALL
+            .iter()
+            .find(|f| !f.magic().is_empty() && head.starts_with(f.magic()))
+        {
             return Ok(*format);
         }
-        if let Some(format) = TraceFormat::from_extension(path) {
+        let text = sniff_text(head);
+        if let Some(format) = TraceFormat::from_extension(source.path()) {
             // A .txt file may still be another format's text: let its lines say.
             if !format.extensions().contains(&"txt") {
+                if let Some(found) = format.contradicted_by(head, text) {
+                    let message = if head.is_empty() {
+                        format!("the file is empty: not a {} trace", format.name())
+                    } else {
+                        format!(
+                            "the name says {} but the content is {found} (rename the file, or pass the format by name)",
+                            format.name()
+                        )
+                    };
+                    return Err(TraceError::at_offset(source.path(), 0, message));
+                }
                 return Ok(format);
             }
         }
-        // Text of unknown name: look at the first lines that are not comments.
-        if let Some(format) = sniff_text(path)? {
+        if let Some(format) = text {
             return Ok(format);
         }
         // Binary of unknown name: hold it to the native format, whose error says what is wrong.
         Ok(TraceFormat::Native)
     }
+
+    /// What the content shows that this format (announced by a file name) cannot be:
+    /// another format's magic bytes or text, or nothing where the format has magic.
+    fn contradicted_by(self, head: &[u8], text: Option<TraceFormat>) -> Option<String> {
+        let has_magic = !self.magic().is_empty();
+        if head.is_empty() {
+            return has_magic.then(|| "empty".to_string());
+        }
+        match text {
+            Some(found) if found != self => Some(match input::Compression::sniff(head) {
+                input::Compression::None => format!("{} text", found.name()),
+                c => format!("{} text ({})", found.name(), c.describe()),
+            }),
+            _ if has_magic => Some(describe_content(head)),
+            _ => None,
+        }
+    }
 }
 
-fn sniff_text(path: &Path) -> Result<Option<TraceFormat>, TraceError> {
+/// What a file's first bytes look like, for an error message.
+pub fn describe_content(head: &[u8]) -> String {
+    let compression = input::Compression::sniff(head);
+    if compression != input::Compression::None {
+        return compression.describe().to_string();
+    }
+    if head.is_empty() {
+        return "empty".into();
+    }
+    let printable = head
+        .iter()
+        .take(4096)
+        .all(|&b| b.is_ascii_graphic() || b.is_ascii_whitespace());
+    if printable {
+        "text in no format pagelab reads".into()
+    } else {
+        "binary data in no format pagelab recognises".into()
+    }
+}
+
+/// The text format the first lines of `head` (decompressed if compressed) are in.
+fn sniff_text(head: &[u8]) -> Option<TraceFormat> {
     use std::io::BufRead;
-    let (reader, _) = input::open_decompressed(path)?;
+    let compression = input::Compression::sniff(head);
+    let reader = input::decompress(
+        std::io::Cursor::new(head.to_vec()),
+        compression,
+        Path::new(""),
+    )
+    .ok()?;
     let mut lines = 0;
     // Only the first 64 KiB: a binary file of unknown name has no line endings.
     for line in std::io::Read::take(reader, 64 << 10).split(b'\n').take(64) {
-        let Ok(line) = line else { return Ok(None) };
+        // A compressed head ends mid-stream: what came before it still counts.
+        let Ok(line) = line else { return None };
         let Ok(text) = std::str::from_utf8(&line) else {
-            return Ok(None);
+            return None;
         };
         let t = text.trim_end();
         if t.is_empty() || t.starts_with("==") || t.starts_with("--") || t.starts_with('#') {
@@ -149,13 +209,13 @@ fn sniff_text(path: &Path) -> Result<Option<TraceFormat>, TraceError> {
         }
         lines += 1;
         if let Some(format) = TraceFormat::ALL.iter().find(|f| f.text_line(t)) {
-            return Ok(Some(*format));
+            return Some(*format);
         }
         if lines > 4 {
             break;
         }
     }
-    Ok(None)
+    None
 }
 
 /// Open a trace for reading; `format` `None` detects it.
@@ -166,17 +226,28 @@ pub fn open(
     open_salvaging(path, format, false)
 }
 
-/// [`open`], and with `salvage` a native trace that is cut short or corrupt ends after
-/// its last good chunk with a warning ([`TraceReader::warning`]) instead of an error:
-/// how an interrupted recording is read.
+/// [`open`], and with `salvage` a trace that is cut short or corrupt ends after its
+/// last good part with a warning ([`TraceReader::warning`]) instead of an error: how
+/// an interrupted recording is read.
 pub fn open_salvaging(
     path: &Path,
     format: Option<TraceFormat>,
     salvage: bool,
 ) -> Result<Box<dyn TraceReader + Send>, TraceError> {
+    open_detected(path, format, salvage).map(|(reader, _)| reader)
+}
+
+/// [`open_salvaging`], and the format it was read as. The input is opened once (it
+/// may be a pipe): detection reads its first bytes, which the reader then replays.
+pub fn open_detected(
+    path: &Path,
+    format: Option<TraceFormat>,
+    salvage: bool,
+) -> Result<(Box<dyn TraceReader + Send>, TraceFormat), TraceError> {
+    let source = Source::open(path)?;
     let format = match format {
         Some(f) => f,
-        None => TraceFormat::detect(path)?,
+        None => TraceFormat::detect(&source)?,
     };
-    format.open(path, salvage)
+    Ok((format.open(source, salvage)?, format))
 }

@@ -5,7 +5,7 @@
 use super::error::{Location, TraceError};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The compression wrapped around a text or ChampSim trace, told by its magic bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,6 +28,24 @@ impl Compression {
             Compression::None
         }
     }
+    /// What the content is, in an error message.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Compression::None => "uncompressed data",
+            Compression::Gzip => "gzip-compressed data",
+            Compression::Xz => "xz-compressed data",
+            Compression::Zstd => "zstd-compressed data",
+        }
+    }
+    /// The file name extension that announces it.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Compression::None => "",
+            Compression::Gzip => "gz",
+            Compression::Xz => "xz",
+            Compression::Zstd => "zst",
+        }
+    }
     /// How offsets into this input are to be read in an error message.
     pub fn offset_note(self) -> &'static str {
         match self {
@@ -44,14 +62,52 @@ pub fn open_file(path: &Path) -> Result<File, TraceError> {
     File::open(path).map_err(|e| TraceError::io(path, Location::File, &e))
 }
 
-/// Read up to `n` bytes from the start of the file without consuming a reader.
-pub fn peek(path: &Path, n: usize) -> Result<Vec<u8>, TraceError> {
-    let mut head = Vec::with_capacity(n);
-    open_file(path)?
-        .take(n as u64)
-        .read_to_end(&mut head)
-        .map_err(|e| TraceError::io(path, Location::Offset(0), &e))?;
-    Ok(head)
+/// How many bytes of an input [`Source`] reads ahead to tell its format.
+pub const HEAD_BYTES: usize = 64 << 10;
+
+/// An input opened once: its first bytes ([`HEAD_BYTES`]) are read to tell its format
+/// and compression, then replayed in front of the rest. A pipe, `/dev/stdin` or a
+/// `<( )` can be read only once, so nothing reopens an input.
+pub struct Source {
+    path: PathBuf,
+    head: Vec<u8>,
+    file: File,
+}
+
+/// The bytes of a [`Source`]: its head, then the rest of the file.
+pub type SourceRead = io::Chain<io::Cursor<Vec<u8>>, File>;
+
+impl Source {
+    pub fn open(path: &Path) -> Result<Source, TraceError> {
+        let mut file = open_file(path)?;
+        if file.metadata().is_ok_and(|m| m.is_dir()) {
+            return Err(TraceError::new(
+                path,
+                Location::File,
+                "is a directory, not a trace",
+            ));
+        }
+        let mut head = vec![0u8; HEAD_BYTES];
+        let n = read_full(&mut file, &mut head)
+            .map_err(|e| TraceError::io(path, Location::Offset(0), &e))?;
+        head.truncate(n);
+        Ok(Source {
+            path: path.to_path_buf(),
+            head,
+            file,
+        })
+    }
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+    /// The first bytes of the input (all of it when it is shorter than [`HEAD_BYTES`]).
+    pub fn head(&self) -> &[u8] {
+        &self.head
+    }
+    /// Every byte of the input from the start.
+    pub fn into_read(self) -> SourceRead {
+        io::Cursor::new(self.head).chain(self.file)
+    }
 }
 
 /// The compression a file name announces (`.gz`, `.xz`, `.zst`).
@@ -67,40 +123,64 @@ pub fn compression_by_name(path: &Path) -> Compression {
 /// A buffered reader of the decompressed content of a text trace, and which
 /// compression it had (told by magic bytes: text never starts with them).
 pub fn open_decompressed(
-    path: &Path,
+    source: Source,
 ) -> Result<(Box<dyn BufRead + Send>, Compression), TraceError> {
-    open_with(path, Compression::sniff(&peek(path, 8)?))
+    let compression = Compression::sniff(source.head());
+    open_with(source, compression)
 }
 
 /// The same for a binary trace: its first bytes are data and may look like any magic,
-/// so only the file name says whether it is compressed.
-pub fn open_binary(path: &Path) -> Result<(Box<dyn BufRead + Send>, Compression), TraceError> {
-    open_with(path, compression_by_name(path))
+/// so only the file name says whether it is compressed. Compressed content under a
+/// name that does not say so is an error rather than records of garbage.
+pub fn open_binary(source: Source) -> Result<(Box<dyn BufRead + Send>, Compression), TraceError> {
+    let by_name = compression_by_name(source.path());
+    let by_content = Compression::sniff(source.head());
+    if by_name == Compression::None && by_content != Compression::None {
+        return Err(TraceError::at_offset(
+            source.path(),
+            0,
+            format!(
+                "the content is {} but the name does not end in .{} (rename the file, or decompress it)",
+                by_content.describe(),
+                by_content.extension()
+            ),
+        ));
+    }
+    open_with(source, by_name)
 }
 
 fn open_with(
-    path: &Path,
+    source: Source,
     compression: Compression,
 ) -> Result<(Box<dyn BufRead + Send>, Compression), TraceError> {
-    let file = open_file(path)?;
+    let path = source.path.clone();
+    let input = source.into_read();
+    Ok((decompress(input, compression, &path)?, compression))
+}
+
+/// A buffered reader of `input`'s content, decompressed from `compression`.
+pub fn decompress<R: Read + Send + 'static>(
+    input: R,
+    compression: Compression,
+    path: &Path,
+) -> Result<Box<dyn BufRead + Send>, TraceError> {
     let cap = 1 << 20;
-    let reader: Box<dyn BufRead + Send> = match compression {
-        Compression::None => Box::new(BufReader::with_capacity(cap, file)),
+    Ok(match compression {
+        Compression::None => Box::new(BufReader::with_capacity(cap, input)),
         Compression::Gzip => Box::new(BufReader::with_capacity(
             cap,
-            flate2::read::MultiGzDecoder::new(BufReader::new(file)),
+            flate2::read::MultiGzDecoder::new(BufReader::new(input)),
         )),
         Compression::Xz => Box::new(BufReader::with_capacity(
             cap,
-            xz2::read::XzDecoder::new_multi_decoder(BufReader::new(file)),
+            xz2::read::XzDecoder::new_multi_decoder(BufReader::new(input)),
         )),
         Compression::Zstd => Box::new(BufReader::with_capacity(
             cap,
-            zstd::stream::read::Decoder::new(file)
+            zstd::stream::read::Decoder::new(input)
                 .map_err(|e| TraceError::io(path, Location::Offset(0), &e))?,
         )),
-    };
-    Ok((reader, compression))
+    })
 }
 
 /// Fill `buf` completely, or report how many bytes were available before end of input.
@@ -118,8 +198,12 @@ pub fn read_full(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(filled)
 }
 
+/// The longest line a text trace may have, in bytes: a reference takes a few dozen, so
+/// a longer line is not a trace's (and reading it whole could exhaust memory).
+pub const MAX_LINE_BYTES: usize = 64 << 10;
+
 /// Line-by-line reading of a text trace with line numbers and byte counts, reusing
-/// one buffer.
+/// one buffer, every line at most [`MAX_LINE_BYTES`] long.
 pub struct Lines {
     reader: Box<dyn BufRead + Send>,
     pub path: std::path::PathBuf,
@@ -129,9 +213,10 @@ pub struct Lines {
 }
 
 impl Lines {
-    pub fn open(path: &Path) -> Result<Lines, TraceError> {
-        let (reader, _) = open_decompressed(path)?;
-        Ok(Lines::new(reader, path))
+    pub fn open(source: Source) -> Result<Lines, TraceError> {
+        let path = source.path().to_path_buf();
+        let (reader, _) = open_decompressed(source)?;
+        Ok(Lines::new(reader, &path))
     }
 
     /// Lines of an already open (and decompressed) input; `path` names it in errors.
@@ -148,11 +233,22 @@ impl Lines {
     /// The next line without its line ending, or `None` at end of input.
     pub fn next_line(&mut self) -> Result<Option<&[u8]>, TraceError> {
         self.buf.clear();
-        let n = self.reader.read_until(b'\n', &mut self.buf).map_err(|e| {
-            TraceError::at_line(&self.path, self.line_no + 1, format!("cannot read: {e}"))
-        })?;
+        let limit = MAX_LINE_BYTES as u64 + 1;
+        let n = (&mut self.reader)
+            .take(limit)
+            .read_until(b'\n', &mut self.buf)
+            .map_err(|e| {
+                TraceError::at_line(&self.path, self.line_no + 1, format!("cannot read: {e}"))
+            })?;
         if n == 0 {
             return Ok(None);
+        }
+        if n as u64 == limit && self.buf.last() != Some(&b'\n') {
+            return Err(TraceError::at_line(
+                &self.path,
+                self.line_no + 1,
+                format!("the line is longer than {MAX_LINE_BYTES} bytes: not a text trace"),
+            ));
         }
         self.line_no += 1;
         self.bytes += n as u64;

@@ -1,7 +1,7 @@
 //! The reader of every text format of one reference per line (lackey, address lists):
 //! lines read with a bound on their length ([`Lines`]), each parsed by the format.
 
-use super::input::Lines;
+use super::input::{Lines, Source};
 use super::{Format, Metadata, TraceError, TraceReader, BATCH_REFS};
 use crate::event::{AccessKind, Batch, MemRef};
 use std::marker::PhantomData;
@@ -23,8 +23,8 @@ pub struct LineReader<F> {
 }
 
 impl<F: LineFormat> LineReader<F> {
-    pub fn open(path: &Path) -> Result<LineReader<F>, TraceError> {
-        Ok(LineReader::from_lines(Lines::open(path)?))
+    pub fn open(source: Source) -> Result<LineReader<F>, TraceError> {
+        Ok(LineReader::from_lines(Lines::open(source)?))
     }
 
     /// Read from an open input (already decompressed); `path` names it in errors.
@@ -68,8 +68,8 @@ impl<F: LineFormat> TraceReader for LineReader<F> {
 }
 
 impl<F: LineFormat> Format for LineReader<F> {
-    fn open(path: &Path, _salvage: bool) -> Result<Box<dyn TraceReader + Send>, TraceError> {
-        Ok(Box::new(LineReader::<F>::open(path)?))
+    fn open(source: Source, _salvage: bool) -> Result<Box<dyn TraceReader + Send>, TraceError> {
+        Ok(Box::new(LineReader::<F>::open(source)?))
     }
     fn from_bytes(bytes: Vec<u8>, path: &Path) -> Result<Box<dyn TraceReader + Send>, TraceError> {
         let input = Box::new(std::io::Cursor::new(bytes));

@@ -22,7 +22,9 @@ pub mod record_reader;
 pub mod synthetic;
 
 pub use error::{Location, TraceError};
-pub use format::{open, open_salvaging, Format, TraceFormat, NAMES};
+pub use format::{
+    describe_content, open, open_detected, open_salvaging, Format, TraceFormat, NAMES,
+};
 
 /// The trace formats, by name (`--format`): the one list from which [`TraceFormat`],
 /// its names and extensions, detection and opening are made. Each entry names the
@@ -35,7 +37,7 @@ macro_rules! for_each_trace_format {
         $m! {
             $($($arg)*)?;
             /// pagelab's own format (`.plt`).
-            "native" => Native(native::NativeReader<std::io::BufReader<std::fs::File>>, ["plt"]),
+            "native" => Native(native::NativeReader<std::io::BufReader<input::SourceRead>>, ["plt"]),
             /// Valgrind `--tool=lackey --trace-mem=yes` output (optionally gz/xz/zst).
             "lackey" => Lackey(lackey::LackeyReader, ["lackey"]),
             /// ChampSim 64-byte `input_instr` records (optionally gz/xz/zst).

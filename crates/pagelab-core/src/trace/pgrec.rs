@@ -4,10 +4,12 @@
 //! native format; `pagelab trace convert` reads a saved one.
 //!
 //! A stream that stops without its END record was cut short (the program or the
-//! recorder was killed): everything before the cut is kept and [`TraceReader::warning`]
-//! says what was lost. A malformed record in the middle is an error naming its offset.
+//! recorder was killed): an error naming the offset, unless the reader salvages
+//! ([`PgrecReader::salvage`], `--salvage`), when everything before the cut is kept and
+//! [`TraceReader::warning`] says what was lost. A malformed record in the middle is an
+//! error naming its offset.
 
-use super::input::{open_binary, Compression};
+use super::input::{open_binary, Compression, Source};
 use super::{Metadata, TraceError, TraceReader, BATCH_REFS};
 use crate::addr::VirtAddr;
 use crate::event::{AccessKind, Alloc, AllocOp, Batch, Event, MemRef, Segment, SegmentKind};
@@ -46,6 +48,8 @@ pub struct PgrecReader {
     end: Option<EndCounts>,
     /// Set when the stream ends without its END record.
     cut: Option<String>,
+    /// Whether a stream cut short is read up to the cut (else it is an error).
+    salvage: bool,
     refs_read: u64,
     done: bool,
 }
@@ -60,9 +64,10 @@ enum Stop {
 }
 
 impl PgrecReader {
-    pub fn open(path: &Path) -> Result<PgrecReader, TraceError> {
-        let (input, compression) = open_binary(path)?;
-        PgrecReader::from_reader(input, compression, path)
+    pub fn open(source: Source) -> Result<PgrecReader, TraceError> {
+        let path = source.path().to_path_buf();
+        let (input, compression) = open_binary(source)?;
+        PgrecReader::from_reader(input, compression, &path)
     }
 
     /// Read from an open input (a FIFO, a decompressing reader); `path` names it in
@@ -83,6 +88,7 @@ impl PgrecReader {
             },
             end: None,
             cut: None,
+            salvage: false,
             refs_read: 0,
             done: false,
         };
@@ -176,17 +182,34 @@ impl PgrecReader {
         self.next_word()
     }
 
-    /// Mark the stream as cut short at the current offset.
-    fn cut_short(&mut self, what: &str) {
+    /// Read a stream cut short up to the cut, with a warning, instead of failing (how
+    /// `pagelab record` reads the stream of a program that was killed).
+    pub fn salvage(mut self, on: bool) -> PgrecReader {
+        self.salvage = on;
+        self
+    }
+
+    /// Mark the stream as cut short at the current offset: an error unless salvaging.
+    fn cut_short(&mut self, what: &str) -> Result<(), TraceError> {
         self.done = true;
+        let stops = format!(
+            "the recording stops {what} without its END record \
+             (the program or the recorder was killed, or the disk filled)"
+        );
+        if !self.salvage {
+            return Err(TraceError::at_offset(
+                &self.path,
+                self.offset,
+                format!("{stops}: read the references before it with --salvage"),
+            ));
+        }
         self.cut = Some(format!(
-            "{}: offset {}: the recording stops {what} without its END record \
-             (the program or the recorder was killed, or the disk filled): kept the {} \
-             references before it",
+            "{}: offset {}: {stops}: kept the {} references before it",
             self.path.display(),
             self.offset,
             self.refs_read
         ));
+        Ok(())
     }
 
     fn io_error(&self, e: std::io::Error) -> TraceError {
@@ -364,13 +387,13 @@ impl TraceReader for PgrecReader {
                 Err(Stop::Io(e)) => return Err(self.io_error(e)),
                 Err(Stop::Eof) => {
                     if self.end.is_none() {
-                        self.cut_short("at a record boundary");
+                        self.cut_short("at a record boundary")?;
                     }
                     self.done = true;
                     break;
                 }
                 Err(Stop::Partial(n)) => {
-                    self.cut_short(&format!("{n} bytes into a record"));
+                    self.cut_short(&format!("{n} bytes into a record"))?;
                     break;
                 }
             };
@@ -394,7 +417,7 @@ impl TraceReader for PgrecReader {
                 }
                 self.push_ref(batch, w & ADDR_MASK, size, kind);
             } else if !self.event(w, at, batch)? {
-                self.cut_short("inside an event record");
+                self.cut_short("inside an event record")?;
             }
         }
         Ok(!batch.is_empty())
@@ -475,10 +498,10 @@ pub fn write(batch: &Batch, fetches: u8, sample: u32, end: Option<EndCounts>) ->
 
 impl crate::trace::Format for PgrecReader {
     fn open(
-        path: &Path,
-        _salvage: bool,
+        source: Source,
+        salvage: bool,
     ) -> Result<Box<dyn crate::trace::TraceReader + Send>, TraceError> {
-        Ok(Box::new(PgrecReader::open(path)?))
+        Ok(Box::new(PgrecReader::open(source)?.salvage(salvage)))
     }
     fn from_bytes(
         bytes: Vec<u8>,
@@ -491,7 +514,5 @@ impl crate::trace::Format for PgrecReader {
             path,
         )?))
     }
-    fn magic(head: &[u8]) -> bool {
-        head.starts_with(MAGIC)
-    }
+    const MAGIC: &'static [u8] = MAGIC;
 }

@@ -2,7 +2,7 @@
 //! raw u64 addresses): records read in blocks, each decoded by the format, a partial
 //! last record an error at its offset.
 
-use super::input::{open_binary, read_full, Compression};
+use super::input::{open_binary, read_full, Compression, Source};
 use super::{Format, Metadata, TraceError, TraceReader};
 use crate::event::{Batch, MemRef};
 use std::io::BufRead;
@@ -34,9 +34,10 @@ pub struct RecordReader<F> {
 }
 
 impl<F: RecordFormat> RecordReader<F> {
-    pub fn open(path: &Path) -> Result<RecordReader<F>, TraceError> {
-        let (input, compression) = open_binary(path)?;
-        Ok(RecordReader::from_reader(input, compression, path))
+    pub fn open(source: Source) -> Result<RecordReader<F>, TraceError> {
+        let path = source.path().to_path_buf();
+        let (input, compression) = open_binary(source)?;
+        Ok(RecordReader::from_reader(input, compression, &path))
     }
 
     /// Read from an open input, decompressed from `compression`; `path` names it in errors.
@@ -91,8 +92,8 @@ impl<F: RecordFormat> TraceReader for RecordReader<F> {
 }
 
 impl<F: RecordFormat> Format for RecordReader<F> {
-    fn open(path: &Path, _salvage: bool) -> Result<Box<dyn TraceReader + Send>, TraceError> {
-        Ok(Box::new(RecordReader::<F>::open(path)?))
+    fn open(source: Source, _salvage: bool) -> Result<Box<dyn TraceReader + Send>, TraceError> {
+        Ok(Box::new(RecordReader::<F>::open(source)?))
     }
     fn from_bytes(bytes: Vec<u8>, path: &Path) -> Result<Box<dyn TraceReader + Send>, TraceError> {
         let input = Box::new(std::io::Cursor::new(bytes));

@@ -5,9 +5,8 @@ use super::chunk;
 use super::{CHUNK_HEADER_LEN, CHUNK_TAG, END_LEN, END_TAG, MAGIC, MAX_CHUNK_BYTES, VERSION};
 use crate::event::{Batch, PlainBatch};
 use crate::trace::error::TraceError;
-use crate::trace::input::{open_file, read_full};
+use crate::trace::input::{read_full, Source, SourceRead};
 use crate::trace::{Metadata, Part, TraceReader};
-use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
@@ -27,10 +26,14 @@ pub struct NativeReader<R: Read> {
     warning: Option<String>,
 }
 
-impl NativeReader<BufReader<File>> {
+impl NativeReader<BufReader<SourceRead>> {
     pub fn open(path: &Path) -> Result<Self, TraceError> {
-        let file = open_file(path)?;
-        NativeReader::new(BufReader::with_capacity(1 << 20, file), path)
+        NativeReader::from_source(Source::open(path)?)
+    }
+    /// Read an input already opened (its head read for detection).
+    pub fn from_source(source: Source) -> Result<Self, TraceError> {
+        let path = source.path().to_path_buf();
+        NativeReader::new(BufReader::with_capacity(1 << 20, source.into_read()), &path)
     }
 }
 
@@ -370,12 +373,14 @@ impl<R: Read> TraceReader for NativeReader<R> {
     }
 }
 
-impl crate::trace::Format for NativeReader<std::io::BufReader<std::fs::File>> {
+impl crate::trace::Format for NativeReader<BufReader<SourceRead>> {
     fn open(
-        path: &Path,
+        source: Source,
         salvage: bool,
     ) -> Result<Box<dyn crate::trace::TraceReader + Send>, TraceError> {
-        Ok(Box::new(NativeReader::open(path)?.salvage(salvage)))
+        Ok(Box::new(
+            NativeReader::from_source(source)?.salvage(salvage),
+        ))
     }
     fn from_bytes(
         bytes: Vec<u8>,
@@ -386,7 +391,5 @@ impl crate::trace::Format for NativeReader<std::io::BufReader<std::fs::File>> {
             path,
         )?))
     }
-    fn magic(head: &[u8]) -> bool {
-        head.starts_with(MAGIC)
-    }
+    const MAGIC: &'static [u8] = MAGIC;
 }
