@@ -116,15 +116,18 @@ pub fn count_kind_codes(codes: &[u8]) -> [u64; 4] {
 }
 
 impl MemRef {
-    /// The address of the reference's last byte (its first for size 0).
+    /// The address of the reference's last byte (its first for size 0), or the top of
+    /// the address space for a reference that would run past it.
     #[inline(always)]
     pub fn last_byte(&self) -> VirtAddr {
-        VirtAddr(self.addr.0.wrapping_add(self.size.max(1) as u64 - 1))
+        VirtAddr(self.addr.0.saturating_add(self.size.max(1) as u64 - 1))
     }
-    /// Whether the reference touches more than one base (4 KiB) page.
+    /// Whether the reference touches more than one base (4 KiB) page, or runs past the
+    /// top of the address space (the simulator refuses it).
     #[inline(always)]
     pub fn spans_pages(&self) -> bool {
-        (self.last_byte().0 ^ self.addr.0) >> crate::addr::BASE_SHIFT != 0
+        let last = self.addr.0.wrapping_add(self.size.max(1) as u64 - 1);
+        (last ^ self.addr.0) >> crate::addr::BASE_SHIFT != 0
     }
     pub fn new(addr: u64, size: u32, kind: AccessKind) -> MemRef {
         MemRef {

@@ -60,6 +60,14 @@ pub struct MachineConfig {
     /// The page size demand paging maps. Default "4K" ("8K" for Alpha).
     #[serde(default = "default_base_page")]
     pub base_page: PageSize,
+    /// The largest reference a trace may make: one that spans more is an error naming
+    /// it, since it would make as many translations as it spans pages. Default "1M",
+    /// from "4K" to "4G".
+    #[serde(
+        default = "default_max_reference",
+        skip_serializing_if = "is_default_max_reference"
+    )]
+    pub max_reference: ByteSize,
     #[serde(default)]
     pub tlb: TlbConfig,
     /// Paging-structure (page-walk) caches of a radix table. Default none.
@@ -95,6 +103,14 @@ fn default_base_page() -> PageSize {
     PageSize::K4
 }
 
+fn default_max_reference() -> ByteSize {
+    ByteSize(1 << 20)
+}
+
+fn is_default_max_reference(b: &ByteSize) -> bool {
+    *b == default_max_reference()
+}
+
 impl Default for MachineConfig {
     fn default() -> Self {
         MachineConfig {
@@ -102,6 +118,7 @@ impl Default for MachineConfig {
             description: String::new(),
             seed: 0,
             base_page: default_base_page(),
+            max_reference: default_max_reference(),
             tlb: TlbConfig::default(),
             walk_caches: Vec::new(),
             page_table: PageTableConfig::default(),

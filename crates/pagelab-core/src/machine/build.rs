@@ -144,6 +144,16 @@ fn build_cost(c: &CostConfig) -> Result<Box<dyn CostModel>, String> {
     }
 }
 
+fn check_max_reference(b: crate::addr::ByteSize) -> Result<u64, String> {
+    if !(4096..=1 << 32).contains(&b.0) {
+        return Err(format!(
+            "max_reference: {} is out of range (from 4K to 4G)",
+            crate::addr::format_bytes(b.0)
+        ));
+    }
+    Ok(b.0)
+}
+
 impl Machine {
     /// Resolve a configuration into components; errors name the field.
     pub fn build(config: &MachineConfig) -> Result<Machine, crate::config::ConfigError> {
@@ -250,6 +260,7 @@ impl Machine {
             cost: build_cost(&config.cost).map_err(err)?,
             decoupled: true,
             misses: Vec::new(),
+            max_reference: check_max_reference(config.max_reference).map_err(err)?,
             kernel: false,
             counts: Counts::default(),
             current_asid: Asid(0),

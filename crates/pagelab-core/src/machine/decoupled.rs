@@ -36,6 +36,11 @@ use crate::tlb::SetAssocTlb;
 /// How many queued misses ahead the walker prefetches.
 const AHEAD: usize = 8;
 
+/// The most misses queued at once: a reference that spans many pages has its queue
+/// walked when it is full (the walks go in the same order, whenever they run).
+/// Otherwise a batch queues at most one miss per reference.
+pub const MAX_QUEUED: usize = 1 << 16;
+
 /// A TLB miss waiting for its walk, or a flush of the walk caches between two.
 #[derive(Clone, Copy, Debug)]
 pub struct Miss {

@@ -55,6 +55,8 @@ pub struct Machine {
     /// Whether batches run decoupled (see [`decoupled`]): true while every
     /// translation is a base page.
     decoupled: bool,
+    /// The largest reference, in bytes (`max_reference`).
+    max_reference: u64,
     /// The decoupled run's TLB misses awaiting their walks.
     misses: Vec<decoupled::Miss>,
     /// Whether decoupled runs use the specialized loop ([`decoupled::Kernel`]): the
@@ -406,7 +408,10 @@ impl Machine {
     }
 
     /// A reference that spans pages translates each page after its first too.
-    /// Returns how many further translations that made.
+    /// Returns how many further translations that made. A reference larger than
+    /// `max_reference`, or one that runs past the top of the address space, is an
+    /// error. However many pages a reference spans, the queue of a decoupled run
+    /// stays under [`decoupled::MAX_QUEUED`] misses: it is walked when full.
     #[cold]
     fn translate_rest<const DECOUPLED: bool>(
         &mut self,
@@ -414,13 +419,32 @@ impl Machine {
         r: &crate::event::MemRef,
         reference: u64,
     ) -> Result<u64, SimError> {
+        let error = |message: String| SimError { reference, message };
+        if r.size as u64 > self.max_reference {
+            return Err(error(format!(
+                "a reference of {} bytes at {:#x} is larger than max_reference ({}): raise it to simulate the {} translations it makes",
+                r.size,
+                r.addr.0,
+                crate::addr::format_bytes(self.max_reference),
+                (r.size as u64).div_ceil(4096)
+            )));
+        }
+        if r.addr.0.checked_add(r.size.max(1) as u64 - 1).is_none() {
+            return Err(error(format!(
+                "a reference of {} bytes at {:#x} runs past the top of the address space",
+                r.size, r.addr.0
+            )));
+        }
         let first = r.addr.vpn(PageSize::K4).0;
         let last = r.last_byte().vpn(PageSize::K4).0;
-        for page in first.wrapping_add(1)..=last {
+        for page in first + 1..=last {
+            if DECOUPLED && self.misses.len() >= decoupled::MAX_QUEUED {
+                self.walk_deferred()?;
+            }
             let va = crate::addr::Vpn(page).base(PageSize::K4);
             self.translate::<DECOUPLED>(side, r.asid, va, reference)?;
         }
-        Ok(last.wrapping_sub(first))
+        Ok(last - first)
     }
 
     #[inline(always)]

@@ -156,3 +156,70 @@ fn bad_values_name_their_field() {
         assert!(e.0.contains(field), "{e}");
     }
 }
+
+#[test]
+fn references_at_the_top_of_the_address_space_never_wrap() {
+    let top = u64::MAX - 15;
+    // Within the last page: one translation.
+    let mut m = Machine::build(&MachineConfig::default()).unwrap();
+    let one = Batch {
+        refs: vec![MemRef::new(top, 16, AccessKind::Load)],
+        events: vec![],
+    };
+    // (The radix table refuses the address itself: the point is that nothing wraps.)
+    let _ = m.run_batch(&one);
+    assert!(m.counts().translations <= 1);
+    // Past the top: an error naming it, before any count runs away.
+    let mut m = Machine::build(&MachineConfig::default()).unwrap();
+    let past = Batch {
+        refs: vec![MemRef::new(top, 256, AccessKind::Load)],
+        events: vec![],
+    };
+    let e = m.run_batch(&past).unwrap_err();
+    assert!(
+        e.message.contains("past the top of the address space"),
+        "{e}"
+    );
+    assert!(m.counts().translations <= 1, "{}", m.counts().translations);
+}
+
+#[test]
+fn a_reference_larger_than_max_reference_is_an_error() {
+    let refs = [MemRef::new(0x1000_0000, u32::MAX, AccessKind::Load)];
+    let mut m = Machine::build(&MachineConfig::default()).unwrap();
+    let e = m
+        .run_batch(&Batch {
+            refs: refs.to_vec(),
+            events: vec![],
+        })
+        .unwrap_err();
+    assert!(e.message.contains("larger than max_reference (1M)"), "{e}");
+    let mut config = MachineConfig::default();
+    config.max_reference = crate::addr::ByteSize(1024);
+    let e = Machine::build(&config).err().unwrap().to_string();
+    assert!(e.contains("max_reference: 1K is out of range"), "{e}");
+}
+
+/// References that span many pages each make the decoupled run walk its queue as
+/// it fills, with the counts of the run in order.
+#[test]
+fn many_page_references_keep_the_miss_queue_bounded() {
+    let mut config = MachineConfig::default();
+    config.max_reference = crate::addr::ByteSize(1 << 30);
+    let refs: Vec<_> = (0..4u64)
+        .map(|i| MemRef::new(i << 32, 1 << 30, AccessKind::Load))
+        .collect();
+    let batch = Batch {
+        refs,
+        events: vec![],
+    };
+    let mut decoupled = Machine::build(&config).unwrap();
+    decoupled.run_refs::<true>(&batch).unwrap();
+    assert!(decoupled.misses.len() <= decoupled::MAX_QUEUED);
+    decoupled.walk_deferred().unwrap();
+    let mut in_order = Machine::build(&config).unwrap();
+    in_order.set_decoupled(false);
+    in_order.run_batch(&batch).unwrap();
+    assert_eq!(decoupled.counts(), in_order.counts());
+    assert_eq!(decoupled.counts().translations, 4 << 18);
+}
