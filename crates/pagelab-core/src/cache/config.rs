@@ -171,15 +171,7 @@ impl CacheConfig {
     }
 }
 
-fn check_cycles(field: &str, cycles: f64) -> Result<(), String> {
-    if cycles.is_finite() && cycles >= 0.0 {
-        Ok(())
-    } else {
-        Err(format!(
-            "{field}: {cycles} must be a finite number of cycles, at least 0"
-        ))
-    }
-}
+use crate::cost::check_cycles;
 
 #[cfg(test)]
 mod tests {

@@ -68,6 +68,14 @@ pub struct MachineConfig {
         skip_serializing_if = "is_default_max_reference"
     )]
     pub max_reference: ByteSize,
+    /// The most memory the machine may take when built (TLBs, caches, tables allocated
+    /// up front): a configuration whose estimate exceeds it is refused before anything
+    /// is allocated. Default "4G".
+    #[serde(
+        default = "default_max_memory",
+        skip_serializing_if = "is_default_max_memory"
+    )]
+    pub max_memory: ByteSize,
     #[serde(default)]
     pub tlb: TlbConfig,
     /// Paging-structure (page-walk) caches of a radix table. Default none.
@@ -111,6 +119,14 @@ fn is_default_max_reference(b: &ByteSize) -> bool {
     *b == default_max_reference()
 }
 
+fn default_max_memory() -> ByteSize {
+    ByteSize(4 << 30)
+}
+
+fn is_default_max_memory(b: &ByteSize) -> bool {
+    *b == default_max_memory()
+}
+
 impl Default for MachineConfig {
     fn default() -> Self {
         MachineConfig {
@@ -119,6 +135,7 @@ impl Default for MachineConfig {
             seed: 0,
             base_page: default_base_page(),
             max_reference: default_max_reference(),
+            max_memory: default_max_memory(),
             tlb: TlbConfig::default(),
             walk_caches: Vec::new(),
             page_table: PageTableConfig::default(),

@@ -135,9 +135,7 @@ fn build_cost(c: &CostConfig) -> Result<Box<dyn CostModel>, String> {
                 ("miss_cycles", s.miss_cycles),
                 ("major_fault_cycles", s.major_fault_cycles),
             ] {
-                if !(v.is_finite() && v >= 0.0) {
-                    return Err(format!("cost.{field}: {v} must be a finite number ≥ 0"));
-                }
+                crate::cost::check_cycles(&format!("cost.{field}"), v)?;
             }
             Ok(Box::new(SimpleCost(s.clone())))
         }
@@ -158,6 +156,7 @@ impl Machine {
     /// Resolve a configuration into components; errors name the field.
     pub fn build(config: &MachineConfig) -> Result<Machine, crate::config::ConfigError> {
         let err = crate::config::ConfigError;
+        super::estimate::check(config).map_err(err)?;
         let tlb = Hierarchy::build(&config.tlb, config.base_page, config.seed).map_err(err)?;
         let page_table = build_page_table(&config.page_table).map_err(err)?;
         if !page_table.as_ref().page_sizes().contains(&config.base_page) {

@@ -24,6 +24,7 @@ use walker::Walker;
 
 mod build;
 pub mod decoupled;
+pub mod estimate;
 mod pressure;
 mod promote;
 mod repeat_choice;

@@ -32,6 +32,16 @@ macro_rules! define_page_tables {
             vec![$(PageTableConfig::$variant($options::default())),*]
         }
 
+        impl PageTableConfig {
+            /// What building the (empty) table allocates: the field that sets it,
+            /// and bytes.
+            pub fn preallocated(&self) -> (&'static str, u64) {
+                match self {
+                    $(PageTableConfig::$variant(o) => o.preallocated(),)*
+                }
+            }
+        }
+
         /// Check a configuration and build its (empty) table; errors name the field.
         pub fn build_page_table(c: &PageTableConfig) -> Result<AnyPageTable, String> {
             match c {

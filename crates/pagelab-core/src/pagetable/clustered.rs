@@ -210,6 +210,9 @@ impl TableOptions for ClusteredConfig {
         );
         Ok(ClusteredPageTable::new(b, f, &self.page_sizes))
     }
+    fn preallocated(&self) -> (&'static str, u64) {
+        ("buckets", Chained::<Vec<u64>>::bucket_bytes(self.buckets))
+    }
 }
 
 #[cfg(test)]

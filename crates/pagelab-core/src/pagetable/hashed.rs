@@ -170,6 +170,9 @@ impl TableOptions for HashedConfig {
             &self.page_sizes,
         ))
     }
+    fn preallocated(&self) -> (&'static str, u64) {
+        ("buckets", Chained::<Pte>::bucket_bytes(self.buckets))
+    }
 }
 
 #[cfg(test)]

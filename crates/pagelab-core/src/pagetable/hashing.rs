@@ -101,6 +101,11 @@ impl<R: Default> Chained<R> {
         }
     }
 
+    /// Bytes of the bucket array of `buckets` buckets, allocated by [`Chained::new`].
+    pub fn bucket_bytes(buckets: u64) -> u64 {
+        (std::mem::size_of::<Rec<R>>() as u64).saturating_mul(buckets)
+    }
+
     fn buckets(&self) -> usize {
         1 << self.bits
     }

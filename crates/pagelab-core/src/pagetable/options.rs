@@ -11,6 +11,11 @@ pub trait TableOptions: Default {
     /// Check the options (each error names `page_table.<field>`) and build an empty
     /// table.
     fn build(&self) -> Result<Self::Table, String>;
+    /// What [`TableOptions::build`] allocates, in bytes, with the field that sets it
+    /// (most structures allocate as pages are mapped: none). Checked before building.
+    fn preallocated(&self) -> (&'static str, u64) {
+        ("kind", 0)
+    }
 }
 
 /// The page sizes most structures map by default.

@@ -34,15 +34,9 @@ pub trait BuildPolicy: PromotionPolicy + Sized + 'static {
     }
 }
 
-/// `promotion.miss_cycles` must be a finite number ≥ 0.
+/// `promotion.miss_cycles` must be a number of cycles from 0 to 1e12.
 pub fn check_miss_cycles(cycles: f64) -> Result<(), String> {
-    if cycles.is_finite() && cycles >= 0.0 {
-        Ok(())
-    } else {
-        Err(format!(
-            "promotion.miss_cycles: {cycles} must be a finite number ≥ 0"
-        ))
-    }
+    crate::cost::check_cycles("promotion.miss_cycles", cycles)
 }
 
 macro_rules! define_promotion_policies {

@@ -111,15 +111,7 @@ pub trait Mechanism {
 
 /// The mechanism a configuration names, or an error naming the field.
 pub fn build(c: &MechanismConfig) -> Result<Box<dyn Mechanism>, String> {
-    let check = |field: &str, v: f64| {
-        if v.is_finite() && v >= 0.0 {
-            Ok(())
-        } else {
-            Err(format!(
-                "mechanism.{field}: {v} must be a finite number ≥ 0"
-            ))
-        }
-    };
+    let check = |field: &str, v: f64| crate::cost::check_cycles(&format!("mechanism.{field}"), v);
     Ok(match c {
         MechanismConfig::Copy(k) => {
             check("cycles_per_page", k.cycles_per_page)?;

@@ -43,12 +43,7 @@ impl Hierarchy {
             if levels[..i].iter().any(|o| o.name == l.name) {
                 return Err(format!("{here}.name: {:?} names two levels", l.name));
             }
-            if !(l.hit_cycles.is_finite() && l.hit_cycles >= 0.0) {
-                return Err(format!(
-                    "{here}.hit_cycles: {} must be a finite number ≥ 0",
-                    l.hit_cycles
-                ));
-            }
+            crate::cost::check_cycles(&format!("{here}.hit_cycles"), l.hit_cycles)?;
             if l.arrays.is_empty() {
                 return Err(format!("{here}.arrays: give the level at least one array"));
             }
