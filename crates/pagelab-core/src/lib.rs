@@ -11,6 +11,7 @@ pub mod counts;
 pub mod event;
 pub mod frames;
 pub mod hugemem;
+pub mod limits;
 pub mod machine;
 pub mod pagetable;
 pub mod presets;

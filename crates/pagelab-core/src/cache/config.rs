@@ -171,7 +171,7 @@ impl CacheConfig {
     }
 }
 
-use crate::cost::check_cycles;
+use crate::limits::check_cycles;
 
 #[cfg(test)]
 mod tests {

@@ -135,7 +135,7 @@ fn build_cost(c: &CostConfig) -> Result<Box<dyn CostModel>, String> {
                 ("miss_cycles", s.miss_cycles),
                 ("major_fault_cycles", s.major_fault_cycles),
             ] {
-                crate::cost::check_cycles(&format!("cost.{field}"), v)?;
+                crate::limits::check_cycles(&format!("cost.{field}"), v)?;
             }
             Ok(Box::new(SimpleCost(s.clone())))
         }

@@ -36,7 +36,7 @@ pub trait BuildPolicy: PromotionPolicy + Sized + 'static {
 
 /// `promotion.miss_cycles` must be a number of cycles from 0 to 1e12.
 pub fn check_miss_cycles(cycles: f64) -> Result<(), String> {
-    crate::cost::check_cycles("promotion.miss_cycles", cycles)
+    crate::limits::check_cycles("promotion.miss_cycles", cycles)
 }
 
 macro_rules! define_promotion_policies {

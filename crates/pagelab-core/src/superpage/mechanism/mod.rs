@@ -111,7 +111,7 @@ pub trait Mechanism {
 
 /// The mechanism a configuration names, or an error naming the field.
 pub fn build(c: &MechanismConfig) -> Result<Box<dyn Mechanism>, String> {
-    let check = |field: &str, v: f64| crate::cost::check_cycles(&format!("mechanism.{field}"), v);
+    let check = |field: &str, v: f64| crate::limits::check_cycles(&format!("mechanism.{field}"), v);
     Ok(match c {
         MechanismConfig::Copy(k) => {
             check("cycles_per_page", k.cycles_per_page)?;

@@ -43,7 +43,7 @@ impl Hierarchy {
             if levels[..i].iter().any(|o| o.name == l.name) {
                 return Err(format!("{here}.name: {:?} names two levels", l.name));
             }
-            crate::cost::check_cycles(&format!("{here}.hit_cycles"), l.hit_cycles)?;
+            crate::limits::check_cycles(&format!("{here}.hit_cycles"), l.hit_cycles)?;
             if l.arrays.is_empty() {
                 return Err(format!("{here}.arrays: give the level at least one array"));
             }
