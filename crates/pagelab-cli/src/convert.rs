@@ -1,12 +1,12 @@
 //! `pagelab trace convert`: read any supported format, write pagelab's native format
 //! (or lackey text, an address list, raw u64 addresses).
 
+use crate::output;
 use crate::progress::Progress;
 use anyhow::{bail, Context, Result};
 use pagelab_core::trace::native::{NativeWriter, WriterOptions};
 use pagelab_core::trace::{self, addrs, lackey, rawu64, Metadata, TraceFormat};
 use pagelab_core::Batch;
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 pub struct ConvertArgs {
     /// The trace to read.
     input: PathBuf,
-    /// The file to write.
+    /// The file to write ("-" for standard output).
     output: PathBuf,
     /// Input format; detected when omitted.
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(pagelab_core::trace::NAMES.iter().copied()))]
@@ -25,15 +25,15 @@ pub struct ConvertArgs {
     /// What was traced, recorded in the native header.
     #[arg(long)]
     workload: Option<String>,
-    /// References per chunk of the native format.
-    #[arg(long, default_value_t = WriterOptions::default().chunk_refs)]
+    /// References per chunk of the native format (at least 1).
+    #[arg(long, default_value_t = WriterOptions::default().chunk_refs, value_parser = clap::value_parser!(u32).range(1..))]
     chunk_refs: u32,
     /// Read a native trace that was cut short (an interrupted recording) up to its last
     /// complete chunk, with a warning, instead of failing.
     #[arg(long)]
     salvage: bool,
     /// zstd level of the native format (-7 fastest .. 19 smallest).
-    #[arg(long, default_value_t = WriterOptions::default().level, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = WriterOptions::default().level, allow_negative_numbers = true, value_parser = clap::value_parser!(i32).range(-7..=19))]
     level: i32,
     /// Huffman-code zstd's literals (mostly address deltas): files ~17 % smaller,
     /// reading them slower (by default they are stored as they are).
@@ -50,32 +50,24 @@ fn output_format(args: &ConvertArgs) -> Result<TraceFormat> {
     }
 }
 
-/// Whether two paths name the same file (when both exist).
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
-}
-
 /// A text or binary sink for the formats that are one reference per record.
-fn write_plain(
+fn write_plain<W: Write>(
     reader: &mut dyn trace::TraceReader,
-    out: &Path,
-    write: fn(&mut BufWriter<File>, &pagelab_core::MemRef) -> std::io::Result<()>,
+    out: W,
+    name: &Path,
+    write: fn(&mut BufWriter<W>, &pagelab_core::MemRef) -> std::io::Result<()>,
     progress: &mut Progress,
 ) -> Result<()> {
-    let file = File::create(out).with_context(|| format!("{}: cannot create", out.display()))?;
-    let mut w = BufWriter::with_capacity(1 << 20, file);
+    let mut w = BufWriter::with_capacity(1 << 20, out);
     let mut batch = Batch::default();
     while reader.next_batch(&mut batch)? {
         for r in &batch.refs {
-            write(&mut w, r).with_context(|| format!("{}: cannot write", out.display()))?;
+            write(&mut w, r).with_context(|| format!("{}: cannot write", name.display()))?;
         }
         progress.tick(batch.refs.len() as u64, reader.position());
     }
     w.flush()
-        .with_context(|| format!("{}: cannot write", out.display()))?;
+        .with_context(|| format!("{}: cannot write", name.display()))?;
     Ok(())
 }
 
@@ -93,40 +85,36 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
     if to == TraceFormat::Pgrec {
         bail!("pgrec is what the recorder writes, not an output format; write native instead");
     }
-    if same_file(&args.input, &args.output) {
-        bail!(
-            "{}: input and output are the same file",
-            args.output.display()
-        );
+    output::check(&args.output, "the output", &[&args.input])?;
+    if output::is_stdout(&args.output) {
+        return convert(args, from, to, std::io::stdout().lock()).map(|_| ());
     }
     // Written beside the output and renamed at the end: an interrupted or failed
     // conversion leaves no half-written file under the output's name.
-    let partial = {
-        let mut name = args.output.as_os_str().to_owned();
-        name.push(".partial");
-        PathBuf::from(name)
-    };
-    match convert(args, from, to, &partial) {
-        Ok(()) => std::fs::rename(&partial, &args.output).with_context(|| {
-            format!(
-                "{}: cannot rename to {}",
-                partial.display(),
-                args.output.display()
-            )
-        }),
-        Err(e) => {
-            let _ = std::fs::remove_file(&partial);
-            Err(e)
-        }
+    let mut pending = output::Pending::create(&args.output)?;
+    let elapsed = convert(args, from, to, pending.file())?;
+    pending.commit()?;
+    if !args.quiet {
+        let bytes = std::fs::metadata(&args.output)
+            .map(|m| m.len())
+            .unwrap_or(0);
+        eprintln!(
+            "pagelab: wrote {} ({bytes} bytes, {} format) in {:.2} s",
+            args.output.display(),
+            to.name(),
+            elapsed.as_secs_f64()
+        );
     }
+    Ok(())
 }
 
-fn convert(
+fn convert<W: Write>(
     args: &ConvertArgs,
     from: Option<TraceFormat>,
     to: TraceFormat,
-    out: &Path,
-) -> Result<()> {
+    out: W,
+) -> Result<std::time::Duration> {
+    let name = args.output.as_path();
     let mut reader = trace::open_salvaging(&args.input, from, args.salvage)?;
     let mut progress = Progress::new("converting", args.quiet);
     match to {
@@ -150,7 +138,8 @@ fn convert(
                 level: args.level,
                 compress_literals: args.compress_literals,
             };
-            let mut writer = NativeWriter::create(out, &metadata, options)?;
+            let out = BufWriter::with_capacity(1 << 20, out);
+            let mut writer = NativeWriter::new(out, name, &metadata, options)?;
             let mut batch = Batch::default();
             while reader.next_batch(&mut batch)? {
                 writer.write_batch(&batch)?;
@@ -161,18 +150,21 @@ fn convert(
         TraceFormat::Lackey => write_plain(
             reader.as_mut(),
             out,
+            name,
             |w, r| lackey::write_ref(w, r),
             &mut progress,
         )?,
         TraceFormat::Addrs => write_plain(
             reader.as_mut(),
             out,
+            name,
             |w, r| addrs::write_ref(w, r),
             &mut progress,
         )?,
         TraceFormat::U64 => write_plain(
             reader.as_mut(),
             out,
+            name,
             |w, r| rawu64::write_ref(w, r),
             &mut progress,
         )?,
@@ -187,15 +179,5 @@ fn convert(
     if let Some(w) = reader.warning() {
         eprintln!("pagelab: warning: {w}");
     }
-    if !args.quiet {
-        let bytes = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
-        eprintln!(
-            "pagelab: wrote {} ({} bytes, {} format) in {:.2} s",
-            args.output.display(),
-            bytes,
-            to.name(),
-            elapsed.as_secs_f64()
-        );
-    }
-    Ok(())
+    Ok(elapsed)
 }

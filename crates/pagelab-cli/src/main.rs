@@ -3,13 +3,14 @@
 mod catalogue;
 mod convert;
 mod interrupt;
+mod output;
 mod pagetables;
 mod progress;
 mod record;
 mod target;
 mod workloads;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use pagelab_core::trace::{self, info::InfoBuilder, TraceFormat};
 use pagelab_core::{Batch, Machine, MachineConfig};
@@ -164,6 +165,16 @@ fn load_config(args: &MachineArgs) -> Result<MachineConfig> {
         config.mechanism = MachineConfig::from_toml(&doc, "--mechanism")?.mechanism;
     }
     Ok(config)
+}
+
+/// Build the machine; an error names where its configuration came from.
+fn build_machine(config: &MachineConfig, args: &MachineArgs) -> Result<Machine> {
+    let origin = match (&args.config, &args.machine) {
+        (Some(p), _) => p.display().to_string(),
+        (None, Some(name)) => format!("--machine {name}"),
+        (None, None) => "the default machine".into(),
+    };
+    Ok(Machine::build(config).with_context(|| origin)?)
 }
 
 /// One line per level: "l1d: 64×4K + 32×2M (lru) → stlb".
@@ -346,7 +357,21 @@ struct Baseline {
 
 fn simulate(args: &SimulateArgs) -> Result<()> {
     let config = load_config(&args.machine)?;
-    let mut machine = Machine::build(&config)?;
+    let mut machine = build_machine(&config, &args.machine)?;
+    let mut inputs: Vec<&Path> = args.trace.iter().map(PathBuf::as_path).collect();
+    inputs.extend(args.machine.config.as_deref());
+    if let Some(p) = &args.json {
+        output::check(p, "--json", &inputs)?;
+    }
+    if args.baseline {
+        // The base-page run reads the traces again: a pipe cannot be.
+        if let Some(p) = args.trace.iter().find(|p| !p.is_file()) {
+            bail!(
+                "{}: --baseline reads the trace twice, and this is not a regular file (save it to one first)",
+                p.display()
+            );
+        }
+    }
     let (mut reader, names) = open_input(args)?;
     let mut progress = progress::Progress::new("simulating", args.quiet);
     machine.run_trace(reader.as_mut(), Path::new(&names), |refs, position| {
@@ -358,6 +383,9 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
     }
     let report = machine.report();
     let refs = report.counts.references;
+    if refs == 0 {
+        bail!("{names}: holds no references: nothing to simulate");
+    }
     if !args.quiet {
         eprintln!(
             "pagelab: simulated {refs} references in {:.3} s ({:.1} M refs/s)",
@@ -368,7 +396,7 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
     let baseline = if args.baseline {
         let mut base_config = config.clone();
         base_config.promotion = pagelab_core::config::PromotionConfig::None {};
-        let mut base = Machine::build(&base_config)?;
+        let mut base = build_machine(&base_config, &args.machine)?;
         let (mut reader, names) = open_input(args)?;
         let mut progress = progress::Progress::new("simulating base pages", args.quiet);
         base.run_trace(reader.as_mut(), Path::new(&names), |refs, position| {
@@ -419,10 +447,9 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
         })
         .unwrap_or_default();
     match &args.json {
-        Some(p) if p.as_os_str() == "-" => writeln!(std::io::stdout(), "{}", json()?)?,
+        Some(p) if output::is_stdout(p) => output::write_text(p, &(json()? + "\n"))?,
         Some(p) => {
-            std::fs::write(p, json()? + "\n")
-                .with_context(|| format!("{}: cannot write", p.display()))?;
+            output::write_text(p, &(json()? + "\n"))?;
             write!(std::io::stdout(), "trace {names}\n{report}{against}",)?;
         }
         None => write!(std::io::stdout(), "trace {names}\n{report}{against}",)?,
@@ -451,7 +478,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Workloads { json } => workloads::list(json),
         Command::Config { machine } => {
             let config = load_config(&machine)?;
-            Machine::build(&config)?;
+            build_machine(&config, &machine)?;
             write!(std::io::stdout(), "{}", config.to_toml())?;
             Ok(())
         }
@@ -464,8 +491,13 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         // A reader that went away (`| head`) is not an error of ours.
         Err(e)
-            if e.downcast_ref::<std::io::Error>().map(|e| e.kind())
-                == Some(std::io::ErrorKind::BrokenPipe) =>
+            if e.chain().any(|c| {
+                let kind = c
+                    .downcast_ref::<std::io::Error>()
+                    .map(std::io::Error::kind)
+                    .or_else(|| c.downcast_ref::<trace::TraceError>()?.io_kind);
+                kind == Some(std::io::ErrorKind::BrokenPipe)
+            }) =>
         {
             ExitCode::SUCCESS
         }

@@ -34,6 +34,12 @@ pub struct CompareArgs {
 }
 
 pub fn compare(args: &CompareArgs) -> Result<()> {
+    let inputs: Vec<&Path> = args.trace.iter().map(PathBuf::as_path).collect();
+    for (path, what) in [(&args.json, "--json"), (&args.csv, "--csv")] {
+        if let Some(p) = path {
+            crate::output::check(p, what, &inputs)?;
+        }
+    }
     let structures = compare::default_structures();
     let (source, rows) = match (&args.trace, &args.layout) {
         (Some(path), _) => {
@@ -56,11 +62,10 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
     let mut stdout_taken = false;
     for (path, text) in [(&args.json, json), (&args.csv, csv(&rows))] {
         match path {
-            Some(p) if p.as_os_str() == "-" => {
-                write!(std::io::stdout(), "{text}")?;
-                stdout_taken = true;
+            Some(p) => {
+                crate::output::write_text(p, &text)?;
+                stdout_taken |= crate::output::is_stdout(p);
             }
-            Some(p) => write_file(p, &text)?,
             None => {}
         }
     }
@@ -68,10 +73,6 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         write!(std::io::stdout(), "{source}\n{}", table(&rows))?;
     }
     Ok(())
-}
-
-fn write_file(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).with_context(|| format!("{}: cannot write", path.display()))
 }
 
 fn table(rows: &[Row]) -> String {

@@ -7,11 +7,13 @@
 //! the tool is not built, Valgrind's stock lackey tool runs instead (its text through
 //! the same FIFO), which is much slower and has no allocation events or client requests.
 //!
-//! Robustness: the trace is written in place as it goes. A program that crashes or is
-//! killed still leaves a complete trace of what it did until then (with a warning); if
-//! this process is killed, the program gets a SIGTERM and the file holds every chunk
-//! written so far, which `--salvage` reads; if the disk fills, recording stops with an error and the file
-//! keeps the chunks written before.
+//! Robustness: the trace is written as it goes into a temporary file beside the output
+//! (`crate::output`), renamed to the output's name when the recording ends. A program
+//! that crashes or is killed still leaves a complete trace of what it did until then
+//! (with a warning); SIGINT or SIGTERM stop the program and finish the trace the same
+//! way. If recording fails (the disk fills), the temporary file is kept and named: it
+//! holds every chunk written before, which `--salvage` reads; so does the temporary
+//! file if this process is killed outright.
 
 use crate::progress::Progress;
 use crate::target::Target;
@@ -54,14 +56,15 @@ pub enum Tool {
 
 #[derive(clap::Args)]
 pub struct RecordArgs {
-    /// The native trace to write (with --workload, NAME.plt by default).
+    /// The native trace to write (with --workload, NAME.plt by default; "-" for
+    /// standard output, the program's own output then going to standard error).
     #[arg(short, long, required_unless_present = "workload")]
     output: Option<PathBuf>,
     /// Which instruction fetches to record.
     #[arg(long, value_enum, default_value_t = Fetches::Page)]
     fetches: Fetches,
     /// Record one reference in N (of every kind).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     sample: u32,
     /// Start with tracing off; the program switches it on and off with PAGELAB_START()
     /// and PAGELAB_STOP() (recorder/include/pagelab.h).
@@ -82,7 +85,7 @@ pub struct RecordArgs {
     #[arg(long)]
     label: Option<String>,
     /// zstd level of the native format (-7 fastest .. 19 smallest).
-    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = clap::value_parser!(i32).range(-7..=19))]
     level: i32,
     /// No progress on standard error, and Valgrind's own messages only on errors.
     #[arg(long, short)]
@@ -264,6 +267,12 @@ pub fn run(args: &RecordArgs) -> Result<u8> {
         (None, Some(name)) => PathBuf::from(format!("{name}.plt")),
         (None, None) => bail!("-o/--output: name the trace to write"),
     };
+    let mut inputs: Vec<PathBuf> = target.program().into_iter().collect();
+    inputs.extend(target.stdin.clone());
+    inputs.extend(target.stdout.clone());
+    let input_refs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    crate::output::check(&output, "-o", &input_refs)?;
+    let to_stdout = crate::output::is_stdout(&output);
     let fifo = Fifo::new()?;
     let mut cmd = Command::new(&valgrind);
     if let Some(cwd) = &target.cwd {
@@ -279,6 +288,9 @@ pub fn run(args: &RecordArgs) -> Result<u8> {
         let file =
             File::create(out).with_context(|| format!("{}: cannot create", out.display()))?;
         cmd.stdout(file);
+    } else if to_stdout {
+        // Standard output carries the trace.
+        cmd.stdout(std::io::stderr());
     }
     if let Some(stdin) = &target.stdin {
         let file =
@@ -334,13 +346,43 @@ pub fn run(args: &RecordArgs) -> Result<u8> {
         .spawn()
         .with_context(|| format!("cannot run {}", valgrind.display()))?;
     let watch = interrupts.stop_on_signal(child.id());
-    let result = record(args, &target, &fifo, &mut child, use_lackey, &output);
+    // Written beside the output and renamed when complete (see `crate::output`).
+    let mut pending = match to_stdout {
+        true => None,
+        false => Some(crate::output::Pending::create(&output)?),
+    };
+    let result = match pending.as_mut() {
+        Some(p) => record(
+            args,
+            &target,
+            &fifo,
+            &mut child,
+            use_lackey,
+            p.file(),
+            &output,
+        ),
+        None => {
+            let out = std::io::stdout().lock();
+            record(args, &target, &fifo, &mut child, use_lackey, out, &output)
+        }
+    };
     if result.is_err() {
         // Do not leave the program running with no one reading its trace.
         let _ = child.kill();
     }
     let status = child.wait()?;
     drop(watch);
+    let result = match (result, pending) {
+        (Ok(summary), Some(p)) => p.commit().map(|()| summary),
+        (Err(e), Some(p)) => Err(match p.keep() {
+            Ok(kept) => e.context(format!(
+                "the chunks recorded before are in {} (read it with --salvage)",
+                kept.display()
+            )),
+            Err(_) => e,
+        }),
+        (result, None) => result,
+    };
     if let Some(sig) = interrupts.received() {
         let name = crate::interrupt::name(sig);
         match &result {
@@ -386,6 +428,7 @@ fn record(
     fifo: &Fifo,
     child: &mut Child,
     lackey: bool,
+    out: impl std::io::Write,
     output: &Path,
 ) -> Result<String> {
     let file = open_when_written(&fifo.path, child)?;
@@ -460,16 +503,15 @@ fn record(
         level: args.level,
         ..WriterOptions::default()
     };
-    let mut writer = NativeWriter::create(output, &metadata, options)?.flush_each_chunk(true);
+    let out = std::io::BufWriter::with_capacity(1 << 20, out);
+    let mut writer = NativeWriter::new(out, output, &metadata, options)?.flush_each_chunk(true);
     let mut progress = Progress::new("recording", args.quiet).counting_output();
     let mut batch = Batch::default();
     while reader.next_batch(&mut batch)? {
         if let Some(f) = filter.as_mut() {
             f.apply(&mut batch);
         }
-        writer.write_batch(&batch).context(
-            "recording stopped: the trace keeps the chunks written before (read it with --salvage)",
-        )?;
+        writer.write_batch(&batch).context("recording stopped")?;
         progress.tick(batch.refs.len() as u64, writer.bytes_written());
     }
     let refs = writer.refs_written();
@@ -487,9 +529,8 @@ fn record(
     if let Some(w) = reader.warning() {
         eprintln!("pagelab: warning: {w}");
     }
-    let bytes = std::fs::metadata(output).map_or(0, |m| m.len());
     Ok(format!(
-        "recorded {refs} references into {} ({bytes} bytes) in {:.2} s ({:.2} M refs/s){}",
+        "recorded {refs} references into {} in {:.2} s ({:.2} M refs/s){}",
         output.display(),
         elapsed.as_secs_f64(),
         refs as f64 / elapsed.as_secs_f64().max(1e-9) / 1e6,

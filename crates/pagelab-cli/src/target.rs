@@ -20,6 +20,22 @@ pub struct Target {
 }
 
 impl Target {
+    /// The program file the command runs (found on PATH when it names no directory),
+    /// if it exists.
+    pub fn program(&self) -> Option<PathBuf> {
+        let first = PathBuf::from(self.command.first()?);
+        if first.components().count() > 1 {
+            let full = match &self.cwd {
+                Some(cwd) if first.is_relative() => cwd.join(&first),
+                _ => first,
+            };
+            return full.is_file().then_some(full);
+        }
+        std::env::split_paths(&std::env::var_os("PATH")?)
+            .map(|dir| dir.join(&first))
+            .find(|p| p.is_file())
+    }
+
     pub fn from_command(command: &[OsString]) -> Target {
         let line: Vec<String> = command
             .iter()

@@ -186,7 +186,7 @@ fn converting_a_file_onto_itself_refuses_and_keeps_it() {
         other_spelling.to_str().unwrap(),
     ]);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("same file"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("would overwrite"), "{}", stderr(&o));
     assert_eq!(
         std::fs::read(&trace).unwrap(),
         before,

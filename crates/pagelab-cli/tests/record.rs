@@ -165,14 +165,33 @@ fn sigterm_stops_the_recording_and_keeps_the_trace() {
     interrupt_recording("TERM", 15);
 }
 
-/// Wait until `path` holds at least `bytes` bytes (the recording is under way).
-fn wait_for_bytes(path: &Path, bytes: u64) {
+/// The temporary file a recording into `out` is written to until it ends (created
+/// beside it as `.NAME.XXXXXX.partial`), if there is one.
+fn partial_of(out: &Path) -> Option<PathBuf> {
+    let name = out.file_name()?.to_string_lossy().into_owned();
+    std::fs::read_dir(out.parent()?)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| {
+            let n = p.file_name().unwrap().to_string_lossy();
+            n.starts_with(&format!(".{name}.")) && n.ends_with(".partial")
+        })
+}
+
+/// Wait until the recording into `out` holds at least `bytes` bytes (it is under
+/// way); its temporary file.
+fn wait_for_bytes(out: &Path, bytes: u64) -> PathBuf {
     let start = Instant::now();
-    while std::fs::metadata(path).map_or(0, |m| m.len()) < bytes {
+    loop {
+        if let Some(p) = partial_of(out) {
+            if std::fs::metadata(&p).map_or(0, |m| m.len()) >= bytes {
+                return p;
+            }
+        }
         assert!(
             start.elapsed() < Duration::from_secs(60),
             "{} did not grow",
-            path.display()
+            out.display()
         );
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -226,13 +245,18 @@ fn a_killed_recorder_leaves_chunks_that_salvage_reads() {
         .arg(&exe)
         .spawn()
         .unwrap();
-    wait_for_bytes(&out, 1_000_000);
+    let partial = wait_for_bytes(&out, 1_000_000);
     let valgrind = children(rec.id());
     kill(rec.id());
     rec.wait().unwrap();
     for v in valgrind {
         kill(v);
     }
+    assert!(
+        !out.exists(),
+        "nothing under the output's name until it is complete"
+    );
+    let out = partial;
     let strict = info(&out, false);
     assert!(!strict.status.success());
     assert!(
@@ -270,6 +294,12 @@ fn a_full_disk_stops_recording_and_keeps_what_was_written() {
     let err = stderr(&o);
     assert!(err.contains("recording stopped"), "{err}");
     assert!(err.contains("File too large"), "{err}");
+    assert!(
+        !out.exists(),
+        "nothing under the output's name: it is not complete"
+    );
+    let out = partial_of(&out).expect("the partial file is kept");
+    assert!(err.contains(&out.display().to_string()), "{err}");
     let salvaged = info(&out, true);
     assert!(salvaged.status.success(), "{}", stderr(&salvaged));
     let v: serde_json::Value = serde_json::from_slice(&salvaged.stdout).unwrap();

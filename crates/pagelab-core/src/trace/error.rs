@@ -22,6 +22,9 @@ pub struct TraceError {
     pub file: PathBuf,
     pub location: Location,
     pub message: String,
+    /// The kind of the input or output error behind it, if one is (a reader that went
+    /// away, `BrokenPipe`, is not a failure of the command).
+    pub io_kind: Option<std::io::ErrorKind>,
 }
 
 impl TraceError {
@@ -30,6 +33,7 @@ impl TraceError {
             file: file.to_path_buf(),
             location,
             message: message.into(),
+            io_kind: None,
         }
     }
     pub fn at_offset(file: &Path, offset: u64, message: impl Into<String>) -> TraceError {
@@ -39,7 +43,10 @@ impl TraceError {
         TraceError::new(file, Location::Line(line), message)
     }
     pub fn io(file: &Path, location: Location, err: &std::io::Error) -> TraceError {
-        TraceError::new(file, location, err.to_string())
+        TraceError {
+            io_kind: Some(err.kind()),
+            ..TraceError::new(file, location, err.to_string())
+        }
     }
 }
 
