@@ -243,7 +243,13 @@ fn trace_info(file: &Path, format: Option<TraceFormat>, json: bool, salvage: boo
     let metadata = reader.metadata().clone();
     let mut out = std::io::stdout().lock();
     if json {
-        let value = serde_json::json!({ "file": file, "metadata": metadata, "info": info });
+        // A salvaged trace is marked in every output: `salvaged` holds what was lost.
+        let value = serde_json::json!({
+            "file": file,
+            "metadata": metadata,
+            "info": info,
+            "salvaged": reader.warning(),
+        });
         writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
         return Ok(());
     }
@@ -254,6 +260,9 @@ fn trace_info(file: &Path, format: Option<TraceFormat>, json: bool, salvage: boo
     }
     if !metadata.workload.is_empty() {
         row(&mut out, "workload", metadata.workload.clone())?;
+    }
+    if reader.warning().is_some() {
+        row(&mut out, "salvaged (cut short)", "yes".into())?;
     }
     row(&mut out, "references", info.references.to_string())?;
     for (kind, n) in &info.by_kind {
@@ -381,6 +390,7 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
     if let Some(w) = reader.warning() {
         eprintln!("pagelab: warning: {w}");
     }
+    let salvaged = reader.warning().map(str::to_string);
     let report = machine.report();
     let refs = report.counts.references;
     if refs == 0 {
@@ -427,6 +437,7 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
             "report": report,
             "baseline": baseline,
             "seconds": elapsed.as_secs_f64(),
+            "salvaged": salvaged,
         });
         Ok(serde_json::to_string_pretty(&value)?)
     };
@@ -446,13 +457,17 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
             )
         })
         .unwrap_or_default();
+    let cut = match salvaged {
+        Some(_) => " (salvaged: cut short, the results cover what precedes the cut)",
+        None => "",
+    };
     match &args.json {
         Some(p) if output::is_stdout(p) => output::write_text(p, &(json()? + "\n"))?,
         Some(p) => {
             output::write_text(p, &(json()? + "\n"))?;
-            write!(std::io::stdout(), "trace {names}\n{report}{against}",)?;
+            write!(std::io::stdout(), "trace {names}{cut}\n{report}{against}",)?;
         }
-        None => write!(std::io::stdout(), "trace {names}\n{report}{against}",)?,
+        None => write!(std::io::stdout(), "trace {names}{cut}\n{report}{against}",)?,
     }
     Ok(())
 }
