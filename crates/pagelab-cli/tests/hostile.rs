@@ -1,0 +1,577 @@
+//! Hostile input, as a careless or hostile user gives it: every case must end in a
+//! clear one-line error naming the file or the field (or, where the input is fine,
+//! the right numbers), never abort, never exit 0 with a wrong number, and never change
+//! an input file. Every run has at most 100 MB of data memory.
+//!
+//! Add a case here for every kind of bad input found; docs/testing.md lists the kinds.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const PAGELAB: &str = env!("CARGO_BIN_EXE_pagelab");
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A fresh folder for one case.
+fn folder(case: &str) -> PathBuf {
+    let dir = std::env::temp_dir()
+        .join(format!("pagelab-hostile-{}", std::process::id()))
+        .join(case);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn run_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut command = Command::new(PAGELAB);
+    within_100_mb(&mut command);
+    let mut child = command
+        .args(args)
+        .current_dir(dir)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("pagelab runs");
+    if let Some(bytes) = stdin {
+        let mut pipe = child.stdin.take().unwrap();
+        let bytes = bytes.to_vec();
+        // A thread: a large input must not block against a full output pipe.
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&bytes);
+        });
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Run the command with at most 100 MB of data memory (heap, anonymous maps,
+/// stacks: RLIMIT_DATA): an allocation beyond it fails and the process aborts, which
+/// fails its case.
+fn within_100_mb(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only setrlimit, a system call, runs between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            use nix::sys::resource::{setrlimit, Resource};
+            setrlimit(Resource::RLIMIT_DATA, 100 << 20, 100 << 20)?;
+            Ok(())
+        });
+    }
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Every file of `dir` with its bytes.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .map(|p| {
+            let bytes = std::fs::read(&p).unwrap();
+            (p, bytes)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Run `args` in `dir` (holding the case's input files): the run must fail with one
+/// line, "pagelab: error: ...", containing every one of `names`, and leave every
+/// file of the folder as it was.
+fn refused(dir: &Path, args: &[&str], names: &[&str]) -> String {
+    let before = snapshot(dir);
+    let o = run_in(dir, args, None);
+    let err = stderr(&o);
+    assert!(!o.status.success(), "{args:?} exited 0: {err}");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{args:?}: not a clean failure: {err}"
+    );
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{args:?}: one line: {err}"
+    );
+    assert!(err.starts_with("pagelab: error: "), "{args:?}: {err}");
+    for name in names {
+        assert!(err.contains(name), "{args:?}: names {name:?}: {err}");
+    }
+    assert_eq!(
+        snapshot(dir),
+        before,
+        "{args:?} changed a file of {}",
+        dir.display()
+    );
+    err
+}
+
+/// A usage error (an option out of its range): clap's exit status 2, naming the option.
+fn usage_refused(dir: &Path, args: &[&str], option: &str) {
+    let before = snapshot(dir);
+    let o = run_in(dir, args, None);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    assert!(stderr(&o).contains(option), "{}", stderr(&o));
+    assert_eq!(snapshot(dir), before);
+}
+
+fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) {
+    std::fs::write(dir.join(name), bytes).unwrap();
+}
+
+fn copy_trace(dir: &Path, name: &str) {
+    std::fs::copy(repo().join("data/traces/xz.plt"), dir.join(name)).unwrap();
+}
+
+const LACKEY: &str = " L 1000,8\n S 2000,4\n";
+
+#[test]
+fn an_access_past_the_top_of_the_address_space_is_an_error() {
+    let d = folder("wrap");
+    write(&d, "w.lackey", " L fffffffffffffff0,100\n");
+    refused(
+        &d,
+        &["simulate", "--trace", "w.lackey"],
+        &["w.lackey", "past the top of the address space"],
+    );
+}
+
+#[test]
+fn pipes_are_read_once_and_detected_from_what_was_read() {
+    let d = folder("pipes");
+    let o = run_in(
+        &d,
+        &["trace", "info", "--json", "/dev/stdin"],
+        Some(LACKEY.as_bytes()),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["info"]["references"], 2, "{}", stdout(&o));
+    let o = run_in(
+        &d,
+        &[
+            "trace",
+            "convert",
+            "-q",
+            "--from",
+            "addrs",
+            "/dev/stdin",
+            "out.addrs",
+        ],
+        Some(b"R 0x1000 8\nW 0x2000 4\n"),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = std::fs::read_to_string(d.join("out.addrs")).unwrap();
+    assert_eq!(out.lines().count(), 2, "no line lost: {out}");
+    // Detected, not told: the first bytes are replayed to the reader.
+    let o = run_in(
+        &d,
+        &["simulate", "-q", "--trace", "/dev/stdin"],
+        Some(LACKEY.as_bytes()),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("references                                        2"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn an_endless_line_is_an_error_at_its_line() {
+    let d = folder("long-line");
+    let mut line = b" L 10,".to_vec();
+    line.resize(32 << 20, b'1');
+    write(
+        &d,
+        "long.lackey.zst",
+        zstd::encode_all(&line[..], 19).unwrap(),
+    );
+    refused(
+        &d,
+        &["simulate", "--trace", "long.lackey.zst"],
+        &["long.lackey.zst", "line 1", "longer than"],
+    );
+}
+
+#[test]
+fn huge_references_are_refused_and_never_queued_whole() {
+    let d = folder("huge-refs");
+    write(&d, "big.lackey", " L 10000000,4294967295\n".repeat(400));
+    refused(
+        &d,
+        &["simulate", "--machine", "skylake", "--trace", "big.lackey"],
+        &["big.lackey", "max_reference"],
+    );
+}
+
+#[test]
+fn machines_too_large_for_memory_are_refused_before_they_are_built() {
+    let d = folder("too-large");
+    write(&d, "ok.lackey", LACKEY);
+    write(
+        &d,
+        "hashed.toml",
+        "[page_table]\nkind = \"hashed\"\nbuckets = 1073741824\n",
+    );
+    write(
+        &d,
+        "clustered.toml",
+        "[page_table]\nkind = \"clustered\"\nbuckets = 1073741824\n",
+    );
+    let mut levels = String::from("[tlb]\nkind = \"hierarchy\"\n");
+    for i in 0..40 {
+        levels += &format!("[[tlb.levels]]\nname = \"l{i}\"\n");
+        if i < 39 {
+            levels += &format!("parent = \"l{}\"\n", i + 1);
+        }
+        levels += "[[tlb.levels.arrays]]\nsets = 1048576\nways = 64\n";
+    }
+    write(&d, "levels.toml", levels);
+    let mut caches = String::from("[cache]\n");
+    for i in 0..16 {
+        caches += &format!("[[cache.levels]]\nname = \"c{i}\"\nsets = 4194304\nways = 16\n");
+    }
+    write(&d, "caches.toml", caches);
+    for (file, field) in [
+        ("hashed.toml", "page_table.buckets"),
+        ("clustered.toml", "page_table.buckets"),
+        ("levels.toml", "tlb.levels["),
+        ("caches.toml", "cache.levels["),
+    ] {
+        refused(
+            &d,
+            &["simulate", "--trace", "ok.lackey", "--config", file],
+            &[file, field, "max_memory"],
+        );
+    }
+}
+
+#[test]
+fn no_output_overwrites_an_input() {
+    let d = folder("output-is-input");
+    copy_trace(&d, "t.plt");
+    write(&d, "m.toml", "name = \"m\"\n");
+    refused(
+        &d,
+        &["simulate", "-q", "--trace", "t.plt", "--json", "t.plt"],
+        &["t.plt", "--json"],
+    );
+    refused(
+        &d,
+        &[
+            "pagetables",
+            "compare",
+            "--trace",
+            "t.plt",
+            "--csv",
+            "./t.plt",
+        ],
+        &["t.plt", "--csv"],
+    );
+    refused(
+        &d,
+        &[
+            "simulate", "-q", "--trace", "t.plt", "--config", "m.toml", "--json", "m.toml",
+        ],
+        &["m.toml"],
+    );
+    refused(
+        &d,
+        &["trace", "convert", "-q", "t.plt", "./t.plt"],
+        &["t.plt"],
+    );
+    std::fs::copy("/bin/true", d.join("prog")).unwrap();
+    refused(
+        &d,
+        &["record", "-q", "-o", "prog", "--", "./prog"],
+        &["prog", "-o"],
+    );
+}
+
+#[test]
+fn outputs_are_checked_before_the_run() {
+    let d = folder("outputs");
+    write(&d, "ok.lackey", LACKEY);
+    std::fs::create_dir_all(d.join("dir")).unwrap();
+    refused(
+        &d,
+        &["trace", "convert", "-q", "ok.lackey", "dir"],
+        &["dir", "directory"],
+    );
+    refused(
+        &d,
+        &[
+            "simulate",
+            "-q",
+            "--trace",
+            "ok.lackey",
+            "--json",
+            "missing/r.json",
+        ],
+        &["missing/r.json", "no directory"],
+    );
+}
+
+#[test]
+fn a_symlink_at_a_guessable_name_is_never_followed() {
+    let d = folder("symlink");
+    write(&d, "ok.lackey", LACKEY);
+    write(&d, "victim", "precious\n");
+    std::os::unix::fs::symlink(d.join("victim"), d.join("out.plt.partial")).unwrap();
+    let o = run_in(
+        &d,
+        &["trace", "convert", "-q", "ok.lackey", "out.plt"],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(d.join("victim")).unwrap(),
+        "precious\n"
+    );
+    let o = run_in(&d, &["trace", "info", "--json", "out.plt"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn two_conversions_to_one_output_leave_a_whole_file() {
+    let d = folder("concurrent");
+    copy_trace(&d, "t.plt");
+    let spawn = || {
+        let mut command = Command::new(PAGELAB);
+        within_100_mb(&mut command);
+        command
+            .args(["trace", "convert", "-q", "t.plt", "same.plt"])
+            .current_dir(&d)
+            .spawn()
+            .unwrap()
+    };
+    let (mut a, mut b) = (spawn(), spawn());
+    assert!(a.wait().unwrap().success() && b.wait().unwrap().success());
+    let o = run_in(&d, &["trace", "info", "--json", "same.plt"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let leftovers: Vec<_> = snapshot(&d)
+        .into_iter()
+        .filter(|(p, _)| p.to_string_lossy().ends_with(".partial"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+/// A file-size limit stands in for a full disk (SIGXFSZ ignored, as a shell's
+/// `trap` does, so that the write fails with EFBIG instead of killing the process).
+#[test]
+fn a_full_disk_leaves_the_previous_results_whole() {
+    let d = folder("full-disk");
+    copy_trace(&d, "t.plt");
+    write(&d, "results.json", "{\"previous\": true}\n");
+    let before = snapshot(&d);
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f 1; ulimit -d 102400; exec {PAGELAB} simulate -q --trace t.plt --json results.json"
+        ))
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("results.json"), "{}", stderr(&o));
+    assert_eq!(snapshot(&d), before, "the results file is as it was");
+}
+
+#[test]
+fn a_name_that_contradicts_the_content_is_an_error_naming_the_content() {
+    let d = folder("wrong-name");
+    let mut xz = xz2::write::XzEncoder::new(Vec::new(), 0);
+    xz.write_all(&[0x5au8; 4096]).unwrap();
+    write(&d, "x.u64", xz.finish().unwrap());
+    write(&d, "text.plt", LACKEY);
+    let mut lackey_xz = xz2::write::XzEncoder::new(Vec::new(), 0);
+    lackey_xz.write_all(LACKEY.as_bytes()).unwrap();
+    write(&d, "l.u64", lackey_xz.finish().unwrap());
+    write(&d, "empty.plt", "");
+    refused(
+        &d,
+        &["simulate", "--trace", "x.u64"],
+        &["x.u64", "xz-compressed"],
+    );
+    refused(
+        &d,
+        &["simulate", "--trace", "text.plt"],
+        &["text.plt", "lackey text"],
+    );
+    refused(
+        &d,
+        &["simulate", "--trace", "l.u64"],
+        &["l.u64", "lackey text"],
+    );
+    refused(
+        &d,
+        &["simulate", "--trace", "empty.plt"],
+        &["empty.plt", "empty"],
+    );
+}
+
+#[test]
+fn configuration_errors_name_the_file_and_the_field() {
+    let d = folder("config");
+    write(&d, "ok.lackey", LACKEY);
+    write(
+        &d,
+        "cost.toml",
+        "[cost]\nkind = \"simple\"\npage_fault_cycles = 1e308\n",
+    );
+    write(
+        &d,
+        "sets.toml",
+        "[tlb]\nkind = \"set-associative\"\nsets = 0\n",
+    );
+    write(&d, "type.toml", "seed = \"many\"\n");
+    write(&d, "maxref.toml", "max_reference = \"1K\"\n");
+    refused(
+        &d,
+        &["simulate", "--trace", "ok.lackey", "--config", "cost.toml"],
+        &["cost.toml", "cost.page_fault_cycles"],
+    );
+    refused(
+        &d,
+        &["simulate", "--trace", "ok.lackey", "--config", "sets.toml"],
+        &["sets.toml", "tlb.sets"],
+    );
+    refused(
+        &d,
+        &["simulate", "--trace", "ok.lackey", "--config", "type.toml"],
+        &["type.toml", "line 1"],
+    );
+    refused(
+        &d,
+        &[
+            "simulate",
+            "--trace",
+            "ok.lackey",
+            "--config",
+            "maxref.toml",
+        ],
+        &["maxref.toml", "max_reference"],
+    );
+}
+
+#[test]
+fn options_are_held_to_their_ranges() {
+    let d = folder("ranges");
+    write(&d, "ok.lackey", LACKEY);
+    usage_refused(
+        &d,
+        &["trace", "convert", "--level", "99", "ok.lackey", "o.plt"],
+        "--level",
+    );
+    usage_refused(
+        &d,
+        &[
+            "trace",
+            "convert",
+            "--chunk-refs",
+            "0",
+            "ok.lackey",
+            "o.plt",
+        ],
+        "--chunk-refs",
+    );
+    usage_refused(
+        &d,
+        &["record", "--sample", "0", "-o", "r.plt", "--", "true"],
+        "--sample",
+    );
+}
+
+#[test]
+fn a_recorder_stream_cut_short_is_an_error_unless_salvaged() {
+    let d = folder("pgrec");
+    // The header, two reference words, and no END record.
+    let mut bytes = b"PGLREC01".to_vec();
+    bytes.extend_from_slice(&(1u64 | 1 << 8 | 1 << 16).to_le_bytes());
+    for addr in [0x1000u64, 0x2000] {
+        bytes.extend_from_slice(&(addr | 8 << 48).to_le_bytes());
+    }
+    write(&d, "cut.pgrec", &bytes);
+    refused(
+        &d,
+        &["trace", "info", "cut.pgrec"],
+        &["cut.pgrec", "--salvage"],
+    );
+    let o = run_in(
+        &d,
+        &["trace", "info", "--json", "--salvage", "cut.pgrec"],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["info"]["references"], 2);
+    assert!(v["salvaged"]
+        .as_str()
+        .unwrap()
+        .contains("without its END record"));
+    let o = run_in(
+        &d,
+        &[
+            "simulate",
+            "-q",
+            "--salvage",
+            "--trace",
+            "cut.pgrec",
+            "--json",
+            "-",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["salvaged"].is_string(), "{v}");
+}
+
+#[test]
+fn a_trace_of_no_references_is_an_error() {
+    let d = folder("empty");
+    write(&d, "none.lackey", "==1== just valgrind's chatter\n");
+    refused(
+        &d,
+        &["simulate", "--trace", "none.lackey"],
+        &["none.lackey", "no references"],
+    );
+}
+
+#[test]
+fn a_dash_is_standard_output_everywhere() {
+    let d = folder("dash");
+    copy_trace(&d, "t.plt");
+    let o = run_in(&d, &["trace", "convert", "-q", "t.plt", "-"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stdout.starts_with(b"PGLTRACE"));
+    assert!(!d.join("-").exists(), "no file named -");
+    let o = run_in(
+        &d,
+        &["trace", "convert", "-q", "--to", "lackey", "t.plt", "-"],
+        None,
+    );
+    assert!(o.status.success());
+    assert!(stdout(&o).starts_with("I  ") || stdout(&o).starts_with(" "));
+    let o = run_in(
+        &d,
+        &["pagetables", "compare", "--layout", "dense", "--csv", "-"],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!d.join("-").exists());
+}
