@@ -81,11 +81,17 @@ fn run_simulation(
     origin: &str,
 ) -> Result<Output, Failure> {
     let config = MachineConfig::from_toml(config_toml, origin).map_err(input)?;
-    let mut machine = Machine::build(&config).map_err(input)?;
+    let mut machine =
+        Machine::build(&config).map_err(|e| Failure::Input(format!("{origin}: {e}")))?;
     let (mut reader, _) = open_trace(trace, format)?;
     machine
         .run_trace(reader.as_mut(), Path::new(trace), |_, _| {})
         .map_err(input)?;
+    if machine.counts().references == 0 {
+        return Err(Failure::Input(format!(
+            "{trace}: holds no references: nothing to simulate"
+        )));
+    }
     Ok(Output {
         json: serde_json::to_string(&machine.report()).map_err(|e| Failure::Bug(e.to_string()))?,
         warning: reader.warning().map(str::to_string),

@@ -297,3 +297,58 @@ def test_the_name_lists_come_from_the_core():
     assert pagelab.PAGE_TABLES[0] == "radix" and "variable-radix" in pagelab.PAGE_TABLES
     assert pagelab.PROMOTION_POLICIES[0] == "none" and "reservation" in pagelab.PROMOTION_POLICIES
     assert "lru" in pagelab.REPLACEMENT_POLICIES
+
+
+# --- hostile input: every error the command line reports is an exception here ----------
+
+
+def test_a_machine_too_large_for_memory_is_a_value_error(abacba):
+    huge = {"page_table": {"kind": "hashed", "buckets": 1 << 30}}
+    with pytest.raises(ValueError, match=r"max_memory.*page_table\.buckets"):
+        pagelab.simulate(abacba, huge)
+    with pytest.raises(ValueError, match=r"configs\[1\].*max_memory"):
+        pagelab.sweep(abacba, [ONE_SET_TWO_WAYS, huge], processes=2)
+
+
+def test_an_endless_line_is_a_value_error(tmp_path):
+    path = tmp_path / "long.lackey"
+    path.write_bytes(b" L 10," + b"1" * (1 << 20))
+    with pytest.raises(ValueError, match=r"long\.lackey: line 1: the line is longer"):
+        pagelab.simulate(path)
+
+
+def test_an_access_past_the_top_of_the_address_space_is_a_value_error(tmp_path):
+    path = tmp_path / "wrap.lackey"
+    path.write_text(" L fffffffffffffff0,100\n")
+    with pytest.raises(ValueError, match="past the top of the address space"):
+        pagelab.simulate(path)
+
+
+def test_a_huge_reference_is_a_value_error(tmp_path):
+    path = tmp_path / "big.lackey"
+    path.write_text(" L 10000000,4294967295\n" * 400)
+    with pytest.raises(ValueError, match="max_reference"):
+        pagelab.simulate(path)
+
+
+def test_a_non_finite_cost_is_a_value_error(abacba):
+    with pytest.raises(ValueError, match="cost.page_fault_cycles"):
+        pagelab.simulate(abacba, {"cost": {"kind": "simple", "page_fault_cycles": 1e308}})
+
+
+def test_a_trace_of_no_references_is_a_value_error(tmp_path):
+    path = tmp_path / "none.lackey"
+    path.write_text("==1== chatter only\n")
+    with pytest.raises(ValueError, match="no references"):
+        pagelab.simulate(path)
+
+
+def test_a_pipe_is_read_once(tmp_path):
+    read, write = os.pipe()
+    os.write(write, b" L 1000,8\n S 2000,4\n")
+    os.close(write)
+    try:
+        info = pagelab.trace_info(f"/dev/fd/{read}")
+    finally:
+        os.close(read)
+    assert info["references"] == 2

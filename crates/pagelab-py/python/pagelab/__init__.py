@@ -23,6 +23,7 @@ import re
 import sys
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _pagelab
@@ -318,7 +319,15 @@ def sweep(
     pool = ProcessPoolExecutor(max_workers=workers)
     try:
         futures = [pool.submit(_simulate_text, path, text, format, origin) for text, origin in texts]
-        results = [json.loads(f.result()) for f in futures]
+        results = []
+        for future, (_, origin) in zip(futures, texts):
+            try:
+                results.append(json.loads(future.result()))
+            except BrokenProcessPool as e:
+                # A worker died (killed, out of memory): say which run it was doing.
+                raise RuntimeError(
+                    f"{origin}: the worker process running this configuration died ({e})"
+                ) from e
     except BaseException:
         pool.shutdown(wait=True, cancel_futures=True)
         raise
