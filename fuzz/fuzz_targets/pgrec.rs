@@ -1,6 +1,7 @@
-//! Recorder stream (`.pgrec`) reader on arbitrary bytes: it reads to the end, stops
-//! with a warning where the stream is cut, or fails with an error naming an offset;
-//! never a panic, and never more references than the bytes could hold.
+//! Recorder stream (`.pgrec`) reader on arbitrary bytes, salvaging (as `pagelab
+//! record` reads): it reads to the end, stops with a warning where the stream is cut,
+//! or fails with an error naming an offset; never a panic, and never more references
+//! than the bytes could hold. (Strict reading turns the warning into an error.)
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -16,7 +17,8 @@ fuzz_target!(|data: &[u8]| {
         Box::new(Cursor::new(data.to_vec())),
         Compression::None,
         Path::new("fuzz.pgrec"),
-    ) else {
+    )
+    .map(|r| r.salvage(true)) else {
         return;
     };
     let mut batch = Batch::default();
