@@ -439,6 +439,11 @@ fn configuration_errors_name_the_file_and_the_field() {
         "[tlb]\nkind = \"set-associative\"\nsets = 0\n",
     );
     write(&d, "type.toml", "seed = \"many\"\n");
+    write(
+        &d,
+        "tagged.toml",
+        "[page_table]\nkind = \"hashed\"\n\nbuckets = \"many\"\n",
+    );
     write(&d, "maxref.toml", "max_reference = \"1K\"\n");
     refused(
         &d,
@@ -453,7 +458,18 @@ fn configuration_errors_name_the_file_and_the_field() {
     refused(
         &d,
         &["simulate", "--trace", "ok.lackey", "--config", "type.toml"],
-        &["type.toml", "line 1"],
+        &["type.toml", "line 1: seed"],
+    );
+    refused(
+        &d,
+        &[
+            "simulate",
+            "--trace",
+            "ok.lackey",
+            "--config",
+            "tagged.toml",
+        ],
+        &["tagged.toml", "line 4: buckets"],
     );
     refused(
         &d,

@@ -155,22 +155,20 @@ impl Default for MachineConfig {
 pub struct ConfigError(pub String);
 
 impl MachineConfig {
-    /// Parse a TOML document; `origin` names it in errors.
+    /// Parse a TOML document; `origin` names it in errors, with the line of the field
+    /// at fault.
     pub fn from_toml(text: &str, origin: &str) -> Result<MachineConfig, ConfigError> {
         toml::from_str(text).map_err(|e| {
-            let at = e
+            let message = e.message().trim().replace('\n', " ");
+            let line = e
                 .span()
-                .map(|s| {
-                    format!(
-                        " line {}:",
-                        text[..s.start.min(text.len())].matches('\n').count() + 1
-                    )
-                })
-                .unwrap_or_default();
-            ConfigError(format!(
-                "{origin}:{at} {}",
-                e.message().trim().replace('\n', " ")
-            ))
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count());
+            let at = match line.map(|l| field_at_fault(text, l, e.message())) {
+                Some((line, Some(key))) => format!(" line {}: {key}:", line + 1),
+                Some((line, None)) => format!(" line {}:", line + 1),
+                None => String::new(),
+            };
+            ConfigError(format!("{origin}:{at} {message}"))
         })
     }
 
@@ -183,4 +181,62 @@ impl MachineConfig {
     pub fn to_toml(&self) -> String {
         toml::to_string_pretty(self).expect("configurations serialize")
     }
+}
+
+/// The field behind an error reported at line `line` (0-based), with its line.
+///
+/// A table of a tagged kind (`[page_table] kind = "hashed"`) is read as a whole before
+/// its fields are, so an error in one of them (a type error, a value out of range) is
+/// reported at the table's header. Then each `key = value` line of that table is left
+/// out in turn: the one whose absence changes the error is the field at fault. When
+/// none does, the error stays at the header.
+fn field_at_fault(text: &str, line: usize, message: &str) -> (usize, Option<String>) {
+    let lines: Vec<&str> = text.lines().collect();
+    // The table a header line names ("tlb.levels" for `[[tlb.levels]]`).
+    let header = |l: &str| {
+        let l = l.trim();
+        l.starts_with('[')
+            .then(|| l.trim_matches(|c| c == '[' || c == ']').trim().to_string())
+    };
+    let Some(table) = lines.get(line).and_then(|l| header(l)) else {
+        // The error is at a field's own line: name its key.
+        let key = lines
+            .get(line)
+            .and_then(|l| l.split_once('='))
+            .map(|(k, _)| k.trim().to_string());
+        return (line, key);
+    };
+    // The table's lines, with those of the tables inside it.
+    let inside = |l: &str| header(l).is_none_or(|h| h.starts_with(&format!("{table}.")));
+    for i in (line + 1..lines.len()).take_while(|&i| inside(lines[i])) {
+        let Some((key, _)) = lines[i].split_once('=') else {
+            continue;
+        };
+        let without: String = lines
+            .iter()
+            .enumerate()
+            .map(|(j, l)| {
+                if j == i {
+                    "\n".to_string()
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect();
+        // Leaving out a line of a value written over several lines breaks the syntax:
+        // no answer from that line.
+        if toml::from_str::<toml::Table>(&without).is_err() {
+            continue;
+        }
+        // (A required field left out, a table's kind say, changes the error too,
+        // to its absence: not an answer.)
+        let changed = match toml::from_str::<MachineConfig>(&without) {
+            Ok(_) => true,
+            Err(e) => e.message() != message && !e.message().starts_with("missing field"),
+        };
+        if changed {
+            return (i, Some(key.trim().to_string()));
+        }
+    }
+    (line, None)
 }

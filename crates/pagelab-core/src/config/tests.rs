@@ -123,3 +123,35 @@ fn unknown_fields_are_named_with_their_line() {
     .unwrap_err();
     assert!(e.0.contains("3K"), "{e}");
 }
+
+/// A field of a tagged table (read whole before its fields) is named at its own line,
+/// in nested tables too; a missing field stays at its table's header.
+#[test]
+fn type_errors_are_named_at_the_field_line() {
+    let cases = [
+        (
+            "name = \"x\"\n[page_table]\nkind = \"hashed\"\n\nbuckets = \"many\"\n",
+            "line 5: buckets: invalid type",
+        ),
+        (
+            "[tlb]\nkind = \"hierarchy\"\n[[tlb.levels]]\nname = \"l1\"\nhit_cycles = \"fast\"\n[[tlb.levels.arrays]]\nsets = 1\n",
+            "line 5: hit_cycles: invalid type",
+        ),
+        (
+            "[promotion]\npolicy = \"asap\"\nmiss_cycles = true\n",
+            "line 3: miss_cycles: invalid type",
+        ),
+        (
+            "[cache]\n[[cache.levels]]\nname = \"l1d\"\nsets = \"64\"\n",
+            "line 4: sets: invalid type",
+        ),
+        ("[tlb]\nsets = 4\n", "line 1: missing field `kind`"),
+    ];
+    for (text, want) in cases {
+        let e = MachineConfig::from_toml(text, "m.toml").unwrap_err();
+        assert!(
+            e.0.starts_with("m.toml: ") && e.0.contains(want),
+            "{want}: {e}"
+        );
+    }
+}
