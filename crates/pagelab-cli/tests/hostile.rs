@@ -591,3 +591,36 @@ fn a_dash_is_standard_output_everywhere() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!d.join("-").exists());
 }
+
+#[test]
+fn an_address_beyond_a_table_reach_is_an_error_naming_it() {
+    let d = folder("reach");
+    write(&d, "high.lackey", " L 1000000000000,8\n L 1000,8\n");
+    write(&d, "linear.toml", "[page_table]\nkind = \"linear\"\n");
+    refused(
+        &d,
+        &["simulate", "--trace", "high.lackey"],
+        &[
+            "high.lackey",
+            "0x1000000000000",
+            "48-bit",
+            "page_table.levels = 5",
+        ],
+    );
+    refused(
+        &d,
+        &[
+            "simulate",
+            "--trace",
+            "high.lackey",
+            "--config",
+            "linear.toml",
+        ],
+        &["high.lackey", "48-bit", "map any 64-bit address"],
+    );
+    refused(
+        &d,
+        &["pagetables", "compare", "--trace", "high.lackey"],
+        &["high.lackey", "radix", "48-bit"],
+    );
+}

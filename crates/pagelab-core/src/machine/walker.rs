@@ -206,9 +206,17 @@ impl Walker {
                     counts.page_faults,
                     self.frames.total_frames()
                 ),
-                Some(MapError::OutOfRange(bits)) if bits < 57 => {
+                Some(MapError::OutOfRange(bits)) => {
+                    // Radix and linear tables reach as far as their levels; the others
+                    // map any 64-bit address.
+                    let hint = match &self.page_table {
+                        crate::pagetable::AnyPageTable::Radix(_) if bits < 57 => {
+                            "page_table.levels = 5 gives 57 bits"
+                        }
+                        _ => "the hashed, clustered, inverted, guarded and variable-radix tables map any 64-bit address",
+                    };
                     format!(
-                        "address {:#x}: {} (page_table.levels = 5 gives 57 bits)",
+                        "address {:#x}: {} ({hint})",
                         va.0,
                         MapError::OutOfRange(bits)
                     )
