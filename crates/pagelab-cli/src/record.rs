@@ -129,9 +129,13 @@ struct Fifo {
 }
 
 impl Fifo {
+    /// A FIFO in a private folder `pagelab-record-PID-XXXXXX` of the temporary
+    /// directory, removed when dropped. A `pagelab record` killed outright cannot
+    /// remove its folder: the next one removes the folders of processes that are gone.
     fn new() -> Result<Fifo> {
+        remove_stale_folders();
         let dir = tempfile::Builder::new()
-            .prefix("pagelab-record-")
+            .prefix(&format!("pagelab-record-{}-", std::process::id()))
             .tempdir()
             .context("cannot make a private folder for the recorder's FIFO")?;
         let path = dir.path().join("stream");
@@ -141,6 +145,32 @@ impl Fifo {
         )
         .with_context(|| format!("{}: cannot make a FIFO", path.display()))?;
         Ok(Fifo { _dir: dir, path })
+    }
+}
+
+/// Remove the FIFO folders of `pagelab record` processes that no longer run (ours, by
+/// their owner; best effort).
+fn remove_stale_folders() {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    let uid = nix::unistd::getuid().as_raw();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("pagelab-record-")
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let ours = entry.metadata().is_ok_and(|m| m.is_dir() && m.uid() == uid);
+        let gone = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
+            == Err(nix::errno::Errno::ESRCH);
+        if ours && gone {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 

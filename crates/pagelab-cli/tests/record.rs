@@ -443,3 +443,29 @@ fn the_tool_records_what_lackey_records() {
     };
     assert_eq!(simulate(&traces[0]), simulate(&traces[1]));
 }
+
+/// A `pagelab record` killed outright leaves its FIFO folder; the next one removes
+/// the folders of processes that are gone, and no other.
+#[test]
+fn stale_fifo_folders_are_removed() {
+    let tmp = scratch("tmp-stale");
+    let stale = tmp.join("pagelab-record-2147483646-abcdef");
+    let alive = tmp.join(format!("pagelab-record-{}-abcdef", std::process::id()));
+    for d in [&stale, &alive] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let out = scratch("stale.plt");
+    let o = Command::new(PAGELAB)
+        .args(["record", "-q", "--fetches", "none", "-o"])
+        .arg(&out)
+        .args(["--", "true"])
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !stale.exists(),
+        "the folder of a process that is gone is removed"
+    );
+    assert!(alive.exists(), "the folder of a running process stays");
+}
