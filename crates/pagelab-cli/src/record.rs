@@ -370,17 +370,17 @@ pub fn run(args: &RecordArgs) -> Result<u8> {
             Ok(())
         });
     }
+    // Written beside the output and renamed when complete (see `crate::output`).
+    let mut pending = match to_stdout {
+        true => None,
+        false => Some(crate::output::Pending::create(&output)?),
+    };
     // SIGINT and SIGTERM stop the program, and the trace is finished with what it did.
     let interrupts = crate::interrupt::Interrupts::catch().context("cannot catch SIGINT")?;
     let mut child = cmd
         .spawn()
         .with_context(|| format!("cannot run {}", valgrind.display()))?;
     let watch = interrupts.stop_on_signal(child.id());
-    // Written beside the output and renamed when complete (see `crate::output`).
-    let mut pending = match to_stdout {
-        true => None,
-        false => Some(crate::output::Pending::create(&output)?),
-    };
     let result = match pending.as_mut() {
         Some(p) => record(
             args,
