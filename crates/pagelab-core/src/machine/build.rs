@@ -11,8 +11,9 @@ use crate::tlb::WalkCaches;
 
 /// The candidate superpage sizes of the promotion policy, ascending: those configured
 /// (each must be larger than the base page and mapped by the page table) or, by
-/// default, every size above the base page that the page table maps and the TLB's
-/// last data level holds.
+/// default, every size above the base page that the page table maps and some level on
+/// the TLB's data path holds (a superpage only a first level holds still saves its
+/// misses there, as on Sandy Bridge, whose second level holds only 4K pages).
 fn candidate_sizes(
     config: &MachineConfig,
     table: &[PageSize],
@@ -45,7 +46,7 @@ fn candidate_sizes(
         }
     }
     if sizes.is_empty() {
-        let held = tlb.last_level_sizes(DATA);
+        let held = tlb.path_sizes(DATA);
         sizes = table
             .iter()
             .copied()

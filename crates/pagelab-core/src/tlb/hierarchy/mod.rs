@@ -244,6 +244,18 @@ impl Hierarchy {
         sizes
     }
 
+    /// The page sizes some level on `side`'s path holds, ascending.
+    pub fn path_sizes(&self, side: usize) -> Vec<PageSize> {
+        let mut sizes: Vec<PageSize> = self.paths[side & 1]
+            .iter()
+            .flat_map(|&l| self.levels[l].arrays.iter())
+            .flat_map(|a| a.shape().2.to_vec())
+            .collect();
+        sizes.sort();
+        sizes.dedup();
+        sizes
+    }
+
     /// Drop every entry of `asid` overlapping `[start, start + len)`, at every level.
     pub fn invalidate_range(&mut self, asid: Asid, start: VirtAddr, len: u64) {
         for a in self.levels.iter_mut().flat_map(|l| l.arrays.iter_mut()) {
