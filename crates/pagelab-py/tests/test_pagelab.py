@@ -317,30 +317,25 @@ def test_an_endless_line_is_a_value_error(tmp_path):
         pagelab.simulate(path)
 
 
-def test_an_access_past_the_top_of_the_address_space_is_a_value_error(tmp_path):
-    path = tmp_path / "wrap.lackey"
-    path.write_text(" L fffffffffffffff0,100\n")
-    with pytest.raises(ValueError, match="past the top of the address space"):
-        pagelab.simulate(path)
-
-
-def test_a_huge_reference_is_a_value_error(tmp_path):
-    path = tmp_path / "big.lackey"
-    path.write_text(" L 10000000,4294967295\n" * 400)
-    with pytest.raises(ValueError, match="max_reference"):
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (" L fffffffffffffff0,100\n", "past the top of the address space"),
+        (" L 10000000,4294967295\n" * 400, "max_reference"),
+        ("==1== chatter only\n", "no references"),
+    ],
+    ids=["wrapping-access", "huge-reference", "no-references"],
+)
+def test_a_bad_lackey_trace_is_a_value_error(tmp_path, text, message):
+    path = tmp_path / "bad.lackey"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message):
         pagelab.simulate(path)
 
 
 def test_a_non_finite_cost_is_a_value_error(abacba):
     with pytest.raises(ValueError, match="cost.page_fault_cycles"):
         pagelab.simulate(abacba, {"cost": {"kind": "simple", "page_fault_cycles": 1e308}})
-
-
-def test_a_trace_of_no_references_is_a_value_error(tmp_path):
-    path = tmp_path / "none.lackey"
-    path.write_text("==1== chatter only\n")
-    with pytest.raises(ValueError, match="no references"):
-        pagelab.simulate(path)
 
 
 def test_a_pipe_is_read_once(tmp_path):
