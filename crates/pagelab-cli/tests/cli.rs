@@ -357,3 +357,28 @@ fn a_policy_against_base_pages_on_the_microbenchmark() {
         stderr(&bad)
     );
 }
+
+/// Every preset runs every promotion policy from the command line, with the policy's
+/// defaults: its superpage sizes come from what the preset's TLB and page table hold.
+#[test]
+fn every_preset_runs_every_policy() {
+    let mut failed = Vec::new();
+    for machine in pagelab_core::presets::names() {
+        for policy in pagelab_core::superpage::NAMES {
+            let o = pagelab(&[
+                "simulate",
+                "-q",
+                "--machine",
+                machine,
+                "--policy",
+                policy,
+                "--synthetic",
+                "column-walk:iterations=4",
+            ]);
+            if !o.status.success() {
+                failed.push(format!("{machine} {policy}: {}", stderr(&o).trim_end()));
+            }
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
