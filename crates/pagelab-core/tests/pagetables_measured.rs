@@ -56,7 +56,7 @@ fn mean(v: impl Iterator<Item = usize>) -> f64 {
 fn vrpt_touches_no_more_lines_than_radix_on_a_dense_layout() {
     let pages = dense_pages();
     let mut radix = RadixPageTable::new(4);
-    let mut vrpt = VariableRadixPageTable::new(4, 16, &SIZES);
+    let mut vrpt = VariableRadixPageTable::growing(4, 16, &SIZES);
     populate(&mut radix, &pages);
     populate(&mut vrpt, &pages);
     let (r, v) = (measure(&radix, &pages), measure(&vrpt, &pages));
@@ -79,7 +79,7 @@ fn guarded_and_vrpt_read_fewer_levels_than_radix_on_a_sparse_layout() {
     let pages = sparse_pages(32, 4, 42);
     let mut radix = RadixPageTable::new(4);
     let mut guarded = GuardedPageTable::new(16, &SIZES);
-    let mut vrpt = VariableRadixPageTable::new(4, 16, &SIZES);
+    let mut vrpt = VariableRadixPageTable::growing(4, 16, &SIZES);
     populate(&mut radix, &pages);
     populate(&mut guarded, &pages);
     populate(&mut vrpt, &pages);

@@ -79,9 +79,11 @@ fn kind(name: &str) -> Kind {
             packed: true,
             ..full(|| Box::new(GuardedPageTable::new(8, &ALL)))
         },
-        "variable-radix" => full(|| Box::new(VariableRadixPageTable::new(4, 12, &ALL))),
-        "variable-radix-1" => full(|| Box::new(VariableRadixPageTable::new(1, 6, &ALL))),
-        "variable-radix-8" => full(|| Box::new(VariableRadixPageTable::new(8, 16, &ALL))),
+        "variable-radix" => full(|| Box::new(VariableRadixPageTable::growing(4, 12, &ALL))),
+        "variable-radix-1" => full(|| Box::new(VariableRadixPageTable::growing(1, 6, &ALL))),
+        "variable-radix-8" => full(|| Box::new(VariableRadixPageTable::growing(8, 16, &ALL))),
+        "variable-radix-greedy" => full(|| Box::new(VariableRadixPageTable::greedy(16, &ALL))),
+        "variable-radix-greedy-6" => full(|| Box::new(VariableRadixPageTable::greedy(6, &ALL))),
         _ => unreachable!("no such kind {name}"),
     }
 }
@@ -470,6 +472,10 @@ fn run(name: &str, ops: &[RawOp]) -> Result<(), TestCaseError> {
                 )
             }
             _ => {
+                if op.byte % 13 == 0 {
+                    // Memory is short: lazily kept nodes go back.
+                    table.give_back(&mut frames);
+                }
                 let va = page_addr(op.region, op.g, op.m, op.k) + op.byte as u64 % K4;
                 check_lookup(table.as_ref(), &reference, asid, va).map_err(|e| fail(n, e))?;
                 continue;
@@ -542,6 +548,9 @@ fn run(name: &str, ops: &[RawOp]) -> Result<(), TestCaseError> {
             .unmap(a, VirtAddr(0x1000), PageSize::K4, &mut fresh_frames)
             .unwrap();
     }
+    // Lazily kept nodes (the greedy variable radix table's) go back.
+    table.give_back(&mut frames);
+    fresh.give_back(&mut fresh_frames);
     let (left, roots) = (table.footprint_bytes(), fresh.footprint_bytes());
     if k.packed && roots > 0 {
         let most = 4096 * reference.touched.len() as u64;
@@ -606,6 +615,8 @@ against_hashmap! {
     vrpt_matches_hashmap: "variable-radix",
     vrpt_binary_matches_hashmap: "variable-radix-1",
     vrpt_wide_matches_hashmap: "variable-radix-8",
+    vrpt_greedy_matches_hashmap: "variable-radix-greedy",
+    vrpt_greedy_narrow_matches_hashmap: "variable-radix-greedy-6",
 }
 
 #[test]

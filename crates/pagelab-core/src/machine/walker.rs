@@ -187,13 +187,16 @@ impl Walker {
             .and_then(|p| p.fault_frame(asid, va, frames));
         let mut mapped = self.map_fresh(asid, va, base, set_aside);
         // Out of memory (for the frame, or for a page-table node) while the policy
-        // holds frames idle (reservations' unpopulated frames): it gives them back,
-        // one reservation at a time, and the fault tries again. Only when the frame is
-        // not one the policy set aside: that one stays its own.
+        // holds frames idle (reservations' unpopulated frames) or the page table does
+        // (levels kept after they emptied): they give them back, one reservation at a
+        // time, and the fault tries again. Only when the frame is not one the policy
+        // set aside: that one stays its own.
         while matches!(mapped, Err(None) | Err(Some(MapError::OutOfMemory))) && set_aside.is_none()
         {
             let frames = self.frames.as_mut();
-            if !self.policy.as_mut().is_some_and(|p| p.give_back(frames)) {
+            if !(self.policy.as_mut().is_some_and(|p| p.give_back(frames))
+                || self.page_table.as_dyn().give_back(frames))
+            {
                 break;
             }
             mapped = self.map_fresh(asid, va, base, None);

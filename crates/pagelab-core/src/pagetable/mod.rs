@@ -387,6 +387,11 @@ pub trait PageTable {
     ) -> Option<(usize, Option<Translation>)> {
         None
     }
+    /// Memory is short: give back to `frames` what the structure holds but does not
+    /// use (the variable radix table's lazily freed levels). Whether it gave any.
+    fn give_back(&mut self, _frames: &mut dyn FrameAllocator) -> bool {
+        false
+    }
     /// Bytes of memory the structure occupies: every frame it holds.
     fn footprint_bytes(&self) -> u64;
     /// Page sizes the structure can map.

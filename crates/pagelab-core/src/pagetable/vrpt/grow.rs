@@ -1,5 +1,5 @@
-//! Growing the tree: inserting a page or a link, and merging a node with the level
-//! below it (the radix policy; see the parent module).
+//! Growing the tree: inserting a page or a link, and (under the grow policy) merging a
+//! node with the level below it.
 
 use super::*;
 
@@ -26,8 +26,7 @@ impl VariableRadixPageTable {
                 Slot::Empty => {
                     match at {
                         At::Root(_) => {
-                            let bits = self.node_bits.min(64 - s);
-                            let n = self.new_node(s, bits, va, frames, cost)?;
+                            let n = self.level(s, 64, s, self.node_bits, va, frames, cost)?;
                             self.place(n, va, s, x, cost);
                             self.set(at, self.entry(n, false), cost);
                         }
@@ -50,19 +49,23 @@ impl VariableRadixPageTable {
                             At::Root(_) => 64,
                             At::In(p, _) => self.nodes[p].lo,
                         };
-                        let (mlo, mbits) = choose(top.max(s), limit, d, self.node_bits);
-                        let m = self.new_node(mlo, mbits, va, frames, cost)?;
+                        let m =
+                            self.level(top.max(s), limit, d, self.node_bits, va, frames, cost)?;
                         self.nodes[m].hint = bits;
                         let old = self.get(at);
                         self.place(m, prefix, 0, old, cost);
                         self.place(m, va, s, x, cost);
                         self.set(at, self.entry(m, false), cost);
-                        if let At::In(p, _) = at {
+                        if let (At::In(p, _), RadixPolicy::Grow) = (at, self.policy) {
                             self.try_merge(p, &path, frames, cost);
                         }
                         return Ok(());
                     }
                     if s >= top {
+                        // Only an emptied level, kept lazily, may be in the way.
+                        if self.clear_empty(at, frames, cost) {
+                            continue;
+                        }
                         return Err(MapError::Overlap.into());
                     }
                     let span = self.span(n, va, s);
@@ -71,6 +74,9 @@ impl VariableRadixPageTable {
                             return Err(Refused::WouldReplicate);
                         }
                         cost.reads += span.len() as u64;
+                        for i in span.clone() {
+                            self.clear_empty(At::In(n, i as u32), frames, cost);
+                        }
                         let slots = &self.nodes[n].slots[span];
                         if slots.iter().any(|e| *e != Slot::Empty) {
                             return Err(MapError::Overlap.into());
@@ -94,13 +100,14 @@ impl VariableRadixPageTable {
                     }
                     let d = 63 - (va ^ vy).leading_zeros();
                     let (lo, hint) = (self.nodes[p].lo, self.nodes[p].hint);
-                    let (mlo, mbits) = choose(sm, lo, d, hint);
-                    let m = self.new_node(mlo, mbits, va, frames, cost)?;
+                    let m = self.level(sm, lo, d, hint, va, frames, cost)?;
                     self.set(at, Slot::Empty, cost);
                     self.place(m, vy, sy, thing, cost);
                     self.place(m, va, s, x, cost);
                     self.set(at, self.entry(m, false), cost);
-                    self.try_merge(p, &path, frames, cost);
+                    if self.policy == RadixPolicy::Grow {
+                        self.try_merge(p, &path, frames, cost);
+                    }
                     return Ok(());
                 }
             }

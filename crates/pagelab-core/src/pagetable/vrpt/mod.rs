@@ -11,13 +11,10 @@
 //! pre-scales the index to the entry size is left to the address arithmetic). The
 //! root entry is kept per address space, like a root register, and is not read.
 //!
-//! **Radix policy** (§3.2 leaves it open; ours is deterministic): a new node starts at
-//! `node_bits` bits (its parent's last child width, if it has one), placed without a
-//! skip when its field can hold the first bit where its two keys differ, else just
-//! above that bit. A node whose entries are (nearly) all children of one width
-//! directly below it is merged with them into one node as wide as both, when that
-//! needs no more memory than the two levels (up to `max_node_bits`). Nodes are not
-//! split back; a node left with one thing gives it to its parent.
+//! **Radix policy** (§3.2, [`policy`]): by default each new level is as wide as the
+//! buddy allocator of table memory can give, up to `max_node_bits`, and levels
+//! emptied by unmapping are freed lazily; the `grow` policy starts levels narrow and
+//! merges them as they fill.
 //!
 //! **Superpages** (§4.1): a page is a leaf in an entry that covers at least the page
 //! (factorized). A page that spans several entries of the node it falls in is
@@ -37,15 +34,21 @@
 //! node and counted as one read.
 
 mod grow;
+mod policy;
+
+pub use policy::RadixPolicy;
 
 /// The options of [`VariableRadixPageTable`] in `[page_table]`.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct VariableRadixConfig {
-    /// log2 of the entries of a new node (1 to 16). Default 4.
+    /// How levels are sized: "greedy" (§3.2, the widest the allocator gives, freed
+    /// lazily) or "grow" (start at `node_bits`, merge as they fill). Default "greedy".
+    pub radix_policy: RadixPolicy,
+    /// log2 of the entries of a new node under "grow" (1 to 16). Default 4.
     pub node_bits: u32,
-    /// log2 of the entries of the widest node level compression may build (at
-    /// least `node_bits`, at most 20). Default 16 (2 MiB of 32-byte entries).
+    /// log2 of the entries of the widest node either policy builds (at least
+    /// `node_bits`, at most 20). Default 16 (2 MiB of 32-byte entries).
     pub max_node_bits: u32,
     /// Page sizes mapped (any, from 4K). Default ["4K", "2M", "1G"].
     pub page_sizes: Vec<PageSize>,
@@ -54,6 +57,7 @@ pub struct VariableRadixConfig {
 impl Default for VariableRadixConfig {
     fn default() -> Self {
         VariableRadixConfig {
+            radix_policy: RadixPolicy::Greedy,
             node_bits: 4,
             max_node_bits: 16,
             page_sizes: default_page_sizes(),
@@ -83,11 +87,16 @@ impl TableOptions for VariableRadixConfig {
     type Table = VariableRadixPageTable;
     fn build(&self) -> Result<VariableRadixPageTable, String> {
         self.check()?;
-        Ok(VariableRadixPageTable::new(
-            self.node_bits,
-            self.max_node_bits,
-            &self.page_sizes,
-        ))
+        Ok(match self.radix_policy {
+            RadixPolicy::Greedy => {
+                VariableRadixPageTable::greedy(self.max_node_bits, &self.page_sizes)
+            }
+            RadixPolicy::Grow => VariableRadixPageTable::growing(
+                self.node_bits,
+                self.max_node_bits,
+                &self.page_sizes,
+            ),
+        })
     }
 }
 
@@ -185,6 +194,10 @@ pub struct VariableRadixPageTable {
     /// The first PTE mapping each frame.
     heads: HashMap<u64, SlotRef>,
     mem: NodeMem,
+    policy: RadixPolicy,
+    /// Whether a greedy level may be narrower than `max_node_bits` allows when
+    /// memory is short (else the insert fails, and `map` first takes back).
+    narrow: bool,
     node_bits: u32,
     max_node_bits: u32,
     sizes: Vec<PageSize>,
@@ -201,28 +214,29 @@ fn field(x: u64, from: u32, len: u32) -> u64 {
     ((x as u128 >> from) & ((1u128 << len) - 1)) as u64
 }
 
-/// A field `[lo, lo + bits)` for a new node below `top` that holds bit `d` and lies
-/// at or above `lo_min`, `w` bits wide if it can: no skip if possible.
-fn choose(lo_min: u32, top: u32, d: u32, w: u32) -> (u32, u32) {
-    let flush = top.saturating_sub(w);
-    let (lo, hi) = if flush <= d {
-        (flush.max(lo_min), top)
-    } else {
-        let lo = lo_min.max((d + 1).saturating_sub(w));
-        (lo, top.min(lo + w))
-    };
-    (lo, hi - lo)
-}
-
 impl VariableRadixPageTable {
-    /// New nodes of `1 << node_bits` entries, merged up to `1 << max_node_bits`;
-    /// pages of `sizes` (≥ 4K).
-    pub fn new(node_bits: u32, max_node_bits: u32, sizes: &[PageSize]) -> VariableRadixPageTable {
+    /// The greedy radix policy (§3.2): levels of up to `1 << max_node_bits` entries,
+    /// freed lazily; pages of `sizes` (≥ 4K).
+    pub fn greedy(max_node_bits: u32, sizes: &[PageSize]) -> VariableRadixPageTable {
+        let mut t = VariableRadixPageTable::growing(max_node_bits, max_node_bits, sizes);
+        t.policy = RadixPolicy::Greedy;
+        t
+    }
+
+    /// The grow policy: new nodes of `1 << node_bits` entries, merged up to
+    /// `1 << max_node_bits`; pages of `sizes` (≥ 4K).
+    pub fn growing(
+        node_bits: u32,
+        max_node_bits: u32,
+        sizes: &[PageSize],
+    ) -> VariableRadixPageTable {
         VariableRadixPageTable {
             nodes: Pool::default(),
             roots: Vec::new(),
             heads: HashMap::new(),
             mem: NodeMem::default(),
+            policy: RadixPolicy::Grow,
+            narrow: true,
             node_bits,
             max_node_bits,
             sizes: sorted_sizes(sizes),
@@ -403,12 +417,7 @@ impl PageTable for VariableRadixPageTable {
             perms,
             next: None,
         };
-        let mut cost = UpdateCost::NONE;
-        match self.insert(asid, va.0, size.shift(), Slot::Leaf(pte), frames, &mut cost) {
-            Ok(()) => Ok(cost),
-            Err(Refused::Map(e)) => Err(e),
-            Err(Refused::WouldReplicate) => unreachable!("pages may be replicated"),
-        }
+        self.insert_page(asid, va.0, size.shift(), pte, frames)
     }
 
     fn unmap(
@@ -420,11 +429,14 @@ impl PageTable for VariableRadixPageTable {
     ) -> Result<UpdateCost, MapError> {
         let mut cost = UpdateCost::NONE;
         let (path, n, span) = self.find_private(asid, va, size, frames, &mut cost)?;
-        for i in span {
+        // Last replica first: each is then the head of its frame's list.
+        for i in span.rev() {
             self.set(At::In(n, i as u32), Slot::Empty, &mut cost);
         }
         self.nodes[n].things -= 1;
-        self.collapse(&path, frames, &mut cost);
+        if self.policy == RadixPolicy::Grow {
+            self.collapse(&path, frames, &mut cost);
+        }
         Ok(cost)
     }
 
@@ -519,7 +531,9 @@ impl PageTable for VariableRadixPageTable {
                     let At::In(p, _) = at else { unreachable!() };
                     self.set(at, Slot::Empty, &mut cost);
                     self.nodes[p].things -= 1;
-                    self.collapse(&path, frames, &mut cost);
+                    if self.policy == RadixPolicy::Grow {
+                        self.collapse(&path, frames, &mut cost);
+                    }
                     self.release(s, frames, &mut cost);
                     return Ok(cost);
                 }
@@ -559,6 +573,10 @@ impl PageTable for VariableRadixPageTable {
                 Slot::Empty => return walk,
             }
         }
+    }
+
+    fn give_back(&mut self, frames: &mut dyn FrameAllocator) -> bool {
+        self.reclaim(frames)
     }
 
     fn footprint_bytes(&self) -> u64 {

@@ -20,7 +20,7 @@ fn fig6_indexing_on_a_hand_built_tree() {
     // Root → A: 16 entries on bits [30, 34) (skip 30, size 60) → entry 5 →
     // B: 512 entries on bits [12, 21) (skip 43, size 55): bits [21, 30) are
     // skipped, and only the leaf checks them.
-    let mut pt = VariableRadixPageTable::new(4, 16, &SIZES);
+    let mut pt = VariableRadixPageTable::growing(4, 16, &SIZES);
     let node = |lo, bits, addr, slots: Vec<Slot>| Node {
         lo,
         bits,
@@ -80,7 +80,7 @@ fn map(pt: &mut VariableRadixPageTable, f: &mut SimpleAllocator, va: u64, size: 
 #[test]
 fn a_dense_region_is_level_compressed() {
     let mut f = SimpleAllocator::new(1 << 22);
-    let mut pt = VariableRadixPageTable::new(4, 16, &SIZES);
+    let mut pt = VariableRadixPageTable::growing(4, 16, &SIZES);
     let base = 0x7f00_0000_0000u64;
     for p in 0..4096u64 {
         map(&mut pt, &mut f, base + (p << 12), PageSize::K4);
@@ -105,7 +105,7 @@ fn a_dense_region_is_level_compressed() {
 #[test]
 fn sparse_pages_are_path_compressed() {
     let mut f = SimpleAllocator::new(1 << 22);
-    let mut pt = VariableRadixPageTable::new(4, 16, &SIZES);
+    let mut pt = VariableRadixPageTable::growing(4, 16, &SIZES);
     let vas = [
         0x1000u64,
         0x7fff_ffff_f000,
@@ -127,7 +127,7 @@ fn sparse_pages_are_path_compressed() {
 fn superpages_factorized_or_expanded() {
     let mut f = SimpleAllocator::new(1 << 22);
     let sizes = [PageSize::K4, PageSize::K64, PageSize::M2];
-    let mut pt = VariableRadixPageTable::new(8, 16, &sizes);
+    let mut pt = VariableRadixPageTable::growing(8, 16, &sizes);
     // A 4K page makes the root's node, 256 entries on [12, 20). A 64K page beside
     // it spans 16 of them: expanded into replicas, which costs no memory.
     map(&mut pt, &mut f, 0x7000_0000, PageSize::K4);
@@ -188,7 +188,7 @@ fn superpages_factorized_or_expanded() {
 #[test]
 fn shared_segments_are_cross_linked_and_copied_on_change() {
     let mut f = SimpleAllocator::new(1 << 22);
-    let mut pt = VariableRadixPageTable::new(4, 16, &SIZES);
+    let mut pt = VariableRadixPageTable::growing(4, 16, &SIZES);
     // 64 pages at a 256 KiB boundary, in three address spaces.
     let seg = Segment {
         va: VirtAddr(0x10_0004_0000),
@@ -245,4 +245,141 @@ fn shared_segments_are_cross_linked_and_copied_on_change() {
         ptes.iter().map(|p| p.1).collect::<Vec<_>>(),
         [VirtAddr(0x9000), VirtAddr(0x5000)]
     );
+}
+
+#[test]
+fn greedy_levels_are_as_wide_as_allowed_and_hold_a_region_in_one_node() {
+    let mut f = SimpleAllocator::new(1 << 22);
+    let mut pt = VariableRadixPageTable::greedy(16, &SIZES);
+    let heap = 0x5555_5555_0000u64;
+    let stack = 0x7ffc_0000_0000u64;
+    for p in 0..300u64 {
+        map(&mut pt, &mut f, heap + (p << 12), PageSize::K4);
+    }
+    // One region: the root's node is a whole leaf level of 2^16 entries.
+    assert_eq!(pt.footprint_bytes(), 32 << 16);
+    assert_eq!(pt.walk(Asid(0), VirtAddr(heap)).refs().len(), 1);
+    map(&mut pt, &mut f, stack, PageSize::K4);
+    map(&mut pt, &mut f, stack + 0x1000, PageSize::K4);
+    // A second region: a node above both, each region a leaf level below it.
+    for va in [heap, heap + (299 << 12), stack, stack + 0x1000] {
+        let w = pt.walk(Asid(0), VirtAddr(va));
+        assert!(w.translation.is_some(), "{va:#x}");
+        assert_eq!(w.refs().len(), 2, "{va:#x}");
+    }
+    assert_eq!(pt.footprint_bytes(), 3 * (32 << 16));
+}
+
+#[test]
+fn greedy_levels_narrow_when_no_block_that_large_is_free() {
+    // 300 frames: no 512-frame block for a 2^16-entry node; 2^14 entries (128 frames)
+    // fit, then fewer as memory runs out.
+    let mut f = SimpleAllocator::new(300);
+    let mut pt = VariableRadixPageTable::greedy(16, &SIZES);
+    map(&mut pt, &mut f, 0x40_0000, PageSize::K4);
+    assert_eq!(pt.footprint_bytes(), 32 << 14);
+    for r in 1..12u64 {
+        let va = r << 40;
+        if pt
+            .map(
+                Asid(0),
+                VirtAddr(va),
+                PageSize::K4,
+                Pfn(1),
+                Perms::RW,
+                &mut f,
+            )
+            .is_err()
+        {
+            break;
+        }
+        assert!(pt.walk(Asid(0), VirtAddr(va)).translation.is_some());
+    }
+    assert!(pt.footprint_bytes() <= 300 << 12);
+    assert!(pt.walk(Asid(0), VirtAddr(0x40_0000)).translation.is_some());
+}
+
+#[test]
+fn emptied_levels_are_kept_until_memory_is_short() {
+    let mut f = SimpleAllocator::new(1 << 22);
+    let mut pt = VariableRadixPageTable::greedy(16, &SIZES);
+    map(&mut pt, &mut f, 0x40_0000, PageSize::K4);
+    let far = 0x7f00_0000_0000u64;
+    map(&mut pt, &mut f, far, PageSize::K4);
+    map(&mut pt, &mut f, far + 0x1000, PageSize::K4);
+    let full = pt.footprint_bytes();
+    for va in [far, far + 0x1000] {
+        pt.unmap(Asid(0), VirtAddr(va), PageSize::K4, &mut f)
+            .unwrap();
+    }
+    assert_eq!(pt.footprint_bytes(), full, "freed lazily: kept");
+    // Mapping there again reuses the level: no node is made.
+    let again = pt
+        .map(
+            Asid(0),
+            VirtAddr(far),
+            PageSize::K4,
+            Pfn(7),
+            Perms::RW,
+            &mut f,
+        )
+        .unwrap();
+    assert_eq!(pt.footprint_bytes(), full);
+    assert!(again.writes <= 2, "{again:?}");
+    pt.unmap(Asid(0), VirtAddr(far), PageSize::K4, &mut f)
+        .unwrap();
+    // A 1G page over the emptied level: the level goes, the page maps.
+    pt.map(
+        Asid(0),
+        VirtAddr(far),
+        PageSize::G1,
+        Pfn(1 << 18),
+        Perms::RW,
+        &mut f,
+    )
+    .unwrap();
+    assert_eq!(
+        pt.walk(Asid(0), VirtAddr(far + 0x1234_5000))
+            .translation
+            .unwrap()
+            .size,
+        PageSize::G1
+    );
+    pt.unmap(Asid(0), VirtAddr(far), PageSize::G1, &mut f)
+        .unwrap();
+    assert!(pt.footprint_bytes() < full, "the 1G page's level went");
+    assert!(!pt.give_back(&mut f), "nothing below the root is empty");
+    // Memory is short: what is empty goes back, the rest stays.
+    pt.unmap(Asid(0), VirtAddr(0x40_0000), PageSize::K4, &mut f)
+        .unwrap();
+    assert!(pt.footprint_bytes() > 0, "kept");
+    assert!(pt.give_back(&mut f));
+    assert!(!pt.give_back(&mut f), "nothing more to give");
+    assert_eq!((pt.footprint_bytes(), f.used_frames()), (0, 0));
+}
+
+#[test]
+fn a_map_short_of_memory_takes_back_emptied_levels() {
+    // Room for two 2^16-entry nodes (512 frames each) and a little more.
+    let mut f = SimpleAllocator::new(1100);
+    let mut pt = VariableRadixPageTable::greedy(16, &SIZES);
+    map(&mut pt, &mut f, 0x40_0000, PageSize::K4);
+    let far = 0x7f00_0000_0000u64;
+    map(&mut pt, &mut f, far, PageSize::K4);
+    map(&mut pt, &mut f, far + 0x1000, PageSize::K4);
+    let held = f.used_frames();
+    for va in [far, far + 0x1000] {
+        pt.unmap(Asid(0), VirtAddr(va), PageSize::K4, &mut f)
+            .unwrap();
+    }
+    // Elsewhere: the kept level is freed for the new one, full width again.
+    let other = 0x3000_0000_0000u64;
+    map(&mut pt, &mut f, other, PageSize::K4);
+    map(&mut pt, &mut f, other + 0x1000, PageSize::K4);
+    assert!(f.used_frames() <= held, "{} > {held}", f.used_frames());
+    assert!(pt
+        .walk(Asid(0), VirtAddr(other + 0x1000))
+        .translation
+        .is_some());
+    assert!(pt.walk(Asid(0), VirtAddr(0x40_0000)).translation.is_some());
 }

@@ -162,7 +162,7 @@ impl VariableRadixPageTable {
                 match (at, only) {
                     (At::Root(_), Slot::Leaf(_) | Slot::Link { .. }) => return,
                     (_, Slot::Leaf(l)) => {
-                        for i in self.span(n, l.virt, l.shift as u32) {
+                        for i in self.span(n, l.virt, l.shift as u32).rev() {
                             self.set(At::In(n, i as u32), Slot::Empty, cost);
                         }
                     }
