@@ -25,6 +25,14 @@ pub struct CompareArgs {
     /// Stop after this many references of the trace.
     #[arg(long)]
     max_refs: Option<u64>,
+    /// Look up only the references this preset's TLB misses: one lookup per TLB
+    /// reload, as papers/variable-radix-page-table.md §5.2 counts (`pagelab machines`
+    /// lists the presets). Without it or --config, every reference is a lookup.
+    #[arg(long, conflicts_with = "config")]
+    machine: Option<String>,
+    /// As --machine, the TLB of a machine configuration file (TOML).
+    #[arg(long)]
+    config: Option<PathBuf>,
     /// Also write the results as JSON to this file ("-" for standard output, instead of the table).
     #[arg(long)]
     json: Option<PathBuf>,
@@ -41,18 +49,37 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         }
     }
     let structures = compare::default_structures();
+    let (filter, behind) = match (&args.machine, &args.config) {
+        (Some(name), _) => {
+            let config = pagelab_core::presets::load(name).context("--machine")?;
+            let f = compare::Filter::of(&config).map_err(|e| anyhow::anyhow!("--machine: {e}"))?;
+            (Some(f), format!(", behind the TLB of {name}"))
+        }
+        (None, Some(p)) => {
+            let config = pagelab_core::MachineConfig::load(p)?;
+            let f = compare::Filter::of(&config)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+            (Some(f), format!(", behind the TLB of {}", p.display()))
+        }
+        (None, None) => (None, String::new()),
+    };
     let (source, rows) = match (&args.trace, &args.layout) {
         (Some(path), _) => {
             let format = crate::parse_format(&args.format)?;
             let mut reader = trace::open(path, format)?;
-            let rows = compare::compare_trace(&structures, reader.as_mut(), args.max_refs)
-                .with_context(|| path.display().to_string())?;
-            (format!("trace {}", path.display()), rows)
+            let rows = compare::compare_trace(
+                &structures,
+                reader.as_mut(),
+                args.max_refs,
+                filter.as_ref(),
+            )
+            .with_context(|| path.display().to_string())?;
+            (format!("trace {}{behind}", path.display()), rows)
         }
         (None, Some(name)) => {
             let layout = Layout::parse(name).expect("clap checked the name");
-            let rows = compare::compare_workload(&structures, &layout.workload())?;
-            (format!("layout {name}"), rows)
+            let rows = compare::compare_workload(&structures, &layout.workload(), filter.as_ref())?;
+            (format!("layout {name}{behind}"), rows)
         }
         (None, None) => unreachable!("clap requires --trace or --layout"),
     };

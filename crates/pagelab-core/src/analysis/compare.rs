@@ -1,8 +1,10 @@
 //! Every page-table structure over the same address stream, as
 //! papers/variable-radix-page-table.md compares them: memory references and distinct
 //! 64-byte lines per lookup, bytes of table, and references per map. Pages are mapped
-//! on first touch (demand paging, a fresh 4K frame each); every reference is a lookup
-//! after it. Trace events (mmap, munmap, …) are not replayed: a page once mapped stays.
+//! on first touch (demand paging, a fresh 4K frame each). Without a TLB every reference
+//! is a lookup; behind a machine's TLB ([`Filter`]) only the references its TLB misses
+//! are, one per TLB reload, as the paper measures (§5.2, "per TLB reload"). Trace
+//! events (mmap, munmap, …) are not replayed: a page once mapped stays.
 
 use super::layout::Workload;
 use crate::addr::{PageSize, VirtAddr};
@@ -11,6 +13,7 @@ use crate::frames::{FrameAllocator, SimpleAllocator};
 use crate::pagetable::{build_page_table, each_table, each_table_match, AnyPageTable};
 pub use crate::pagetable::{default_structures, PageTableConfig};
 use crate::pagetable::{MapError, PageTable, Perms, Segment, Walk, MAX_WALK_REFS};
+use crate::tlb::hierarchy::{Hierarchy, DATA, INSTRUCTION};
 use crate::trace::{TraceError, TraceReader};
 use serde::Serialize;
 
@@ -90,7 +93,9 @@ pub struct Row {
 
 /// Table references (reads + writes) of updates to one 2 MiB segment of 512 base
 /// pages, made after the lookups (in the table they left) at an address they did not
-/// touch: mapping it page by page, protecting every page read-only, promoting it in
+/// touch: mapping it page by page, protecting it read-only as one range
+/// ([`PageTable::protect_range`]: page by page but in the variable radix table, which
+/// writes the entry above a level the range covers whole), promoting it in
 /// place to one 2M page on the same frames (the 512 entries removed, the one made),
 /// demoting it back, and unmapping it. Promotion and demotion are `None` where the
 /// structure does not map 2M pages.
@@ -106,6 +111,35 @@ pub struct SegmentUpdates {
 /// Where [`SegmentUpdates`] are measured: 2 MiB-aligned, high in the 47-bit user
 /// space, away from what programs and the layouts use.
 const SEGMENT_VA: u64 = 0x7e00_0000_0000;
+
+/// A machine's TLB in front of every structure: only its misses look the table up.
+/// Every structure maps the same 4K pages, so each sees the same misses.
+pub struct Filter {
+    config: crate::MachineConfig,
+}
+
+impl Filter {
+    /// The TLB of `config` (its page table and costs play no part).
+    pub fn of(config: &crate::MachineConfig) -> Result<Filter, String> {
+        if config.base_page != PageSize::K4 {
+            return Err(format!(
+                "machine {}: its base page is {}; the structures are compared on 4K pages",
+                config.name, config.base_page
+            ));
+        }
+        let filter = Filter {
+            config: config.clone(),
+        };
+        filter.tlb()?;
+        Ok(filter)
+    }
+
+    /// A fresh copy of the TLB.
+    fn tlb(&self) -> Result<Hierarchy, String> {
+        let c = &self.config;
+        Hierarchy::build(&c.tlb, c.base_page, c.seed)
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum CompareError {
@@ -130,6 +164,7 @@ struct Run {
     seconds: f64,
     walk: Walk,
     segment: SegmentUpdates,
+    tlb: Option<Hierarchy>,
 }
 
 impl Run {
@@ -174,11 +209,22 @@ impl Run {
             lines,
             maps,
             map_refs,
+            tlb,
             ..
         } = self;
         let clock = std::time::Instant::now();
-        let result =
-            each_table!(table, t => lookups(t, frames, walk, hist, lines, maps, map_refs, refs));
+        let mut tally = Tally {
+            frames,
+            walk,
+            hist,
+            lines,
+            maps,
+            map_refs,
+        };
+        let result = match tlb {
+            None => each_table!(table, t => lookups(t, &mut tally, refs)),
+            Some(tlb) => each_table!(table, t => reloads(t, &mut tally, tlb, refs)),
+        };
         self.seconds += clock.elapsed().as_secs_f64();
         result.map_err(|(i, va, e)| {
             self.fail(format!(
@@ -190,39 +236,73 @@ impl Run {
     }
 }
 
-/// The loop of [`Run::lookups`], generic over the structure so that no call in it is
-/// dynamic; it allocates nothing.
-#[allow(clippy::too_many_arguments)]
+/// What the lookups count, and where they map pages.
+struct Tally<'a> {
+    frames: &'a mut SimpleAllocator,
+    walk: &'a mut Walk,
+    hist: &'a mut Histogram,
+    lines: &'a mut u64,
+    maps: &'a mut u64,
+    map_refs: &'a mut u64,
+}
+
+type LookupError = (usize, VirtAddr, MapError);
+
+/// One lookup of reference `i`, mapping its page first if it is not mapped.
+#[inline]
+fn lookup<T: PageTable>(
+    table: &mut T,
+    t: &mut Tally<'_>,
+    i: usize,
+    r: &MemRef,
+) -> Result<crate::pagetable::Translation, LookupError> {
+    table.walk_into(r.asid, r.addr, t.walk);
+    if t.walk.translation.is_none() {
+        let page = r.addr.vpn(PageSize::K4).base(PageSize::K4);
+        let fail = |e| (i, r.addr, e);
+        let pfn = t
+            .frames
+            .alloc(PageSize::K4)
+            .ok_or(fail(MapError::OutOfMemory))?;
+        let cost = table
+            .map(r.asid, page, PageSize::K4, pfn, Perms::RW, t.frames)
+            .map_err(fail)?;
+        *t.maps += 1;
+        *t.map_refs += cost.refs();
+        table.walk_into(r.asid, r.addr, t.walk);
+    }
+    let found = t.walk.translation.ok_or((i, r.addr, MapError::NotMapped))?;
+    t.hist.record(t.walk.refs().len());
+    *t.lines += t.walk.distinct_lines() as u64;
+    Ok(found)
+}
+
+/// The loop of [`Run::lookups`] without a TLB: every reference is a lookup. Generic
+/// over the structure so that no call in it is dynamic; it allocates nothing.
 fn lookups<T: PageTable>(
     table: &mut T,
-    frames: &mut SimpleAllocator,
-    walk: &mut Walk,
-    hist: &mut Histogram,
-    lines: &mut u64,
-    maps: &mut u64,
-    map_refs: &mut u64,
+    t: &mut Tally<'_>,
     refs: &[MemRef],
-) -> Result<(), (usize, VirtAddr, MapError)> {
+) -> Result<(), LookupError> {
     for (i, r) in refs.iter().enumerate() {
-        table.walk_into(r.asid, r.addr, walk);
-        if walk.translation.is_none() {
-            let page = r.addr.vpn(PageSize::K4).base(PageSize::K4);
-            let fail = |e| (i, r.addr, e);
-            let pfn = frames
-                .alloc(PageSize::K4)
-                .ok_or(fail(MapError::OutOfMemory))?;
-            let cost = table
-                .map(r.asid, page, PageSize::K4, pfn, Perms::RW, frames)
-                .map_err(fail)?;
-            *maps += 1;
-            *map_refs += cost.refs();
-            table.walk_into(r.asid, r.addr, walk);
-            if walk.translation.is_none() {
-                return Err(fail(MapError::NotMapped));
-            }
-        }
-        hist.record(walk.refs().len());
-        *lines += walk.distinct_lines() as u64;
+        lookup(table, t, i, r)?;
+    }
+    Ok(())
+}
+
+/// The loop of [`Run::lookups`] behind a TLB: a lookup per reload.
+fn reloads<T: PageTable>(
+    table: &mut T,
+    t: &mut Tally<'_>,
+    tlb: &mut Hierarchy,
+    refs: &[MemRef],
+) -> Result<(), LookupError> {
+    for (i, r) in refs.iter().enumerate() {
+        let side = match r.kind {
+            crate::event::AccessKind::Fetch => INSTRUCTION,
+            _ => DATA,
+        };
+        tlb.translate(side, r.asid, r.addr, || lookup(table, t, i, r))?;
     }
     Ok(())
 }
@@ -267,11 +347,16 @@ fn segment_updates<T: PageTable>(
         t.unmap(asid, va, PageSize::K4, fr).map(|c| c.refs())
     };
     u.map = each(table, frames, &mut map_base.clone()).map_err(|e| ("map", e))?;
-    let protect = |t: &mut T, fr: &mut SimpleAllocator, va, _| {
-        t.protect(asid, va, PageSize::K4, Perms(Perms::READ), fr)
-            .map(|c| c.refs())
-    };
-    u.protect = each(table, frames, &mut protect.clone()).map_err(|e| ("protect", e))?;
+    u.protect = table
+        .protect_range(
+            asid,
+            VirtAddr(SEGMENT_VA),
+            PageSize::M2.bytes(),
+            Perms(Perms::READ),
+            frames,
+        )
+        .map_err(|e| ("protect", e))?
+        .refs();
     if table.page_sizes().contains(&PageSize::M2) {
         let seg = VirtAddr(SEGMENT_VA);
         let mut promote =
@@ -293,7 +378,10 @@ fn segment_updates<T: PageTable>(
     Ok(u)
 }
 
-fn start(structures: &[PageTableConfig]) -> Result<Vec<Run>, CompareError> {
+fn start(
+    structures: &[PageTableConfig],
+    filter: Option<&Filter>,
+) -> Result<Vec<Run>, CompareError> {
     structures
         .iter()
         .map(|c| {
@@ -305,6 +393,14 @@ fn start(structures: &[PageTableConfig]) -> Result<Vec<Run>, CompareError> {
                 structure: structure.clone(),
                 message,
             })?;
+            let tlb =
+                filter
+                    .map(Filter::tlb)
+                    .transpose()
+                    .map_err(|message| CompareError::Structure {
+                        structure: structure.clone(),
+                        message,
+                    })?;
             Ok(Run {
                 structure,
                 table,
@@ -317,18 +413,21 @@ fn start(structures: &[PageTableConfig]) -> Result<Vec<Run>, CompareError> {
                 seconds: 0.0,
                 walk: Walk::new(),
                 segment: SegmentUpdates::default(),
+                tlb,
             })
         })
         .collect()
 }
 
-/// `structures` over the trace `reader` reads, up to `max_refs` references.
+/// `structures` over the trace `reader` reads, up to `max_refs` references, each
+/// behind its own copy of `filter`'s TLB if one is given.
 pub fn compare_trace(
     structures: &[PageTableConfig],
     reader: &mut dyn TraceReader,
     max_refs: Option<u64>,
+    filter: Option<&Filter>,
 ) -> Result<Vec<Row>, CompareError> {
-    let mut runs = start(structures)?;
+    let mut runs = start(structures, filter)?;
     let mut batch = Batch::default();
     let mut done = 0u64;
     let limit = max_refs.unwrap_or(u64::MAX);
@@ -349,12 +448,13 @@ pub fn compare_trace(
 }
 
 /// `structures` over a synthetic layout: its shared segments mapped first, then its
-/// references.
+/// references (behind `filter`'s TLB if one is given).
 pub fn compare_workload(
     structures: &[PageTableConfig],
     workload: &Workload,
+    filter: Option<&Filter>,
 ) -> Result<Vec<Row>, CompareError> {
-    let mut runs = start(structures)?;
+    let mut runs = start(structures, filter)?;
     for run in &mut runs {
         for &(va, pages) in &workload.segments {
             let pfn = run.frames.alloc(PageSize::M2);
@@ -397,9 +497,29 @@ mod tests {
     }
 
     #[test]
+    fn behind_a_tlb_only_reloads_are_lookups_and_all_see_the_same() {
+        // Each reference twice in a row: the second hits in the TLB.
+        let mut w = Layout::Dense.workload();
+        w.refs = w.refs.iter().flat_map(|&r| [r, r]).collect();
+        let mips = crate::presets::load("mips-r4x00").unwrap();
+        let filter = Filter::of(&mips).unwrap();
+        let all = compare_workload(&default_structures(), &w, None).unwrap();
+        let rows = compare_workload(&default_structures(), &w, Some(&filter)).unwrap();
+        let reloads = rows[0].lookups;
+        assert_eq!(reloads * 2, w.refs.len() as u64);
+        for (r, a) in rows.iter().zip(&all) {
+            assert_eq!(r.lookups, reloads, "{r:?}");
+            assert_eq!(r.maps, a.maps, "every page is still mapped once: {r:?}");
+        }
+        let alpha = crate::presets::load("alpha-21264").unwrap();
+        let e = Filter::of(&alpha).err().unwrap();
+        assert!(e.contains("8K") && e.contains("4K"), "{e}");
+    }
+
+    #[test]
     fn every_structure_maps_each_page_once_and_finds_it() {
         let w = Layout::Sparse.workload();
-        let rows = compare_workload(&default_structures(), &w).unwrap();
+        let rows = compare_workload(&default_structures(), &w, None).unwrap();
         assert_eq!(rows.len(), 7);
         for r in &rows {
             assert_eq!(r.lookups, w.refs.len() as u64, "{r:?}");
