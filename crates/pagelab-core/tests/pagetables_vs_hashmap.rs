@@ -191,6 +191,30 @@ impl Reference {
         Ok(())
     }
 
+    /// Every page in `[va, va + bytes)`; none if one lies partly outside.
+    fn protect_range(&mut self, a: Asid, va: u64, bytes: u64, p: Perms) -> Result<(), MapError> {
+        let step = self.sizes.iter().min().unwrap().bytes();
+        if va % step != 0 || bytes % step != 0 {
+            return Err(MapError::Misaligned);
+        }
+        let (lo, hi) = (va as u128, va as u128 + bytes as u128);
+        if bytes == 0 || hi > 1u128 << 64 {
+            return Err(MapError::BadSegment);
+        }
+        let space = self.spaces.entry(a).or_default();
+        let meets = |b: u64, s: PageSize| (b as u128) < hi && lo < b as u128 + s.bytes() as u128;
+        let inside = |b: u64, s: PageSize| lo <= b as u128 && b as u128 + s.bytes() as u128 <= hi;
+        if space.iter().any(|(&b, e)| meets(b, e.0) && !inside(b, e.0)) {
+            return Err(MapError::Misaligned);
+        }
+        for (&b, e) in space.iter_mut() {
+            if inside(b, e.0) {
+                e.2 = p;
+            }
+        }
+        Ok(())
+    }
+
     /// Every page of the segment in every address space in turn; all or nothing.
     fn map_shared(&mut self, asids: &[Asid], seg: &Segment) -> Result<(), MapError> {
         seg.bytes()?;
@@ -467,6 +491,18 @@ fn run(name: &str, ops: &[RawOp]) -> Result<(), TestCaseError> {
                 let want = reference.unmap_shared(asid, &seg);
                 (
                     format!("unmap_shared {asid:?} {seg:?}"),
+                    got.map(|_| ()),
+                    want,
+                )
+            }
+            9 if op.byte % 3 == 0 => {
+                // A range from one page to 64 MiB, from a page's start or not.
+                let bytes = K4 << (op.pick % 15);
+                let from = if op.pick & 0x80 != 0 { pick().1 } else { va };
+                let got = table.protect_range(asid, VirtAddr(from), bytes, perms, &mut frames);
+                let want = reference.protect_range(asid, from, bytes, perms);
+                (
+                    format!("protect_range {asid:?} {from:#x} {bytes:#x}"),
                     got.map(|_| ()),
                     want,
                 )

@@ -327,6 +327,21 @@ pub trait PageTable {
         perms: Perms,
         frames: &mut dyn FrameAllocator,
     ) -> Result<UpdateCost, MapError>;
+    /// Give `perms` to every page mapped in `bytes` from `va` (both multiples of the
+    /// smallest page size; `Misaligned` if a page lies partly outside, and nothing
+    /// changes). By default each page is found by a walk (not counted: the OS knows
+    /// its mappings) and protected on its own; the variable radix table writes the
+    /// rights into the internal entries above whole nodes instead (§4.3).
+    fn protect_range(
+        &mut self,
+        asid: Asid,
+        va: VirtAddr,
+        bytes: u64,
+        perms: Perms,
+        frames: &mut dyn FrameAllocator,
+    ) -> Result<UpdateCost, MapError> {
+        protect_pages(self, asid, va, bytes, perms, frames)
+    }
     /// Map `segment` into every address space of `asids`. Afterwards each address
     /// space sees the pages as if mapped one by one: unmapping or protecting a page
     /// in one of them changes only that one. By default the pages are mapped one by
@@ -459,6 +474,59 @@ pub fn map_pages<T: PageTable + ?Sized>(
                 }
             }
         }
+    }
+    Ok(cost)
+}
+
+/// The keys `[lo, hi)` of a range to protect: `bytes` from `va`, both multiples of
+/// the smallest of `sizes`, not empty and within the address space.
+pub(crate) fn range_of(
+    sizes: &[PageSize],
+    va: VirtAddr,
+    bytes: u64,
+) -> Result<(u128, u128), MapError> {
+    let step = sizes.iter().min().map_or(4096, |s| s.bytes());
+    if va.0 % step != 0 || bytes % step != 0 {
+        return Err(MapError::Misaligned);
+    }
+    let hi = va.0 as u128 + bytes as u128;
+    if bytes == 0 || hi > 1u128 << 64 {
+        return Err(MapError::BadSegment);
+    }
+    Ok((va.0 as u128, hi))
+}
+
+/// [`PageTable::protect_range`] page by page: each page found by a walk, then
+/// protected; first every page is checked to lie wholly inside.
+pub fn protect_pages<T: PageTable + ?Sized>(
+    table: &mut T,
+    asid: Asid,
+    va: VirtAddr,
+    bytes: u64,
+    perms: Perms,
+    frames: &mut dyn FrameAllocator,
+) -> Result<UpdateCost, MapError> {
+    let (lo, hi) = range_of(table.page_sizes(), va, bytes)?;
+    let step = table.page_sizes().iter().min().map_or(4096, |s| s.bytes()) as u128;
+    let mut pages = Vec::new();
+    let mut at = lo;
+    while at < hi {
+        match table.walk(asid, VirtAddr(at as u64)).translation {
+            Some(t) => {
+                let start = at as u64 & !(t.size.bytes() - 1);
+                let end = start as u128 + t.size.bytes() as u128;
+                if (start as u128) < lo || end > hi {
+                    return Err(MapError::Misaligned);
+                }
+                pages.push((VirtAddr(start), t.size));
+                at = end;
+            }
+            None => at += step,
+        }
+    }
+    let mut cost = UpdateCost::NONE;
+    for (page, size) in pages {
+        cost += table.protect(asid, page, size, perms, frames)?;
     }
     Ok(cost)
 }

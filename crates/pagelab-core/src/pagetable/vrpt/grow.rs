@@ -18,6 +18,8 @@ impl VariableRadixPageTable {
         if self.roots.len() <= a {
             self.roots.resize(a + 1, Slot::Empty);
         }
+        // No entry above gives its rights to what is inserted.
+        self.unshadow(asid, va, s, frames, cost)?;
         let mut at = At::Root(asid);
         // Where the entries of the nodes above `at` live.
         let mut path: Vec<At> = Vec::new();
@@ -132,6 +134,8 @@ impl VariableRadixPageTable {
         let (mut kc, mut kids, mut things) = (None, 0u64, 0);
         for (i, slot) in node.slots.iter().enumerate() {
             match *slot {
+                // A child whose entry gives rights stays a level of its own.
+                Slot::Node { prot: Some(_), .. } => return,
                 Slot::Node { node: c, .. } => {
                     let c = &self.nodes[c];
                     if c.lo + c.bits != lo || *kc.get_or_insert(c.bits) != c.bits {
@@ -178,7 +182,13 @@ impl VariableRadixPageTable {
         }
         self.nodes[q].things = things;
         self.free_node(p, frames);
-        self.set(at_p, self.entry(q, false), cost);
+        let mut entry = self.entry(q, false);
+        if let (Slot::Node { prot, .. }, Slot::Node { prot: was, .. }) =
+            (&mut entry, self.get(at_p))
+        {
+            *prot = was;
+        }
+        self.set(at_p, entry, cost);
         if let At::In(pp, _) = at_p {
             self.try_merge(pp, above, frames, cost);
         }

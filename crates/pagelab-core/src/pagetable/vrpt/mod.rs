@@ -33,80 +33,22 @@
 //! and a real implementation would read from any leaf below it, is kept beside the
 //! node and counted as one read.
 
+mod config;
 mod grow;
 mod policy;
+mod protect;
 
+pub use config::VariableRadixConfig;
 pub use policy::RadixPolicy;
-
-/// The options of [`VariableRadixPageTable`] in `[page_table]`.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct VariableRadixConfig {
-    /// How levels are sized: "greedy" (§3.2, the widest the allocator gives, freed
-    /// lazily) or "grow" (start at `node_bits`, merge as they fill). Default "greedy".
-    pub radix_policy: RadixPolicy,
-    /// log2 of the entries of a new node under "grow" (1 to 16). Default 4.
-    pub node_bits: u32,
-    /// log2 of the entries of the widest node either policy builds (at least
-    /// `node_bits`, at most 20). Default 16 (2 MiB of 32-byte entries).
-    pub max_node_bits: u32,
-    /// Page sizes mapped (any, from 4K). Default ["4K", "2M", "1G"].
-    pub page_sizes: Vec<PageSize>,
-}
-
-impl Default for VariableRadixConfig {
-    fn default() -> Self {
-        VariableRadixConfig {
-            radix_policy: RadixPolicy::Greedy,
-            node_bits: 4,
-            max_node_bits: 16,
-            page_sizes: default_page_sizes(),
-        }
-    }
-}
-
-impl VariableRadixConfig {
-    pub fn check(&self) -> Result<(), String> {
-        if !(1..=16).contains(&self.node_bits) {
-            return Err(format!(
-                "page_table.node_bits: {} must be from 1 to 16",
-                self.node_bits
-            ));
-        }
-        if !(self.node_bits..=20).contains(&self.max_node_bits) {
-            return Err(format!(
-                "page_table.max_node_bits: {} must be from node_bits ({}) to 20",
-                self.max_node_bits, self.node_bits
-            ));
-        }
-        check_page_sizes(&self.page_sizes, PageSize::from_shift(48).expect("valid"))
-    }
-}
-
-impl TableOptions for VariableRadixConfig {
-    type Table = VariableRadixPageTable;
-    fn build(&self) -> Result<VariableRadixPageTable, String> {
-        self.check()?;
-        Ok(match self.radix_policy {
-            RadixPolicy::Greedy => {
-                VariableRadixPageTable::greedy(self.max_node_bits, &self.page_sizes)
-            }
-            RadixPolicy::Grow => VariableRadixPageTable::growing(
-                self.node_bits,
-                self.max_node_bits,
-                &self.page_sizes,
-            ),
-        })
-    }
-}
 
 #[cfg(test)]
 mod tests;
 mod update;
 
 use super::mem::{NodeMem, Pool};
-use super::options::*;
-use super::{map_pages, page_last, sorted_sizes, unmap_pages, MapError, PageTable, Perms};
+use super::{
+    map_pages, page_last, range_of, sorted_sizes, unmap_pages, MapError, PageTable, Perms,
+};
 use super::{Segment, Translation, UpdateCost, Walk};
 use crate::addr::{Asid, PageSize, Pfn, PhysAddr, VirtAddr};
 use crate::frames::FrameAllocator;
@@ -131,17 +73,20 @@ struct Pte {
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Slot {
     Empty,
-    /// An internal entry: Fig. 6's pointer and shift amounts.
+    /// An internal entry: Fig. 6's pointer and shift amounts, and the rights it
+    /// gives every page under it, if it overrides theirs (§4.3).
     Node {
         node: u32,
         skip: u8,
         size: u8,
+        prot: Option<Perms>,
     },
     /// An internal entry to a shared segment's node (a cross-link).
     Link {
         node: u32,
         skip: u8,
         size: u8,
+        prot: Option<Perms>,
     },
     Leaf(Pte),
 }
@@ -271,12 +216,14 @@ impl VariableRadixPageTable {
                 node: n,
                 skip,
                 size,
+                prot: None,
             }
         } else {
             Slot::Node {
                 node: n,
                 skip,
                 size,
+                prot: None,
             }
         }
     }
@@ -449,6 +396,8 @@ impl PageTable for VariableRadixPageTable {
         frames: &mut dyn FrameAllocator,
     ) -> Result<UpdateCost, MapError> {
         let mut cost = UpdateCost::NONE;
+        page_last(&self.sizes, va, size)?;
+        self.unshadow(asid, va.0, size.shift(), frames, &mut cost)?;
         let (_, n, span) = self.find_private(asid, va, size, frames, &mut cost)?;
         cost.writes += span.len() as u64;
         for slot in &mut self.nodes[n].slots[span] {
@@ -457,6 +406,17 @@ impl PageTable for VariableRadixPageTable {
             }
         }
         Ok(cost)
+    }
+
+    fn protect_range(
+        &mut self,
+        asid: Asid,
+        va: VirtAddr,
+        bytes: u64,
+        perms: Perms,
+        frames: &mut dyn FrameAllocator,
+    ) -> Result<UpdateCost, MapError> {
+        self.protect_in(asid, va, bytes, perms, frames)
     }
 
     /// Cross-linked when the segment is a power of two in size, aligned on it, of
@@ -550,10 +510,24 @@ impl PageTable for VariableRadixPageTable {
             .get(asid.0 as usize)
             .copied()
             .unwrap_or(Slot::Empty);
+        // The rights of the topmost entry that gives them, if any (§4.3).
+        let mut given: Option<Perms> = None;
         // Fig. 6: p = p->ptr + (v << p->skip >> p->size) until p points to a leaf.
         loop {
             match p {
-                Slot::Node { node, skip, size } | Slot::Link { node, skip, size } => {
+                Slot::Node {
+                    node,
+                    skip,
+                    size,
+                    prot,
+                }
+                | Slot::Link {
+                    node,
+                    skip,
+                    size,
+                    prot,
+                } => {
+                    given = given.or(prot);
                     let n = &self.nodes[node];
                     let i = index(v, skip, size);
                     walk.push(PhysAddr(n.addr.0 + (i << ENTRY_SHIFT)));
@@ -565,7 +539,7 @@ impl PageTable for VariableRadixPageTable {
                         walk.translation = Some(Translation {
                             pfn: Pfn(pte.pfn),
                             size: PageSize::from_shift(pte.shift as u32).expect("mapped"),
-                            perms: pte.perms,
+                            perms: given.unwrap_or(pte.perms),
                         });
                     }
                     return walk;

@@ -39,12 +39,14 @@ fn fig6_indexing_on_a_hand_built_tree() {
         node: 1,
         skip: 43,
         size: 55,
+        prot: None,
     };
     pt.nodes = vec![node(30, 4, 0x10_0000, a), node(12, 9, 0x20_0000, b)].into();
     pt.roots = vec![Slot::Node {
         node: 0,
         skip: 30,
         size: 60,
+        prot: None,
     }];
     assert_eq!(pt.entry(0, false), pt.roots[0]);
     assert_eq!(pt.entry(1, false), pt.nodes[0].slots[5]);
@@ -382,4 +384,84 @@ fn a_map_short_of_memory_takes_back_emptied_levels() {
         .translation
         .is_some());
     assert!(pt.walk(Asid(0), VirtAddr(0x40_0000)).translation.is_some());
+}
+
+#[test]
+fn protecting_whole_nodes_writes_their_entries_only() {
+    let mut f = SimpleAllocator::new(1 << 22);
+    // Levels of 512 entries: 2 MiB of 4K pages each.
+    let mut pt = VariableRadixPageTable::greedy(9, &SIZES);
+    let base = 0x7f00_0000_0000u64;
+    for p in 0..1024u64 {
+        map(&mut pt, &mut f, base + (p << 12), PageSize::K4);
+    }
+    let read = Perms(Perms::READ);
+    let perms = |pt: &VariableRadixPageTable, p: u64| {
+        pt.walk(Asid(0), VirtAddr(base + (p << 12)))
+            .translation
+            .unwrap()
+            .perms
+    };
+    let cost = pt
+        .protect_range(Asid(0), VirtAddr(base), 4 << 20, read, &mut f)
+        .unwrap();
+    // Two 2 MiB levels, each covered whole: their two entries are written.
+    assert_eq!(
+        cost,
+        UpdateCost {
+            reads: 2,
+            writes: 2
+        }
+    );
+    assert!((0..1024).all(|p| perms(&pt, p) == read));
+    // Half a level: its leaves, one by one.
+    let cost = pt
+        .protect_range(Asid(0), VirtAddr(base), 1 << 20, Perms::RW, &mut f)
+        .unwrap();
+    assert_eq!(cost.writes, 512 + 1 + 256, "pushed down, then 256 leaves");
+    assert!((0..256).all(|p| perms(&pt, p) == Perms::RW));
+    assert!((256..1024).all(|p| perms(&pt, p) == read));
+    // One page under the other level's rights: they move down first.
+    let p = 700;
+    pt.protect(
+        Asid(0),
+        VirtAddr(base + (p << 12)),
+        PageSize::K4,
+        Perms::RWX,
+        &mut f,
+    )
+    .unwrap();
+    assert_eq!(perms(&pt, p), Perms::RWX);
+    assert!((512..1024)
+        .filter(|&q| q != p)
+        .all(|q| perms(&pt, q) == read));
+    // A page mapped under an entry with rights keeps its own.
+    pt.protect_range(Asid(0), VirtAddr(base), 4 << 20, read, &mut f)
+        .unwrap();
+    pt.unmap(Asid(0), VirtAddr(base), PageSize::K4, &mut f)
+        .unwrap();
+    pt.map(
+        Asid(0),
+        VirtAddr(base),
+        PageSize::K4,
+        Pfn(9),
+        Perms::RW,
+        &mut f,
+    )
+    .unwrap();
+    assert_eq!(perms(&pt, 0), Perms::RW);
+    assert_eq!(perms(&pt, 1), read);
+    // A page partly outside the range: refused, nothing changes.
+    map(&mut pt, &mut f, base + (8 << 20), PageSize::M2);
+    assert_eq!(
+        pt.protect_range(
+            Asid(0),
+            VirtAddr(base + (8 << 20)),
+            1 << 20,
+            Perms::NONE,
+            &mut f
+        ),
+        Err(MapError::Misaligned)
+    );
+    assert_eq!(perms(&pt, 2048), Perms::RW);
 }

@@ -88,7 +88,7 @@ impl VariableRadixPageTable {
         frames: &mut dyn FrameAllocator,
         cost: &mut UpdateCost,
     ) -> Result<(), MapError> {
-        let Slot::Link { node: s, .. } = self.get(at) else {
+        let Slot::Link { node: s, prot, .. } = self.get(at) else {
             unreachable!()
         };
         let (lo, bits, prefix, things) = {
@@ -104,7 +104,11 @@ impl VariableRadixPageTable {
             }
         }
         self.nodes[c].things = things;
-        self.set(at, self.entry(c, false), cost);
+        let mut entry = self.entry(c, false);
+        if let Slot::Node { prot: p, .. } = &mut entry {
+            *p = prot;
+        }
+        self.set(at, entry, cost);
         self.release(s, frames, cost);
         Ok(())
     }
@@ -157,8 +161,16 @@ impl VariableRadixPageTable {
                     .iter()
                     .position(|e| *e != Slot::Empty)
                     .expect("one thing");
-                let only = slots[j];
+                let mut only = slots[j];
                 cost.reads += j as u64 + 1;
+                // The rights the node's entry gave go with its only thing.
+                if let Slot::Node { prot: Some(p), .. } = self.get(at) {
+                    match &mut only {
+                        Slot::Leaf(pte) => pte.perms = p,
+                        Slot::Node { prot, .. } | Slot::Link { prot, .. } => *prot = Some(p),
+                        Slot::Empty => {}
+                    }
+                }
                 match (at, only) {
                     (At::Root(_), Slot::Leaf(_) | Slot::Link { .. }) => return,
                     (_, Slot::Leaf(l)) => {
