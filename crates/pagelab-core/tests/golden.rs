@@ -15,9 +15,15 @@ use pagelab_core::{presets, Machine, MachineConfig};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-/// The policies each machine runs under (`online` reads the whole TLB on every miss:
-/// slow on the large PA-RISC TLB, and covered by its own tests).
-const POLICIES: &[&str] = &["none", "asap", "approx-online", "thp", "reservation"];
+/// The policies each machine runs under.
+const POLICIES: &[&str] = &[
+    "none",
+    "asap",
+    "approx-online",
+    "online",
+    "thp",
+    "reservation",
+];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

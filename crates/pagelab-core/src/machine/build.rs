@@ -202,8 +202,10 @@ impl Machine {
             base: config.base_page,
             table_sizes: page_table.as_ref().page_sizes(),
             one_walking_level: tlb.path_names(DATA).last() == tlb.path_names(INSTRUCTION).last(),
+            walking_entries: tlb.walking_entries(DATA),
         };
         let policy = crate::superpage::build(&config.promotion, &cx).map_err(err)?;
+        let policy_hits = policy.as_ref().is_some_and(|p| p.follows_hits());
         let frag_sizes = if sizes.is_empty() {
             let held = tlb.last_level_sizes(DATA);
             held.into_iter().filter(|s| *s > config.base_page).collect()
@@ -267,6 +269,7 @@ impl Machine {
             filter_of: [0, if tlb_split { 1 } else { 0 }],
             miss_crosses,
             repeat_filter: true,
+            policy_hits,
             repeat_choice: Default::default(),
             last_page: [u64::MAX; 2],
             last_asid: [Asid(0); 2],

@@ -77,6 +77,8 @@ pub struct Machine {
     /// Whether the general loop credits repeats without a lookup (see
     /// [`Machine::set_repeat_filter`]).
     repeat_filter: bool,
+    /// The policy is told of every TLB hit (`online`).
+    policy_hits: bool,
     /// How the kernel loop treats repeats (see [`repeat_choice`]).
     repeat_choice: repeat_choice::RepeatChoice,
     last_page: [u64; 2],
@@ -464,6 +466,9 @@ impl Machine {
         }
         match self.tlb.access(side, asid, va) {
             Some(size) => {
+                if self.policy_hits {
+                    self.tell_policy_hit(asid, va, size);
+                }
                 self.last_page[f] = page;
                 self.last_asid[f] = asid;
                 self.last_shift[f] = size.shift() as u8;
@@ -474,6 +479,13 @@ impl Machine {
                 Ok(())
             }
             None => self.miss(side, asid, va, reference),
+        }
+    }
+
+    #[inline(never)]
+    fn tell_policy_hit(&mut self, asid: Asid, va: VirtAddr, size: PageSize) {
+        if let Some(p) = self.walker.policy.as_mut() {
+            p.on_hit(asid, va, size);
         }
     }
 

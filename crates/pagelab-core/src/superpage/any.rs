@@ -17,6 +17,9 @@ pub struct Context<'a> {
     /// Whether data and instruction fetches miss into the same last TLB level (one
     /// level whose contents a policy can follow).
     pub one_walking_level: bool,
+    /// The entries of the TLB level whose data misses walk (the TLB size of Romer's
+    /// model).
+    pub walking_entries: usize,
 }
 
 /// A policy built from its options in `[promotion]`.

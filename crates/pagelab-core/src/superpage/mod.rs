@@ -21,6 +21,7 @@ mod fixed;
 pub mod mechanism;
 pub mod objects;
 mod online;
+mod recency;
 mod reservation;
 mod thp;
 
@@ -50,9 +51,9 @@ macro_rules! for_each_promotion_policy {
             /// Romer's competitive approximation: prefetch counters charged on TLB
             /// misses, promotion at a per-size threshold (§3.1).
             "approx-online" => ApproxOnline(OnlineConfig, ApproxOnline),
-            /// Romer's full online policy: approx-online, and misses of pages that were
-            /// evicted also charged to unrelated candidates whose promotion would have
-            /// freed TLB entries (§3.1, last paragraphs).
+            /// Romer's full online policy: approx-online, and each miss of an evicted
+            /// page also charged to the unrelated candidates whose promotion alone
+            /// would have kept it in an LRU TLB of the walking level's size (§3.1).
             "online" => Online(OnlineConfig, Online),
             /// Linux transparent huge pages: huge pages at faults where a free aligned
             /// block exists, and a background pass collapsing ranges with few unmapped
@@ -167,6 +168,14 @@ pub trait PromotionPolicy {
     /// Its entries of `asid` (every address space: `None`) overlapping
     /// `[start, start + len)` were dropped.
     fn tlb_invalidated(&mut self, _asid: Option<Asid>, _start: u64, _len: u64) {}
+    /// Whether the policy is told of every TLB hit ([`PromotionPolicy::on_hit`]):
+    /// `online` keeps the recency of entries as an LRU TLB would.
+    fn follows_hits(&self) -> bool {
+        false
+    }
+    /// A reference to `va` hit the TLB in an entry for a page of `size`. (Repeated
+    /// references to the page just translated are not told: they change no recency.)
+    fn on_hit(&mut self, _asid: Asid, _va: VirtAddr, _size: PageSize) {}
 
     // Policies that hold frames (reservations).
     /// The frame the fault handler maps the base page of `va` at, taken from what the

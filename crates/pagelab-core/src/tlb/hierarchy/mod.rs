@@ -231,6 +231,12 @@ impl Hierarchy {
         }
     }
 
+    /// The entries of the last level on the path of `side` (the level whose misses walk).
+    pub fn walking_entries(&self, side: usize) -> usize {
+        let last = *self.paths[side & 1].last().expect("every path has a level");
+        self.levels[last].entries()
+    }
+
     /// The page sizes the last level on the path of `side` holds, ascending.
     pub fn last_level_sizes(&self, side: usize) -> Vec<PageSize> {
         let last = *self.paths[side & 1].last().expect("every path has a level");
