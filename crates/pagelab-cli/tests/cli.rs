@@ -321,7 +321,7 @@ fn a_policy_against_base_pages_on_the_microbenchmark() {
         "--mechanism",
         "remap",
         "--synthetic",
-        "column-walk:iterations=32",
+        "column-walk:iterations=64",
         "--baseline",
         "--json",
         "-",
@@ -329,7 +329,7 @@ fn a_policy_against_base_pages_on_the_microbenchmark() {
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let b = &v["baseline"];
-    assert_eq!(b["base_walks"], 4096 * 32);
+    assert_eq!(b["base_walks"], 4096 * 64);
     assert!(b["walks_removed"].as_f64().unwrap() > 0.9, "{b}");
     assert!(b["speedup"].as_f64().unwrap() > 1.0, "{b}");
     assert!(v["report"]["counts"]["promotions"].as_u64().unwrap() > 0);

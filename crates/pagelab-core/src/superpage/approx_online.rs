@@ -293,7 +293,9 @@ pub struct OnlineConfig {
     /// Thresholds per size, smallest size first, instead of `threshold` doubling.
     pub thresholds: Vec<u64>,
     /// Cycles the miss handler spends on the policy per TLB miss (charging the
-    /// counters of every candidate size). Default 100, an estimate.
+    /// counters of every candidate size). Default 200: the paper does not give it;
+    /// at 200, remap+aol on the §4.1 microbenchmark breaks even at eight times its
+    /// threshold, as §5.1 reports (`bench/fang-microbench.py`, docs/papers.md).
     pub miss_cycles: f64,
     /// approx-online: find the candidates holding TLB entries with Romer's `tlbcount`
     /// shortcut (counts kept as entries come and go) rather than by reading the TLB
@@ -309,7 +311,7 @@ impl Default for OnlineConfig {
             sizes: Vec::new(),
             threshold: 16,
             thresholds: Vec::new(),
-            miss_cycles: 100.0,
+            miss_cycles: 200.0,
             tlbcount: true,
         }
     }
