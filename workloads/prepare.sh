@@ -26,6 +26,25 @@ copy() {
     cmp -s "$W/$1" "./$1" 2>/dev/null || cp "$W/$1" "./$1"
 }
 
+# build NAME: compile our own program src/NAME.c into the work folder (gcc -O2, with
+# the recorder's client requests, recorder/include/pagelab.h), again only when the
+# source, pagelab.h, the flags or gcc changed. -fno-tree-loop-distribute-patterns: gcc
+# would make a loop that fills an array with -1 a call of memset, which glibc does
+# with `rep stosb`, which Valgrind runs and records one byte at a time.
+build() {
+    inc="$W/../recorder/include"
+    flags="-O2 -fno-tree-loop-distribute-patterns -Wall"
+    stamp="$(cksum <"$W/src/$1.c" | cut -d' ' -f1) $(cksum <"$inc/pagelab.h" | cut -d' ' -f1) gcc $(gcc -dumpfullversion) $flags"
+    if [ -x "$1" ] && [ -f "$1.stamp" ] && [ "$(cat "$1.stamp")" = "$stamp" ]; then
+        return 0
+    fi
+    rm -f "$1.stamp"
+    # shellcheck disable=SC2086
+    gcc $flags -I "$inc" -o "$1.tmp" "$W/src/$1.c"
+    mv "$1.tmp" "$1"
+    printf '%s\n' "$stamp" >"$1.stamp"
+}
+
 case ${1:?usage: prepare.sh WHAT} in
 sqlite-large)
     gen sql 5000 sqlite-5k.sql ;;
@@ -87,10 +106,20 @@ gcc-large)
         gcc -E -P prog-12.c -o prog-12.i.tmp && mv prog-12.i.tmp prog-12.i
     fi
     rm -f prog-12.s ;;
+gups | bfs)
+    build "$1" ;;
+chess-large)
+    # stockfish bench's position file: its lines holding "setoption" go to the engine
+    # as they are. Set here, after bench's own `setoption name Hash value 16` and
+    # `ucinewgame`, the 1 GiB hash is cleared once (on bench's command line: twice).
+    # Fine's position 70 (Basic Chess Endings, 1941): white wins only by Kb1, found
+    # through the transpositions the hash holds.
+    printf '%s\n' 'setoption name Hash value 1024' 'setoption name MultiPV value 3' \
+        '8/k7/3p4/p2P1p2/P2P1P2/8/8/K7 w - - 0 1' >fine70.txt ;;
 git)
     sh "$W/git-repo.sh" repo
     rm -f git-log.txt ;;
-redis)
+redis | redis-huge)
     # A free high port, chosen now (20000-29999: below Linux's ephemeral range, so no
     # client connection takes it meanwhile); the server's configuration and the
     # driver read it.
@@ -122,8 +151,15 @@ loglevel warning
 databases 1
 io-threads 1
 EOF
-    printf '%s\n' "$port" >redis.port
-    copy redis-driver.sh ;;
+    if [ "$1" = redis-huge ]; then
+        # The driver fills the server with DEBUG POPULATE, which Redis 7 allows only
+        # when asked for (here: from the loopback).
+        echo "enable-debug-command local" >>redis.conf
+        copy redis-huge-driver.py
+    else
+        copy redis-driver.sh
+    fi
+    printf '%s\n' "$port" >redis.port ;;
 *)
     echo "prepare.sh: nothing to prepare for $1" >&2
     exit 2 ;;
