@@ -69,7 +69,10 @@ pub fn target(name: &str, quiet: bool) -> Result<Target> {
     let Some(program) = command.first() else {
         bail!("workload {name}: its command is empty");
     };
-    if !runnable(program) {
+    // A relative path (`./gups`) names what `prepare` builds in the work folder: it
+    // is looked for there, after `prepare`.
+    let made_by_prepare = program.contains('/') && !Path::new(program).is_absolute();
+    if !made_by_prepare && !runnable(program) {
         bail!(
             "workload {name}: {program} is not installed; run `workloads/setup.sh {name}` (it installs {})",
             w.apt.iter().chain(&w.pip).cloned().collect::<Vec<_>>().join(", ")
@@ -111,6 +114,13 @@ pub fn target(name: &str, quiet: bool) -> Result<Target> {
                 w.prepare
             );
         }
+    }
+    if made_by_prepare && !work.join(program).is_file() {
+        bail!(
+            "workload {name}: {program} is not in {} after its prepare command; run `workloads/setup.sh {name}` (it installs {})",
+            work.display(),
+            w.apt.iter().chain(&w.pip).cloned().collect::<Vec<_>>().join(", ")
+        );
     }
     let stdin = (!w.stdin.is_empty()).then(|| work.join(fill(&w.stdin)));
     Ok(Target {
