@@ -25,6 +25,19 @@ const POLICIES: &[&str] = &[
     "reservation",
 ];
 
+/// The traces of 1 GiB footprints run each preset under `none` and every policy on
+/// one preset only: the rest of the grid repeats code paths the small traces already
+/// pin, at several times the time.
+const LARGE: &[&str] = &[
+    "bfs-rec.plt",
+    "chess-large-rec.plt",
+    "gups-rec.plt",
+    "redis-huge-rec.plt",
+];
+
+/// The preset the large traces run every policy on.
+const LARGE_POLICY_PRESET: &str = "skylake";
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -83,13 +96,20 @@ fn line(report: &Report) -> String {
 }
 
 /// Every run's line, in a fixed order; every preset runs every policy (the default
-/// machine, with a TLB of 4K pages only, runs none but `none`).
+/// machine, with a TLB of 4K pages only, runs none but `none`), but for the [`LARGE`]
+/// traces.
 fn counts() -> String {
     let mut out = String::new();
     for trace in bundled_traces() {
         let name = trace.file_name().unwrap().to_string_lossy().to_string();
         for base in machines() {
             for policy in POLICIES {
+                if LARGE.contains(&name.as_str())
+                    && *policy != "none"
+                    && base.name != LARGE_POLICY_PRESET
+                {
+                    continue;
+                }
                 let mut config = base.clone();
                 let doc = format!("[promotion]\npolicy = {policy:?}\n");
                 config.promotion = MachineConfig::from_toml(&doc, "policy").unwrap().promotion;
