@@ -67,6 +67,17 @@ pub struct Counts {
     pub repromotions: u64,
     #[serde(skip_serializing_if = "is_zero")]
     pub demotion_table_refs: u64,
+    /// Range translations (`crate::range`): hits of the range TLB or direct segment,
+    /// range-table walks and their memory references, and the pages eager paging
+    /// allocated ahead of use.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub range_hits: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub range_walks: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub range_walk_refs: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub eager_pages: u64,
 }
 
 fn is_zero(n: &u64) -> bool {

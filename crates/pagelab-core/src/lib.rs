@@ -16,6 +16,7 @@ pub mod machine;
 pub mod pagetable;
 pub mod presets;
 pub mod pressure;
+pub mod range;
 pub mod replacement;
 pub mod superpage;
 pub mod tlb;

@@ -2,28 +2,12 @@
 //! into the library so that `--machine skylake` works from anywhere. Each file cites
 //! where its numbers come from; `machines/README.md` lists them.
 //!
-//! Adding a preset: a file `machines/<name>.toml`, and its name in the list below.
+//! Adding a preset: a file `machines/<name>.toml`, and its name in the list in
+//! `config/preset_texts.rs`.
 
 use crate::config::{ConfigError, MachineConfig};
 
-macro_rules! presets {
-    ($($name:literal),* $(,)?) => {
-        /// (name, TOML text) of every preset.
-        pub const PRESETS: &[(&str, &str)] = &[
-            $(($name, include_str!(concat!("../../../machines/", $name, ".toml"))),)*
-        ];
-    };
-}
-
-presets!(
-    "pa-risc-32",
-    "pa-risc-128",
-    "alpha-21264",
-    "mips-r4x00",
-    "sandy-bridge",
-    "skylake",
-    "zen4",
-);
+pub use crate::config::PRESETS;
 
 /// The names of the presets.
 pub fn names() -> Vec<&'static str> {

@@ -40,6 +40,10 @@ fn configurations() -> Vec<MachineConfig> {
         all.push(with(&format!("[frames]\nkind = {kind:?}\n")));
     }
     all.push(with("[paging]\nresident_limit = \"64M\"\n"));
+    all.push(with(
+        "[tlb]\nkind = \"hierarchy\"\n[[tlb.levels]]\nname = \"tlb\"\n[[tlb.levels.arrays]]\n\
+         [tlb.levels.range]\n[frames]\nkind = \"buddy\"\n[ranges]\nallocation = \"eager\"\n",
+    ));
     let mut cached = MachineConfig::default();
     cached.cache = pagelab_core::cache::CacheConfig::typical();
     all.push(cached);

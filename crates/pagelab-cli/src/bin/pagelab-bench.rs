@@ -6,6 +6,11 @@
 //!   demand paging, exactly what `pagelab simulate` does with the default machine;
 //! - `skylake`: reading plus the `skylake` preset (split L1 TLBs, a 1552-entry STLB,
 //!   three walk caches), exactly what `pagelab simulate --machine skylake` does;
+//! - `sandy-bridge`: reading plus the `sandy-bridge` preset;
+//! - `sandy-bridge-rmm`: the same with RMM's 32-entry range TLB beside the STLB
+//!   (`sandy-bridge-rmm`), the standard trace's 4 GiB heap and stack window given to
+//!   eager paging as regions mapped before the trace (`ranges.regions`: the trace
+//!   itself carries no allocation events); its allocation is part of the time;
 //! - `check`: miss ratios of a fully associative 64-entry LRU TLB and a 128 × 12 LRU
 //!   TLB, to compare with the reference results of the standard trace.
 //!
@@ -13,7 +18,7 @@
 //! With `--expect-standard` the check's miss ratios must equal the reference results of
 //! the standard trace (../shared/bench/README.md) to six decimals, or it exits with 1.
 //!
-//! Usage: `pagelab-bench TRACE.plt [--repeat N] [--skip-check] [--only read|simulate|skylake] [--expect-standard]`
+//! Usage: `pagelab-bench TRACE.plt [--repeat N] [--skip-check] [--only read|simulate|skylake|sandy-bridge|sandy-bridge-rmm] [--expect-standard]`
 //! (`pagelab-bench --help`).
 
 use clap::{Parser, ValueEnum};
@@ -127,7 +132,13 @@ enum Only {
     Read,
     Simulate,
     Skylake,
+    SandyBridge,
+    SandyBridgeRmm,
 }
+
+/// The standard trace's heap and hot stack window (bench/gen.rs: `HEAP_BASE`, 4 GiB;
+/// the 32 KiB below `STACK_TOP`, here the 1 MiB below it).
+const STANDARD_REGIONS: [&str; 2] = ["0x7f1200000000+4G", "0x7ffd7ff00000-0x7ffd80000000"];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
@@ -166,6 +177,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "skylake   {rate:8.1} M refs/s   (--machine skylake: dtlb miss ratio {:.6}, stlb {:.6}, {} walks)",
             miss("dtlb"),
             miss("stlb"),
+            report.counts.walks
+        );
+    }
+
+    for (what, name) in [
+        (Only::SandyBridge, "sandy-bridge"),
+        (Only::SandyBridgeRmm, "sandy-bridge-rmm"),
+    ] {
+        if !runs(what) {
+            continue;
+        }
+        let mut config = pagelab_core::presets::load(name)?;
+        if what == Only::SandyBridgeRmm {
+            config.ranges.regions = STANDARD_REGIONS.iter().map(|r| r.to_string()).collect();
+        }
+        let (rate, report) = timed(repeat, || simulate_once(&path, &config))?;
+        let level = |n: &str| report.levels.iter().find(|l| l.name == n);
+        let ranges = level("range-tlb").map_or(String::new(), |l| {
+            format!(", range TLB hits {} misses {}", l.hits, l.misses)
+        });
+        say!(
+            "{name:<16} {rate:8.1} M refs/s   (stlb miss ratio {:.6}, {} walks{ranges})",
+            level("stlb").map_or(f64::NAN, |l| l.miss_ratio),
             report.counts.walks
         );
     }

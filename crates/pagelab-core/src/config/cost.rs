@@ -36,6 +36,10 @@ pub struct SimpleCostConfig {
     /// store (with a `paging.resident_limit`), instead of `page_fault_cycles`.
     /// Default 300,000, about 100 µs at 3 GHz: a read from a fast SSD.
     pub major_fault_cycles: f64,
+    /// Cycles eager paging spends on each page it allocates ahead of use (clearing
+    /// it and writing its PTE), instead of a page fault at first touch. Default 1,000:
+    /// clearing 4 KiB from the caches, a fifth of a default page fault.
+    pub eager_page_cycles: f64,
 }
 
 impl Default for SimpleCostConfig {
@@ -46,6 +50,7 @@ impl Default for SimpleCostConfig {
             page_fault_cycles: 5000.0,
             miss_cycles: 0.0,
             major_fault_cycles: 300_000.0,
+            eager_page_cycles: 1000.0,
         }
     }
 }

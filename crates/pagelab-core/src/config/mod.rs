@@ -28,10 +28,13 @@ use std::path::Path;
 
 mod cost;
 mod frames;
+mod preset_texts;
 mod pressure;
+mod ranges;
 #[cfg(test)]
 mod tests;
 mod tlb;
+mod variant;
 
 pub use crate::addr::ByteSize;
 pub use crate::pagetable::PageTableConfig;
@@ -42,7 +45,9 @@ pub use crate::superpage::{
 };
 pub use cost::*;
 pub use frames::*;
+pub use preset_texts::PRESETS;
 pub use pressure::*;
+pub use ranges::*;
 pub use tlb::*;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -101,6 +106,10 @@ pub struct MachineConfig {
     /// speculative demotion, demotion on writes (`crate::pressure`). Default off.
     #[serde(default, skip_serializing_if = "PagingConfig::is_default")]
     pub paging: PagingConfig,
+    /// How memory is allocated for range translations (`crate::range`): demand or
+    /// eager paging. Default demand (no ranges).
+    #[serde(default, skip_serializing_if = "RangesConfig::is_default")]
+    pub ranges: RangesConfig,
 }
 
 fn default_name() -> String {
@@ -145,6 +154,7 @@ impl Default for MachineConfig {
             mechanism: MechanismConfig::default(),
             cache: crate::cache::CacheConfig::default(),
             paging: PagingConfig::default(),
+            ranges: RangesConfig::default(),
         }
     }
 }
@@ -158,6 +168,16 @@ impl MachineConfig {
     /// Parse a TOML document; `origin` names it in errors, with the line of the field
     /// at fault.
     pub fn from_toml(text: &str, origin: &str) -> Result<MachineConfig, ConfigError> {
+        if let Some(merged) = variant::resolve(text, origin)? {
+            // Positions in the merged document mean nothing to the reader: the error
+            // names the field instead.
+            return toml::from_str(&merged).map_err(|e| {
+                ConfigError(format!(
+                    "{origin} (a variant): {}",
+                    e.message().trim().replace('\n', " ")
+                ))
+            });
+        }
         toml::from_str(text).map_err(|e| {
             let message = e.message().trim().replace('\n', " ");
             let line = e

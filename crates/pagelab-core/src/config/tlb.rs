@@ -47,6 +47,75 @@ pub struct LevelConfig {
     pub hit_cycles: f64,
     /// Arrays probed in parallel (x86 parts have one per page size).
     pub arrays: Vec<SetAssocConfig>,
+    /// A range TLB (or a direct segment) looked up beside this level's arrays when
+    /// they miss (papers/range-translations-rmm.md puts one beside the L2 TLB).
+    /// Default none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub range: Option<RangeTlbConfig>,
+}
+
+/// What a range unit is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RangeUnitKind {
+    /// RMM's range TLB: `entries` ranges, filled by the range-table walker.
+    #[default]
+    RangeTlb,
+    /// One direct segment per process, chosen by `ranges.segment`; never walks.
+    DirectSegment,
+}
+
+impl RangeUnitKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            RangeUnitKind::RangeTlb => "range-tlb",
+            RangeUnitKind::DirectSegment => "direct-segment",
+        }
+    }
+}
+
+/// The translation a range hit refills the levels below with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RangeFill {
+    /// The base page (4K), as §4.1 describes.
+    #[default]
+    Base,
+    /// The largest page the level below holds that lies whole in the range, aligned
+    /// alike virtually and physically.
+    Largest,
+}
+
+/// A range TLB or a direct segment beside a TLB level.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RangeTlbConfig {
+    /// "range-tlb" or "direct-segment". Default "range-tlb".
+    pub kind: RangeUnitKind,
+    /// Shown in reports. Default "range-tlb" (or "direct-segment").
+    pub name: String,
+    /// Entries, fully associative (a direct segment has one). Default 32, the paper's.
+    pub entries: usize,
+    /// Replacement policy by name. Default "lru".
+    pub replacement: String,
+    /// Cycles a hit adds. Default: the level's `hit_cycles` (looked up in parallel).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hit_cycles: Option<f64>,
+    /// What a hit refills the levels below with: "base" or "largest". Default "base".
+    pub fill: RangeFill,
+}
+
+impl Default for RangeTlbConfig {
+    fn default() -> Self {
+        RangeTlbConfig {
+            kind: RangeUnitKind::RangeTlb,
+            name: String::new(),
+            entries: 32,
+            replacement: "lru".into(),
+            hit_cycles: None,
+            fill: RangeFill::Base,
+        }
+    }
 }
 
 impl Default for LevelConfig {
@@ -57,6 +126,7 @@ impl Default for LevelConfig {
             parent: None,
             hit_cycles: 0.0,
             arrays: Vec::new(),
+            range: None,
         }
     }
 }

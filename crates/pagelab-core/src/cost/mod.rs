@@ -28,17 +28,23 @@ pub struct Cycles {
     pub promotions: f64,
     /// The promotion policy's bookkeeping in the miss handler.
     pub policy: f64,
+    /// The range walker's references (after page walks of pages in ranges).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub range_walks: f64,
+    /// Eager paging: clearing and mapping pages ahead of use.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub eager_paging: f64,
 }
 
 impl Cycles {
     /// Everything translation adds to the base.
     pub fn translation(&self) -> f64 {
-        self.tlb() + self.page_faults + self.major_faults
+        self.tlb() + self.page_faults + self.major_faults + self.eager_paging
     }
     /// What TLB misses cost and what superpages spend to avoid them: hits, walks,
-    /// promotions and the policy's bookkeeping.
+    /// promotions, the policy's bookkeeping and range walks.
     pub fn tlb(&self) -> f64 {
-        self.tlb_hits + self.walks + self.promotions + self.policy
+        self.tlb_hits + self.walks + self.promotions + self.policy + self.range_walks
     }
     pub fn total(&self) -> f64 {
         self.base + self.translation()

@@ -19,6 +19,8 @@ impl CostModel for SimpleCost {
             major_faults: c.major_faults as f64 * p.major_fault_cycles,
             promotions: (c.promotion_table_refs + c.demotion_table_refs) as f64 * p.walk_ref_cycles,
             policy: 0.0,
+            range_walks: c.range_walk_refs as f64 * p.walk_ref_cycles,
+            eager_paging: c.eager_pages as f64 * p.eager_page_cycles,
         }
     }
 }
@@ -35,6 +37,7 @@ mod tests {
             page_fault_cycles: 1000.0,
             miss_cycles: 0.0,
             major_fault_cycles: 100_000.0,
+            eager_page_cycles: 500.0,
         });
         let counts = Counts {
             references: 100,

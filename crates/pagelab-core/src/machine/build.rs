@@ -143,6 +143,77 @@ fn build_cost(c: &CostConfig) -> Result<Box<dyn CostModel>, String> {
     }
 }
 
+/// Eager paging, if configured (and required by a range unit), with what it needs
+/// checked: the buddy allocator, base pages of 4 KiB, nothing that moves or reclaims
+/// the pages under a range.
+fn build_eager(
+    config: &MachineConfig,
+    tlb: &Hierarchy,
+) -> Result<Option<Box<crate::range::EagerPaging>>, String> {
+    use crate::config::{Allocation, RangeUnitKind, TlbConfig};
+    let unit_at = match &config.tlb {
+        TlbConfig::Hierarchy(h) => h
+            .levels
+            .iter()
+            .position(|l| l.range.is_some())
+            .map(|i| format!("tlb.levels[{i}].range")),
+        TlbConfig::SetAssociative(_) => None,
+    };
+    let eager = config.ranges.allocation == Allocation::Eager;
+    let buddy = match &config.frames {
+        FramesConfig::Buddy(b) => Some(b),
+        FramesConfig::Simple(_) => None,
+    };
+    if let Some(at) = &unit_at {
+        if buddy.is_none() {
+            return Err(format!(
+                "{at}: ranges need a physical-memory model to be contiguous in: set frames.kind = \"buddy\""
+            ));
+        }
+        if !eager {
+            return Err(format!(
+                "{at}: ranges come from eager paging: set ranges.allocation = \"eager\""
+            ));
+        }
+    }
+    if !eager {
+        if !config.ranges.regions.is_empty() {
+            return Err("ranges.regions: regions are allocated by eager paging: set ranges.allocation = \"eager\"".into());
+        }
+        // Checked even when unused, so that a typo does not wait for eager paging.
+        config.ranges.segment_bounds()?;
+        if !(0.0..=1.0).contains(&config.ranges.fragmentation_threshold) {
+            return Err(format!(
+                "ranges.fragmentation_threshold: {} is outside [0, 1]",
+                config.ranges.fragmentation_threshold
+            ));
+        }
+        return Ok(None);
+    }
+    let Some(b) = buddy else {
+        return Err(
+            "ranges.allocation: eager paging takes blocks from the buddy allocator: set frames.kind = \"buddy\"".into(),
+        );
+    };
+    if config.base_page != PageSize::K4 {
+        return Err(format!(
+            "ranges.allocation: ranges are made of 4K pages; base_page is {}",
+            config.base_page
+        ));
+    }
+    if !matches!(config.promotion, crate::config::PromotionConfig::None {}) {
+        return Err("ranges.allocation: eager paging with a promotion policy is not modelled (a promotion would move pages under a range); use promotion.policy = \"none\"".into());
+    }
+    if config.paging.is_on() {
+        return Err("ranges.allocation: eager paging under [paging] is not modelled (the page daemon would reclaim pages under a range)".into());
+    }
+    let segments = tlb
+        .range_unit()
+        .is_some_and(|(u, _)| u.kind == RangeUnitKind::DirectSegment);
+    let max_order = b.max_block.base_frames().trailing_zeros();
+    crate::range::EagerPaging::build(&config.ranges, max_order, segments).map(|e| Some(Box::new(e)))
+}
+
 fn check_max_reference(b: crate::addr::ByteSize) -> Result<u64, String> {
     if !(4096..=1 << 32).contains(&b.0) {
         return Err(format!(
@@ -242,8 +313,14 @@ impl Machine {
         } else {
             Some(crate::cache::CacheHierarchy::new(&config.cache).map_err(err)?)
         };
+        let eager = build_eager(config, &tlb).map_err(err)?;
+        let ranged = tlb.range_unit().is_some();
         let mut machine = Machine {
             config: config.clone(),
+            ranges: Default::default(),
+            eager,
+            ranged,
+            peak_frames: 0,
             repeat_shift: tlb.min_first_page_bytes().trailing_zeros(),
             walker: Walker {
                 walk_caches: WalkCaches::build(&config.walk_caches, table_levels, config.seed)
@@ -301,6 +378,20 @@ impl Machine {
         // Superpages make walks return larger pages, the cache model needs every
         // reference's frame, and the pager every walk and write: runs go in order.
         machine.decoupled = machine.in_order_only();
+        // Regions mapped before the trace: eager paging allocates them now.
+        for (start, end) in config.ranges.region_spans().map_err(err)? {
+            let mmap = crate::event::Event::Alloc(crate::event::Alloc {
+                op: crate::event::AllocOp::Mmap,
+                addr: start,
+                size: end - start,
+                old_addr: 0,
+                flags: 0,
+                callsite: 0,
+            });
+            machine
+                .eager_event(Asid(0), &mmap)
+                .map_err(|e| err(format!("ranges.regions: {}", e.message)))?;
+        }
         Ok(machine)
     }
 }

@@ -92,7 +92,8 @@ impl Machine {
         let timed_refs = if I::PLAIN { refs.len() } else { 0 };
         let (branch_repeats, timed) = self.repeat_choice.pick(timed_refs);
         let start = timed.then(std::time::Instant::now);
-        let Some((array, above)) = self.tlb.base_parts(DATA, base) else {
+        let tables = self.ranged.then_some(&self.ranges);
+        let Some((array, above)) = self.tlb.base_parts_ranged(DATA, base, tables) else {
             return 0;
         };
         let end = array.visit(Kernel {
@@ -132,11 +133,22 @@ impl Machine {
             size: self.walker.base_page,
             perms: Perms::RW,
         };
-        let Machine { tlb, misses, .. } = self;
-        let filled = tlb.miss(side, asid, va, || {
+        let Machine {
+            tlb,
+            misses,
+            ranges,
+            ranged,
+            ..
+        } = self;
+        let walk = || {
             misses.push(Miss::walk(va, reference, asid));
             Ok::<_, std::convert::Infallible>(placeholder)
-        });
+        };
+        let filled = if *ranged {
+            tlb.miss_ranged(side, asid, va, ranges, walk)
+        } else {
+            tlb.miss(side, asid, va, walk)
+        };
         let Ok(filled) = filled;
         self.note_filled(side, asid, va, filled);
     }

@@ -27,6 +27,7 @@ pub mod decoupled;
 pub mod estimate;
 mod pressure;
 mod promote;
+mod ranges;
 mod repeat_choice;
 mod report;
 #[cfg(test)]
@@ -35,7 +36,7 @@ mod walker;
 pub use crate::counts::Counts;
 pub use crate::pagetable::AnyPageTable;
 pub use repeat_choice::RepeatMode;
-pub use report::{LevelReport, PagingReport, Report};
+pub use report::{LevelReport, PagingReport, RangesReport, Report};
 use serde::Serialize;
 use std::fmt;
 use std::path::Path;
@@ -103,6 +104,13 @@ pub struct Machine {
     /// [`crate::pressure`]); then `track_writes`: the in-order loop tells it of writes.
     pager: Option<Box<crate::pressure::Pager>>,
     track_writes: bool,
+    /// Range translations: every process's range table, eager paging (the OS side,
+    /// which follows the trace's events), and whether a TLB level has a range unit.
+    ranges: crate::range::RangeTables,
+    eager: Option<Box<crate::range::EagerPaging>>,
+    ranged: bool,
+    /// The most frames in use after any event or batch.
+    peak_frames: u64,
 }
 
 /// Free memory at one point of a run: how much, and the share of it in blocks large
@@ -149,7 +157,8 @@ impl Machine {
         };
         loop {
             // Plain parts of the trace go straight to the kernel, as columns.
-            let part = if self.decoupled && self.kernel {
+            // (Plain parts leave out allocation events, which eager paging needs.)
+            let part = if self.decoupled && self.kernel && self.eager.is_none() {
                 reader.next_plain(!self.tlb.split(), &mut plain, &mut batch)?
             } else if reader.next_batch(&mut batch)? {
                 Part::Full
@@ -200,17 +209,20 @@ impl Machine {
     /// first, then the walks of their misses (see [`decoupled`]); the counts are the
     /// same as in order. After an error the counts are not meaningful.
     pub fn run_batch(&mut self, batch: &Batch) -> Result<(), SimError> {
-        if self.decoupled {
-            self.run_refs::<true>(batch)?;
+        if self.decoupled && self.eager.is_some() && !batch.events.is_empty() {
+            self.run_split(batch)?;
+        } else if self.decoupled {
+            self.run_refs::<true>(&batch.refs, &[])?;
             self.walk_deferred()?;
         } else {
-            self.run_refs::<false>(batch)?;
+            self.run_refs::<false>(&batch.refs, &batch.events)?;
         }
         self.after_refs()
     }
 
     /// What follows a batch's references: promotions in the background, samples.
     fn after_refs(&mut self) -> Result<(), SimError> {
+        self.peak_frames = self.peak_frames.max(self.walker.frames.used_frames());
         if self.walker.policy.is_some() {
             self.background_promotions()?;
         }
@@ -259,6 +271,12 @@ impl Machine {
         self.walker.policy.is_none() && self.walker.cache.is_none() && self.pager.is_none()
     }
 
+    /// Whether the run acts on the trace's events (a policy's memory objects, eager
+    /// paging's allocations).
+    fn follows_events(&self) -> bool {
+        self.walker.policy.is_some() || self.eager.is_some()
+    }
+
     /// Whether a reference to the page of the reference before it on its side is
     /// credited as a hit of the entry without a lookup, in the general loop (on by
     /// default; the specialized loop of decoupled runs keeps its own). The lookup
@@ -280,24 +298,31 @@ impl Machine {
         self.kernel = on && self.tlb.base_parts(DATA, self.walker.base_page).is_some();
     }
 
-    /// Tell the policy of the events placed before reference `at` of the batch, from
-    /// the start of `events`, in order (`asid`: the address space they are in, kept
-    /// from one call to the next); how many there were.
+    /// Act on the events placed before reference `at` of the batch, from the start of
+    /// `events`, in order (`asid`: the address space they are in, kept from one call
+    /// to the next): tell the policy, let eager paging allocate. How many there were.
     #[cold]
     #[inline(never)]
-    fn policy_events(&mut self, events: &[(usize, Event)], at: usize, asid: &mut Asid) -> usize {
-        let Some(policy) = self.walker.policy.as_mut() else {
-            return 0;
-        };
+    fn follow_events(
+        &mut self,
+        events: &[(usize, Event)],
+        at: usize,
+        asid: &mut Asid,
+    ) -> Result<usize, SimError> {
         let mut n = 0;
         for (_, e) in events.iter().take_while(|(i, _)| *i <= at) {
             match e {
                 Event::SwitchAddressSpace { asid: next } => *asid = *next,
-                e => policy.on_event(*asid, e),
+                e => {
+                    if let Some(policy) = self.walker.policy.as_mut() {
+                        policy.on_event(*asid, e);
+                    }
+                    self.eager_event(*asid, e)?;
+                }
             }
             n += 1;
         }
-        n
+        Ok(n)
     }
 
     /// The loop over a batch's references; with `DECOUPLED`, a miss that reaches the
@@ -305,17 +330,20 @@ impl Machine {
     ///
     /// The loop keeps its counts in locals, so that they live in registers rather than
     /// in memory chains from one reference to the next; they are added up at the end.
-    fn run_refs<const DECOUPLED: bool>(&mut self, batch: &Batch) -> Result<(), SimError> {
+    fn run_refs<const DECOUPLED: bool>(
+        &mut self,
+        refs: &[crate::event::MemRef],
+        events: &[(usize, Event)],
+    ) -> Result<(), SimError> {
         let mut crossing = 0u64;
         let mut extra = 0u64;
         let mut result = Ok(());
         let mut done = 0usize;
         let first = self.counts.references;
-        let refs = &batch.refs[..];
-        // A policy follows the trace's events (memory objects) in order; other runs
-        // need none of them.
-        let events = if !DECOUPLED && self.walker.policy.is_some() {
-            &batch.events[..]
+        // A policy follows the trace's events (memory objects) in order, as eager
+        // paging does (allocations); other runs need none of them.
+        let events = if !DECOUPLED && self.follows_events() {
+            events
         } else {
             &[]
         };
@@ -328,7 +356,13 @@ impl Machine {
                 }
             }
             if !DECOUPLED && next_event < events.len() && events[next_event].0 <= done {
-                next_event += self.policy_events(&events[next_event..], done, &mut event_asid);
+                match self.follow_events(&events[next_event..], done, &mut event_asid) {
+                    Ok(n) => next_event += n,
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
+                }
             }
             // The general way, one reference.
             let r = &refs[done];
@@ -363,10 +397,12 @@ impl Machine {
             done += 1;
         }
         if result.is_ok() && next_event < events.len() {
-            self.policy_events(&events[next_event..], done, &mut event_asid);
+            if let Err(e) = self.follow_events(&events[next_event..], done, &mut event_asid) {
+                result = Err(e);
+            }
         }
         let c = &mut self.counts;
-        for (total, n) in c.by_kind.iter_mut().zip(count_kinds(&batch.refs[..done])) {
+        for (total, n) in c.by_kind.iter_mut().zip(count_kinds(&refs[..done])) {
             *total += n;
         }
         c.page_crossing += crossing;
@@ -507,11 +543,16 @@ impl Machine {
             tlb,
             walker,
             counts,
+            ranges,
+            ranged,
             ..
         } = self;
-        let filled = tlb.miss(side, asid, va, || {
-            walker.resolve(counts, asid, va, reference)
-        })?;
+        let walk = || walker.resolve(counts, asid, va, reference);
+        let filled = if *ranged {
+            tlb.miss_ranged(side, asid, va, ranges, walk)?
+        } else {
+            tlb.miss(side, asid, va, walk)?
+        };
         self.note_filled(side, asid, va, filled);
         if (watch || paging) && self.counts.walks != walks {
             let first_touch = self.counts.page_faults != faults;

@@ -10,9 +10,22 @@ use crate::tlb::walk_cache::WalkCacheReport;
 impl Machine {
     /// The results so far.
     pub fn report(&self) -> Report {
-        let c = &self.counts;
+        let mut c = self.counts.clone();
+        let unit = self.tlb.range_unit();
+        if let Some((u, _)) = unit {
+            c.range_hits = u.hits;
+            c.range_walks = u.walks;
+            c.range_walk_refs = u.walk_refs;
+        }
+        let eager = self.eager.as_ref().map(|e| e.report(&self.ranges));
+        c.eager_pages = eager.as_ref().map_or(0, |e| e.pages_allocated);
+        let c = &c;
         let levels = self.tlb.levels();
-        let hit_cycles: f64 = levels.iter().map(|l| l.hits() as f64 * l.hit_cycles).sum();
+        let hit_cycles: f64 = levels
+            .iter()
+            .map(|l| l.hits() as f64 * l.hit_cycles)
+            .sum::<f64>()
+            + unit.map_or(0.0, |(u, _)| u.hits as f64 * u.hit_cycles);
         let mut cycles = self.cost.cycles(c, hit_cycles);
         let cache = self.walker.cache.as_ref().map(|k| k.report());
         cycles.promotions += self
@@ -67,7 +80,55 @@ impl Machine {
                 .map(|(s, &n)| (s.to_string(), n))
                 .collect(),
         });
+        let ranges = (unit.is_some() || eager.is_some()).then(|| RangesReport {
+            unit: unit.map(|(u, beside)| u.report(beside)),
+            eager,
+        });
+        let mut level_reports: Vec<LevelReport> = levels
+            .iter()
+            .map(|l| {
+                let (hits, misses) = (l.hits(), l.misses());
+                LevelReport {
+                    name: l.name.clone(),
+                    entries: l.entries() as u64,
+                    hits,
+                    misses,
+                    evictions: l.evictions(),
+                    miss_ratio: ratio(misses, hits + misses),
+                    mpki: per_k(misses),
+                    hit_cycles: hits as f64 * l.hit_cycles,
+                    by_size: l.by_size(),
+                }
+            })
+            .collect();
+        if let Some((u, beside)) = unit {
+            // Beside the page TLBs, after the level it is looked up with.
+            let at = level_reports
+                .iter()
+                .position(|l| l.name == beside)
+                .map_or(level_reports.len(), |i| i + 1);
+            level_reports.insert(
+                at,
+                LevelReport {
+                    name: u.name.clone(),
+                    entries: u.capacity() as u64,
+                    hits: u.hits,
+                    misses: u.misses,
+                    evictions: u.evictions,
+                    miss_ratio: ratio(u.misses, u.hits + u.misses),
+                    mpki: per_k(u.misses),
+                    hit_cycles: u.hits as f64 * u.hit_cycles,
+                    by_size: vec![SizeCounts {
+                        size: "range".into(),
+                        hits: u.hits,
+                        misses: u.misses,
+                    }],
+                },
+            );
+        }
         Report {
+            ranges,
+            frames_peak: self.peak_frames.max(self.walker.frames.used_frames()),
             paging,
             cache,
             fragmentation_sizes: self.frag_sizes.iter().map(|s| s.to_string()).collect(),
@@ -81,23 +142,7 @@ impl Machine {
             reserved_idle_frames: policy.map_or(0, |p| p.idle_frames()),
             machine: self.config.name.clone(),
             counts: c.clone(),
-            levels: levels
-                .iter()
-                .map(|l| {
-                    let (hits, misses) = (l.hits(), l.misses());
-                    LevelReport {
-                        name: l.name.clone(),
-                        entries: l.entries() as u64,
-                        hits,
-                        misses,
-                        evictions: l.evictions(),
-                        miss_ratio: ratio(misses, hits + misses),
-                        mpki: per_k(misses),
-                        hit_cycles: hits as f64 * l.hit_cycles,
-                        by_size: l.by_size(),
-                    }
-                })
-                .collect(),
+            levels: level_reports,
             walk_caches: self.walker.walk_caches.report(),
             walk_refs_per_walk: ratio(c.walk_refs, c.walks),
             walk_lines_per_walk: ratio(c.walk_lines, c.walks),
@@ -159,6 +204,64 @@ pub struct Report {
     /// The resident set and its daemon, under `[paging]`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paging: Option<PagingReport>,
+    /// The most frames in use at any point (after a batch or an event).
+    pub frames_peak: u64,
+    /// Range translations: the range unit and eager paging, if configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranges: Option<RangesReport>,
+}
+
+/// What range translations did: the range TLB (or direct segment) and eager paging.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RangesReport {
+    pub unit: Option<crate::range::RangeUnitReport>,
+    pub eager: Option<crate::range::EagerReport>,
+}
+
+impl RangesReport {
+    /// The rows of the report's table.
+    fn rows(
+        &self,
+        f: &mut fmt::Formatter<'_>,
+        row: &mut impl FnMut(&mut fmt::Formatter<'_>, &str, String) -> fmt::Result,
+    ) -> fmt::Result {
+        if let Some(u) = &self.unit {
+            row(
+                f,
+                &format!("{} range walks (refs)", u.name),
+                format!("{} ({})", u.range_walks, u.range_walk_refs),
+            )?;
+        }
+        if let Some(e) = &self.eager {
+            row(
+                f,
+                "eager regions (demand-paged)",
+                format!("{} ({})", e.regions_eager, e.regions_demand),
+            )?;
+            row(
+                f,
+                "eager pages: allocated / never used",
+                format!("{} / {}", e.pages_allocated, e.pages_untouched),
+            )?;
+            row(
+                f,
+                "ranges made / at end (largest, pages)",
+                format!(
+                    "{} / {} ({})",
+                    e.ranges_made, e.ranges_live, e.largest_range_pages
+                ),
+            )?;
+            let sizes: Vec<String> = e
+                .range_sizes
+                .iter()
+                .map(|(s, n)| format!("{s}+: {n}"))
+                .collect();
+            if !sizes.is_empty() {
+                row(f, "ranges by size", sizes.join(", "))?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The resident set and the page daemon's work (`crate::pressure`; the counts of
@@ -194,7 +297,8 @@ fn as_map<S: serde::Serializer>(pairs: &[(String, u64)], s: S) -> Result<S::Ok, 
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let c = &self.counts;
-        let row = |f: &mut fmt::Formatter<'_>, k: &str, v: String| writeln!(f, "  {k:<34} {v:>16}");
+        let mut row =
+            |f: &mut fmt::Formatter<'_>, k: &str, v: String| writeln!(f, "  {k:<34} {v:>16}");
         writeln!(f, "machine {}", self.machine)?;
         row(f, "references", c.references.to_string())?;
         for (i, kind) in crate::event::AccessKind::ALL.iter().enumerate() {
@@ -335,7 +439,14 @@ impl fmt::Display for Report {
             )?;
         }
         row(f, "page-table bytes", self.page_table_bytes.to_string())?;
-        row(f, "frames used", self.frames_used.to_string())?;
+        row(
+            f,
+            "frames used (most at once)",
+            format!("{} ({})", self.frames_used, self.frames_peak),
+        )?;
+        if let Some(r) = &self.ranges {
+            r.rows(f, &mut row)?;
+        }
         row(f, "cycles: references", format!("{:.0}", self.cycles.base))?;
         row(
             f,
@@ -367,6 +478,20 @@ impl fmt::Display for Report {
             "cycles: page faults",
             format!("{:.0}", self.cycles.page_faults),
         )?;
+        if self.cycles.range_walks > 0.0 {
+            row(
+                f,
+                "cycles: range walks",
+                format!("{:.0}", self.cycles.range_walks),
+            )?;
+        }
+        if self.cycles.eager_paging > 0.0 {
+            row(
+                f,
+                "cycles: eager paging",
+                format!("{:.0}", self.cycles.eager_paging),
+            )?;
+        }
         if self.cycles.major_faults > 0.0 {
             row(
                 f,

@@ -214,7 +214,7 @@ fn many_page_references_keep_the_miss_queue_bounded() {
         events: vec![],
     };
     let mut decoupled = Machine::build(&config).unwrap();
-    decoupled.run_refs::<true>(&batch).unwrap();
+    decoupled.run_refs::<true>(&batch.refs, &[]).unwrap();
     assert!(decoupled.misses.len() <= decoupled::MAX_QUEUED);
     decoupled.walk_deferred().unwrap();
     let mut in_order = Machine::build(&config).unwrap();

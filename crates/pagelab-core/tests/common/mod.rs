@@ -32,6 +32,7 @@ pub fn level(
         parent: parent.map(Into::into),
         hit_cycles: 1.0,
         arrays,
+        range: None,
     }
 }
 

@@ -165,6 +165,8 @@ pub struct Above<'h> {
     pub(super) first: usize,
     /// The page size of every translation in the run.
     pub(super) base: PageSize,
+    /// The range tables a range TLB on the path fetches from.
+    pub(super) tables: Option<&'h crate::range::RangeTables>,
 }
 
 impl Above<'_> {
@@ -180,11 +182,26 @@ impl Above<'_> {
             return None;
         };
         let level = &self.parents[i - (self.first + 1)];
+        if level.range.is_some() {
+            return None;
+        }
         Some(&level.arrays[level.base_array?])
     }
 }
 
 impl<'h> Above<'h> {
+    /// After a walk: the range walker fetches the page's range, if it lies in one.
+    #[cold]
+    fn range_walk(&mut self, asid: Asid, va: VirtAddr) {
+        let Some(tables) = self.tables else { return };
+        let offset = self.first + 1;
+        for &i in self.path {
+            if let Some(r) = self.parents[i - offset].range.as_mut() {
+                r.walked(asid, va.0 >> crate::addr::BASE_SHIFT, tables);
+            }
+        }
+    }
+
     /// [`Above::single`] taken out, with that level's hits and misses by entry size
     /// (log2), for a loop to look it up itself; this is then left with no levels.
     #[allow(clippy::type_complexity)]
@@ -220,6 +237,7 @@ impl Above<'_> {
         let vpn = va.0 >> shift;
         let meta = tag_meta(asid, self.base);
         let mut missed = self.path.len();
+        let mut ranged = false;
         for (pos, &i) in self.path.iter().enumerate() {
             let level = &mut self.parents[i - offset];
             let k = level.base_array.expect("base_parts checked every level");
@@ -228,9 +246,23 @@ impl Above<'_> {
                 missed = pos;
                 break;
             }
+            if let (Some(r), Some(tables)) = (level.range.as_mut(), self.tables) {
+                ranged = true;
+                if r.lookup(asid, va.0 >> crate::addr::BASE_SHIFT, tables)
+                    .is_some()
+                {
+                    // The level beside the range unit missed; it is not filled.
+                    level.misses[shift] += 1;
+                    missed = pos;
+                    break;
+                }
+            }
         }
         if missed == self.path.len() {
             on_walk();
+            if ranged {
+                self.range_walk(asid, va);
+            }
         }
         for &i in self.path[..missed].iter().rev() {
             let level = &mut self.parents[i - offset];

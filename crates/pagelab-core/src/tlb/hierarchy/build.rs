@@ -18,6 +18,7 @@ impl Hierarchy {
                         hit_cycles: 0.0,
                         ..s.clone()
                     }],
+                    range: None,
                 };
                 (vec![level], false, "tlb")
             }
@@ -87,11 +88,27 @@ impl Hierarchy {
                     &field,
                 )?);
             }
+            if l.range.is_some() && levels[..i].iter().any(|o| o.range.is_some()) {
+                return Err(format!(
+                    "{here}.range: only one level may have a range TLB or direct segment"
+                ));
+            }
+            let range = match &l.range {
+                Some(r) => Some(Box::new(crate::range::RangeTlb::build(
+                    r,
+                    &format!("{here}.range"),
+                    l.hit_cycles,
+                    crate::tlb::array_seed(seed, &format!("{here}.range")),
+                )?)),
+                None => None,
+            };
             let mut level = Level {
                 name: l.name.clone(),
                 serves: l.serves,
                 hit_cycles: l.hit_cycles,
                 arrays,
+                range,
+                range_fill: l.range.as_ref().map_or(Default::default(), |r| r.fill),
                 parent,
                 base_array: None,
                 hits: [0; 64],

@@ -9,6 +9,10 @@ pub struct Level {
     pub serves: Serves,
     pub hit_cycles: f64,
     pub(super) arrays: Vec<AnyArray>,
+    /// A range TLB or direct segment looked up when the arrays miss.
+    pub(super) range: Option<Box<crate::range::RangeTlb>>,
+    /// What a hit of `range` refills the levels below with.
+    pub(super) range_fill: crate::config::RangeFill,
     pub(super) parent: Option<usize>,
     /// The array that keeps a translation of the base page size at that size, if one
     /// does (see [`Hierarchy::base_parts`]).
@@ -63,6 +67,11 @@ impl Level {
             }
         }
         best
+    }
+
+    /// The range TLB or direct segment beside the level, if any.
+    pub fn range(&self) -> Option<&crate::range::RangeTlb> {
+        self.range.as_deref()
     }
 
     pub fn entries(&self) -> usize {

@@ -24,6 +24,53 @@ mod tests;
 pub use array::*;
 pub use level::Level;
 
+/// Look the range unit of the level at `pos` on `path` up for `va`: on a hit, the
+/// translation it refills the levels below with.
+#[cold]
+#[allow(clippy::too_many_arguments)]
+fn range_hit(
+    levels: &mut [Level],
+    base_page: PageSize,
+    path: &[usize],
+    pos: usize,
+    asid: Asid,
+    va: VirtAddr,
+    tables: &crate::range::RangeTables,
+) -> Option<Translation> {
+    let vpn = va.0 >> crate::addr::BASE_SHIFT;
+    let level = &mut levels[path[pos]];
+    let fill = level.range_fill;
+    let range = level.range.as_mut()?.lookup(asid, vpn, tables)?;
+    let mut size = base_page;
+    if fill == crate::config::RangeFill::Largest {
+        let below = path[..pos].iter().flat_map(|&l| levels[l].arrays.iter());
+        for s in below.flat_map(|a| a.shape().2.to_vec()) {
+            let pages = s.base_frames();
+            let first = vpn & !(pages - 1);
+            let whole = first >= range.base && first + pages <= range.limit;
+            if s > size && whole && range.frame(first) % pages == 0 {
+                size = s;
+            }
+        }
+        let pages = size.base_frames();
+        let first = vpn & !(pages - 1);
+        if let Some(t) = tables.get(asid) {
+            t.touch_span(&range, first, first + pages);
+        }
+    }
+    let first = vpn & !(size.base_frames() - 1);
+    Some(Translation {
+        pfn: Pfn(range.frame(first)),
+        size,
+        perms: range.perms,
+    })
+}
+
+/// Whether a range hit at `l` refills with pages larger than the base page.
+fn l_fills_larger(l: &Level) -> bool {
+    l.range_fill == crate::config::RangeFill::Largest
+}
+
 /// Data references and instruction fetches start at different levels.
 pub const DATA: usize = 0;
 pub const INSTRUCTION: usize = 1;
@@ -61,10 +108,30 @@ impl Hierarchy {
         side: usize,
         base: PageSize,
     ) -> Option<(&mut AnyArray, Above<'_>)> {
+        self.base_parts_ranged(side, base, None)
+    }
+
+    /// [`Hierarchy::base_parts`], with the range tables a range TLB above the first
+    /// level fetches from. `None` also when the first level has a range unit, or a
+    /// range hit refills with pages larger than `base`.
+    pub fn base_parts_ranged<'h>(
+        &'h mut self,
+        side: usize,
+        base: PageSize,
+        tables: Option<&'h crate::range::RangeTables>,
+    ) -> Option<(&'h mut AnyArray, Above<'h>)> {
         let path = &self.paths[side & 1];
         let first = path[0];
         let k = self.levels[first].base_array?;
         if base != self.base_page || path.iter().any(|&i| self.levels[i].base_array.is_none()) {
+            return None;
+        }
+        let ranged = |l: &Level| l.range.is_some();
+        if ranged(&self.levels[first])
+            || path
+                .iter()
+                .any(|&i| ranged(&self.levels[i]) && l_fills_larger(&self.levels[i]))
+        {
             return None;
         }
         let (lower, parents) = self.levels.split_at_mut(first + 1);
@@ -83,6 +150,7 @@ impl Hierarchy {
                 path: &path[1..],
                 first,
                 base,
+                tables,
             },
         ))
     }
@@ -120,7 +188,8 @@ impl Hierarchy {
         if let Some(t) = self.levels[first].lookup(asid, va) {
             return Ok(t);
         }
-        self.miss_translation(side, asid, va, walk).map(|(t, _)| t)
+        self.miss_translation(side, asid, va, None, walk)
+            .map(|(t, _)| t)
     }
 
     /// After the first level of `side` missed: climb the parents; if none hits, ask
@@ -135,7 +204,24 @@ impl Hierarchy {
         va: VirtAddr,
         walk: impl FnOnce() -> Result<Translation, E>,
     ) -> Result<Option<PageSize>, E> {
-        self.miss_translation(side, asid, va, walk).map(|(_, s)| s)
+        self.miss_translation(side, asid, va, None, walk)
+            .map(|(_, s)| s)
+    }
+
+    /// [`Hierarchy::miss`] with a range TLB or direct segment on the path: it is
+    /// looked up where the level beside it misses, and after a walk the range walker
+    /// fetches the page's range from `tables`.
+    #[inline]
+    pub fn miss_ranged<E>(
+        &mut self,
+        side: usize,
+        asid: Asid,
+        va: VirtAddr,
+        tables: &crate::range::RangeTables,
+        walk: impl FnOnce() -> Result<Translation, E>,
+    ) -> Result<Option<PageSize>, E> {
+        self.miss_translation(side, asid, va, Some(tables), walk)
+            .map(|(_, s)| s)
     }
 
     /// [`Hierarchy::miss`], with the translation found: the one `va` reaches, as the
@@ -145,20 +231,53 @@ impl Hierarchy {
         side: usize,
         asid: Asid,
         va: VirtAddr,
+        tables: Option<&crate::range::RangeTables>,
         walk: impl FnOnce() -> Result<Translation, E>,
     ) -> Result<(Translation, Option<PageSize>), E> {
         let path = &self.paths[side];
+        // (position on the path, translation, whether a range unit gave it)
         let mut found = None;
-        for (pos, &i) in path.iter().enumerate().skip(1) {
-            if let Some(t) = self.levels[i].lookup(asid, va) {
-                found = Some((pos, t));
-                break;
+        for (pos, &i) in path.iter().enumerate() {
+            if pos > 0 {
+                if let Some(t) = self.levels[i].lookup(asid, va) {
+                    found = Some((pos, t, false));
+                    break;
+                }
+            }
+            if let (Some(_), Some(tables)) = (&self.levels[i].range, tables) {
+                if let Some(t) = range_hit(
+                    &mut self.levels,
+                    self.base_page,
+                    path,
+                    pos,
+                    asid,
+                    va,
+                    tables,
+                ) {
+                    found = Some((pos, t, true));
+                    break;
+                }
             }
         }
-        let (missed, t) = match found {
+        let (missed, t, by_range) = match found {
             Some(f) => f,
-            None => (path.len(), walk()?),
+            None => {
+                let t = walk()?;
+                if let Some(tables) = tables {
+                    let vpn = va.0 >> crate::addr::BASE_SHIFT;
+                    for &i in path.iter() {
+                        if let Some(r) = &mut self.levels[i].range {
+                            r.walked(asid, vpn, tables);
+                        }
+                    }
+                }
+                (path.len(), t, false)
+            }
         };
+        if by_range {
+            // The level beside the range unit missed too; it is not filled.
+            self.levels[path[missed]].misses[t.size.shift() as usize] += 1;
+        }
         let mut filled = None;
         for &i in path[..missed].iter().rev() {
             let level = &mut self.levels[i];
@@ -268,14 +387,32 @@ impl Hierarchy {
             a.invalidate_range(asid, start, len);
         }
     }
+
+    /// Drop the range-TLB entries of `asid` overlapping base pages `[from, to)`.
+    pub fn invalidate_ranges(&mut self, asid: Asid, from: u64, to: u64) {
+        for r in self.levels.iter_mut().filter_map(|l| l.range.as_mut()) {
+            r.invalidate(asid, from, to);
+        }
+    }
+
+    /// The range unit, if a level has one, with the name of that level.
+    pub fn range_unit(&self) -> Option<(&crate::range::RangeTlb, &str)> {
+        self.levels
+            .iter()
+            .find_map(|l| l.range.as_deref().map(|r| (r, l.name.as_str())))
+    }
     pub fn flush_asid(&mut self, asid: Asid) {
         for a in self.levels.iter_mut().flat_map(|l| l.arrays.iter_mut()) {
             a.flush_asid(asid);
         }
+        self.invalidate_ranges(asid, 0, u64::MAX);
     }
     pub fn flush_all(&mut self) {
         for a in self.levels.iter_mut().flat_map(|l| l.arrays.iter_mut()) {
             a.flush_all();
+        }
+        for r in self.levels.iter_mut().filter_map(|l| l.range.as_mut()) {
+            r.flush_all();
         }
     }
 

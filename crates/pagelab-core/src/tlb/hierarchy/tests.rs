@@ -21,6 +21,7 @@ fn level(
             ways,
             ..SetAssocConfig::default()
         }],
+        range: None,
     }
 }
 
