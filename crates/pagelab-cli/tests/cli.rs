@@ -171,6 +171,42 @@ fn config_errors_name_the_field() {
     assert!(err.contains("tlb.sets"), "{err}");
 }
 
+/// Range translations refuse what cannot work, in one line naming the field: a range
+/// TLB without a physical-memory model to make ranges in, of no entries, a
+/// fragmentation threshold outside [0, 1].
+#[test]
+fn range_config_errors_name_the_field() {
+    let config = scratch("bad-ranges.toml");
+    let level =
+        "[tlb]\nkind = \"hierarchy\"\n[[tlb.levels]]\nname = \"l2\"\n[[tlb.levels.arrays]]\n";
+    let cases = [
+        (
+            format!("{level}[tlb.levels.range]\n[ranges]\nallocation = \"eager\"\n"),
+            "frames.kind",
+        ),
+        (
+            format!("{level}[tlb.levels.range]\nentries = 0\n[frames]\nkind = \"buddy\"\n[ranges]\nallocation = \"eager\"\n"),
+            "tlb.levels[0].range.entries",
+        ),
+        (
+            "[frames]\nkind = \"buddy\"\n[ranges]\nallocation = \"eager\"\nfragmentation_threshold = 1.5\n".to_string(),
+            "ranges.fragmentation_threshold",
+        ),
+        (
+            "[ranges]\nfragmentation_threshold = -0.1\n".to_string(),
+            "ranges.fragmentation_threshold",
+        ),
+    ];
+    for (text, field) in cases {
+        std::fs::write(&config, &text).unwrap();
+        let o = pagelab(&["config", "--config", config.to_str().unwrap()]);
+        assert!(!o.status.success(), "{text} is accepted");
+        let err = stderr(&o);
+        assert!(err.contains(field), "{field} not named: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+}
+
 #[test]
 fn converting_a_file_onto_itself_refuses_and_keeps_it() {
     let trace = scratch("self.plt");

@@ -413,3 +413,118 @@ fn bundled_traces_give_the_same_report_every_way() {
         }
     }
 }
+
+/// Machines with range translations: the worked example's small one (two-entry range
+/// TLB beside the L2), the same with a direct segment, and the paper's preset.
+fn ranged_machines() -> Vec<MachineConfig> {
+    let small = r#"
+[tlb]
+kind = "hierarchy"
+[[tlb.levels]]
+name = "l1"
+parent = "l2"
+[[tlb.levels.arrays]]
+sets = 1
+ways = 2
+[[tlb.levels]]
+name = "l2"
+[[tlb.levels.arrays]]
+sets = 2
+ways = 2
+page_sizes = ["4K", "2M"]
+[tlb.levels.range]
+entries = 2
+fill = "FILL"
+[[walk_caches]]
+level = 3
+[frames]
+kind = "buddy"
+memory = "64M"
+max_block = "2M"
+[ranges]
+allocation = "eager"
+"#;
+    let with = |text: String| MachineConfig::from_toml(&text, "ranged").unwrap();
+    vec![
+        with(small.replace("FILL", "base")),
+        with(small.replace("FILL", "largest")),
+        with(
+            small
+                .replace("entries = 2", "kind = \"direct-segment\"")
+                .replace("FILL", "base"),
+        ),
+        pagelab_core::presets::load("sandy-bridge-rmm").unwrap(),
+    ]
+}
+
+/// An allocation event over the pages `reference()` touches: a mapping or an
+/// unmapping of 1 to 24 pages, or the heap (from the second group) grown or shrunk.
+fn region_event() -> impl Strategy<Value = pagelab_core::event::Event> {
+    use pagelab_core::event::{Alloc, AllocOp, Event};
+    (0u64..4, 0u64..12, 1u64..24, 0u32..3).prop_map(|(group, page, pages, op)| {
+        let at = 0x7f00_0000_0000 + group * (3 << 20) + page * 4096;
+        let (op, addr, old_addr) = match op {
+            0 => (AllocOp::Mmap, at, 0),
+            1 => (AllocOp::Munmap, 0, at),
+            _ => {
+                let brk = 0x7f00_0000_0000 + (3 << 20);
+                (AllocOp::Brk, brk + pages * 4096, brk + page * 4096)
+            }
+        };
+        Event::Alloc(Alloc {
+            op,
+            addr,
+            size: pages * 4096,
+            old_addr,
+            flags: 0,
+            callsite: 0,
+        })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Eager paging acts between references (mapping, unmapping, splitting ranges):
+    /// every way of running gives the same report.
+    #[test]
+    fn ranges_give_the_same_report_every_way(
+        refs in proptest::collection::vec(reference(), 1..400),
+        mapped in proptest::collection::vec(any::<bool>(), 4),
+        events in proptest::collection::vec((0usize..400, region_event()), 0..12),
+        cut in 1usize..150,
+    ) {
+        use pagelab_core::event::{Alloc, AllocOp, Event};
+        let mut batches = cut_into_batches(&refs, cut);
+        // Groups mapped at the start (as segments of the memory map), so that most
+        // references fall in ranges; then the random events.
+        let mut events: Vec<(usize, Event)> = (0..4u64)
+            .filter(|&g| mapped[g as usize])
+            .map(|g| {
+                let segment = Alloc {
+                    op: AllocOp::Mmap,
+                    addr: 0x7f00_0000_0000 + g * (3 << 20),
+                    size: 12 * 4096,
+                    old_addr: 0,
+                    flags: 0,
+                    callsite: 0,
+                };
+                (0, Event::Alloc(segment))
+            })
+            .chain(events)
+            .collect();
+        events.sort_by_key(|(at, _)| *at);
+        for (at, event) in events {
+            let at = at.min(refs.len());
+            let (b, pos) = if at == refs.len() {
+                (batches.len() - 1, batches.last().unwrap().refs.len())
+            } else {
+                (at / cut, at % cut)
+            };
+            batches[b].events.push((pos, event));
+        }
+        for (i, config) in ranged_machines().iter().enumerate() {
+            assert_same(config, &batches, &format!("ranged machine {i}"));
+        }
+    }
+}

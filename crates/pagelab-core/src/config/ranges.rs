@@ -52,6 +52,18 @@ impl RangesConfig {
         *self == RangesConfig::default()
     }
 
+    /// `fragmentation_threshold`, or an error naming it if it is outside [0, 1].
+    pub fn threshold(&self) -> Result<f64, String> {
+        let t = self.fragmentation_threshold;
+        if (0.0..=1.0).contains(&t) {
+            Ok(t)
+        } else {
+            Err(format!(
+                "ranges.fragmentation_threshold: {t} is outside [0, 1]"
+            ))
+        }
+    }
+
     /// The addresses `segment` restricts the direct segment to (`None`: anywhere), or
     /// an error naming the field.
     pub fn segment_bounds(&self) -> Result<Option<(u64, u64)>, String> {

@@ -182,12 +182,7 @@ fn build_eager(
         }
         // Checked even when unused, so that a typo does not wait for eager paging.
         config.ranges.segment_bounds()?;
-        if !(0.0..=1.0).contains(&config.ranges.fragmentation_threshold) {
-            return Err(format!(
-                "ranges.fragmentation_threshold: {} is outside [0, 1]",
-                config.ranges.fragmentation_threshold
-            ));
-        }
+        config.ranges.threshold()?;
         return Ok(None);
     }
     let Some(b) = buddy else {

@@ -79,17 +79,10 @@ pub type Freed = Option<(Asid, u64, u64)>;
 impl EagerPaging {
     /// `max_order`: log2 of the largest block, in base frames.
     pub fn build(c: &RangesConfig, max_order: u32, segments: bool) -> Result<EagerPaging, String> {
-        if !(0.0..=1.0).contains(&c.fragmentation_threshold) {
-            return Err(format!(
-                "ranges.fragmentation_threshold: {} is outside [0, 1]",
-                c.fragmentation_threshold
-            ));
-        }
-        let segment_bounds = c
-            .segment_bounds()?
-            .map(|(a, b)| (page(a), page_up(b)));
+        let threshold = c.threshold()?;
+        let segment_bounds = c.segment_bounds()?.map(|(a, b)| (page(a), page_up(b)));
         Ok(EagerPaging {
-            threshold: c.fragmentation_threshold,
+            threshold,
             max_order,
             segments,
             segment_bounds,
@@ -375,7 +368,6 @@ fn free_frames(frames: &mut dyn FrameAllocator, max_order: u32, mut pfn: u64, mu
         n -= 1 << k;
     }
 }
-
 
 /// The 4K page holding byte address `a`.
 fn page(a: u64) -> u64 {
