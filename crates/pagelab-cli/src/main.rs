@@ -1,6 +1,7 @@
 //! `pagelab`: the command line of the address-translation laboratory.
 
 mod catalogue;
+mod contiguity;
 mod convert;
 mod interrupt;
 mod output;
@@ -8,6 +9,8 @@ mod pagetables;
 mod progress;
 mod record;
 mod target;
+mod trace_args;
+mod translation;
 mod workloads;
 
 use anyhow::{bail, Context, Result};
@@ -42,6 +45,12 @@ enum Command {
     /// Compare the page-table structures.
     #[command(subcommand)]
     Pagetables(PagetablesCommand),
+    /// Analyses of a trace's addresses that need no machine run of their own.
+    #[command(subcommand)]
+    Analyze(AnalyzeCommand),
+    /// Run a trace once per scheme and compare them side by side.
+    #[command(subcommand)]
+    Compare(CompareCommand),
     /// Print a machine configuration with every default filled in.
     Config {
         #[command(flatten)]
@@ -104,6 +113,24 @@ enum PagetablesCommand {
     /// Every structure over the same trace or synthetic layout: references and cache
     /// lines per lookup (mean, p99), bytes, references per map.
     Compare(pagetables::CompareArgs),
+}
+
+#[derive(Subcommand)]
+enum AnalyzeCommand {
+    /// How many translation entries map 50%…100% of the footprint with 4K, 2M and 1G
+    /// pages, ideal ranges and the ranges eager paging made
+    /// (papers/range-translations-rmm.md Figure 2). Eager paging runs on the
+    /// sandy-bridge-rmm preset unless --machine or --config names another.
+    Contiguity(contiguity::ContiguityArgs),
+}
+
+#[derive(Subcommand)]
+enum CompareCommand {
+    /// 4K pages, THP 2M, 1G pages, a direct segment and RMM's range TLB on one
+    /// machine: TLB misses, walk references and cycles, overhead, memory bloat
+    /// (papers/range-translations-rmm.md Figure 7). The schemes are built on the
+    /// sandy-bridge preset unless --machine or --config names another.
+    Translation(translation::TranslationArgs),
 }
 
 #[derive(clap::Args)]
@@ -488,6 +515,8 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Trace(TraceCommand::Convert(args)) => convert::run(&args),
         Command::Simulate(args) => simulate(&args),
         Command::Pagetables(PagetablesCommand::Compare(args)) => pagetables::compare(&args),
+        Command::Analyze(AnalyzeCommand::Contiguity(args)) => contiguity::run(&args),
+        Command::Compare(CompareCommand::Translation(args)) => translation::run(&args),
         Command::Record(_) => unreachable!("ran above"),
         Command::Machines { json } => machines(json),
         Command::Workloads { json } => workloads::list(json),

@@ -157,3 +157,19 @@ pub fn write_text(path: &Path, text: &str) -> Result<()> {
         .with_context(|| format!("{}: cannot write", path.display()))?;
     pending.commit()
 }
+
+/// Write a command's results: each text to its file where one is given (`--json F`,
+/// `--csv F`); the table to standard output unless one of them is standard output.
+pub fn emit(outputs: &[(Option<&PathBuf>, String)], table: impl FnOnce() -> String) -> Result<()> {
+    let mut stdout_taken = false;
+    for (path, text) in outputs {
+        if let Some(p) = path {
+            write_text(p, text)?;
+            stdout_taken |= is_stdout(p);
+        }
+    }
+    if !stdout_taken {
+        std::io::stdout().write_all(table().as_bytes())?;
+    }
+    Ok(())
+}

@@ -6,7 +6,6 @@ use pagelab_core::analysis::compare::{self, Row};
 use pagelab_core::analysis::layout::Layout;
 use pagelab_core::trace;
 use std::fmt::Write as _;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -86,20 +85,10 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
     let json =
         serde_json::to_string_pretty(&serde_json::json!({ "source": source, "structures": rows }))?
             + "\n";
-    let mut stdout_taken = false;
-    for (path, text) in [(&args.json, json), (&args.csv, csv(&rows))] {
-        match path {
-            Some(p) => {
-                crate::output::write_text(p, &text)?;
-                stdout_taken |= crate::output::is_stdout(p);
-            }
-            None => {}
-        }
-    }
-    if !stdout_taken {
-        write!(std::io::stdout(), "{source}\n{}", table(&rows))?;
-    }
-    Ok(())
+    crate::output::emit(
+        &[(args.json.as_ref(), json), (args.csv.as_ref(), csv(&rows))],
+        || format!("{source}\n{}", table(&rows)),
+    )
 }
 
 fn table(rows: &[Row]) -> String {

@@ -3,4 +3,6 @@
 //! them by references and cache lines per lookup, and by bytes).
 
 pub mod compare;
+pub mod contiguity;
 pub mod layout;
+pub mod translation;

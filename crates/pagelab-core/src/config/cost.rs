@@ -40,6 +40,10 @@ pub struct SimpleCostConfig {
     /// it and writing its PTE), instead of a page fault at first touch. Default 1,000:
     /// clearing 4 KiB from the caches, a fifth of a default page fault.
     pub eager_page_cycles: f64,
+    /// The range walker fetches ranges "in the background" after the page walk
+    /// (papers/range-translations-rmm.md, "Range Table"), so its references add no
+    /// cycles; false charges them as a page walk's (a walker that stalls). Default true.
+    pub range_walks_in_background: bool,
 }
 
 impl Default for SimpleCostConfig {
@@ -51,6 +55,7 @@ impl Default for SimpleCostConfig {
             miss_cycles: 0.0,
             major_fault_cycles: 300_000.0,
             eager_page_cycles: 1000.0,
+            range_walks_in_background: true,
         }
     }
 }

@@ -28,7 +28,8 @@ pub struct Cycles {
     pub promotions: f64,
     /// The promotion policy's bookkeeping in the miss handler.
     pub policy: f64,
-    /// The range walker's references (after page walks of pages in ranges).
+    /// The range walker's references (after page walks of pages in ranges); none
+    /// while they run in the background (`cost.range_walks_in_background`).
     #[serde(skip_serializing_if = "is_zero")]
     pub range_walks: f64,
     /// Eager paging: clearing and mapping pages ahead of use.

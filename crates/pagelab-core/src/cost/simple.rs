@@ -19,7 +19,11 @@ impl CostModel for SimpleCost {
             major_faults: c.major_faults as f64 * p.major_fault_cycles,
             promotions: (c.promotion_table_refs + c.demotion_table_refs) as f64 * p.walk_ref_cycles,
             policy: 0.0,
-            range_walks: c.range_walk_refs as f64 * p.walk_ref_cycles,
+            range_walks: if p.range_walks_in_background {
+                0.0
+            } else {
+                c.range_walk_refs as f64 * p.walk_ref_cycles
+            },
             eager_paging: c.eager_pages as f64 * p.eager_page_cycles,
         }
     }
@@ -38,6 +42,7 @@ mod tests {
             miss_cycles: 0.0,
             major_fault_cycles: 100_000.0,
             eager_page_cycles: 500.0,
+            range_walks_in_background: true,
         });
         let counts = Counts {
             references: 100,

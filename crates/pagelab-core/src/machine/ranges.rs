@@ -4,6 +4,11 @@
 use super::*;
 
 impl Machine {
+    /// The range tables of every address space (empty without eager paging).
+    pub fn range_tables(&self) -> &crate::range::RangeTables {
+        &self.ranges
+    }
+
     /// A decoupled run of a batch with events that change the page table (eager
     /// paging): the references between two events run decoupled, their walks are
     /// done, then the events act, in order, as they would in order.
