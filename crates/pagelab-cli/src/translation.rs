@@ -4,9 +4,8 @@
 
 use crate::trace_args::TraceRunArgs;
 use crate::MachineArgs;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use pagelab_core::analysis::translation::{self, Row};
-use pagelab_core::Machine;
 use std::fmt::Write as _;
 
 #[derive(clap::Args)]
@@ -23,52 +22,46 @@ pub fn run(args: &TranslationArgs) -> Result<()> {
     let run = &args.run;
     run.check_outputs(args.machine.config.as_deref())?;
     let base = if args.machine.config.is_none() && args.machine.machine.is_none() {
-        pagelab_core::presets::load("sandy-bridge")?
+        pagelab_core::presets::load(translation::DEFAULT_MACHINE)?
     } else {
         crate::load_config(&args.machine)?
     };
-    let schemes = translation::schemes(&base, &run.regions)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", base.name))?;
-    let mut reports = Vec::new();
-    let mut skipped = Vec::new();
-    for scheme in &schemes {
-        let mut machine = match Machine::build(&scheme.config) {
-            Ok(m) => m,
-            // A scheme the machine cannot run (a page table without 1G pages): said,
-            // and the others run.
-            Err(e) if scheme.name != "4K" => {
-                skipped.push(format!("{}: {e}", scheme.name));
-                continue;
+    let format = crate::parse_format(&run.format)?;
+    // A progress line per scheme.
+    let mut progress: Option<(&str, crate::progress::Progress)> = None;
+    let result = translation::compare(
+        &base,
+        &run.regions,
+        || pagelab_core::trace::open(&run.trace, format),
+        &run.trace,
+        |scheme, refs, position| {
+            if progress.as_ref().map(|p| p.0) != Some(scheme) {
+                if let Some((_, p)) = progress.take() {
+                    p.finish();
+                }
+                progress = Some((scheme, crate::progress::Progress::new(scheme, run.quiet)));
             }
-            Err(e) => return Err(e).with_context(|| scheme.config.name.clone()),
-        };
-        let mut reader = run.open()?;
-        let mut progress = crate::progress::Progress::new(scheme.name, run.quiet);
-        machine.run_trace(reader.as_mut(), &run.trace, |refs, position| {
-            progress.tick(refs, position)
-        })?;
-        progress.finish();
-        reports.push((scheme.name, machine.report()));
+            if let Some((_, p)) = &mut progress {
+                p.tick(refs, position);
+            }
+        },
+    )?;
+    if let Some((_, p)) = progress {
+        p.finish();
     }
-    if reports[0].1.counts.references == 0 {
-        anyhow::bail!(
-            "{}: holds no references: nothing to compare",
-            run.trace.display()
-        );
-    }
-    let rows = translation::rows(&reports);
+    let (rows, skipped) = (&result.schemes, &result.skipped);
     let source = format!("{} on {}", run.trace.display(), base.name);
     let json = serde_json::to_string_pretty(&serde_json::json!({
         "trace": run.trace,
-        "machine": base.name,
+        "machine": result.machine,
         "skipped": skipped,
         "schemes": rows,
     }))? + "\n";
     crate::output::emit(
-        &[(run.json.as_ref(), json), (run.csv.as_ref(), csv(&rows))],
+        &[(run.json.as_ref(), json), (run.csv.as_ref(), csv(rows))],
         || {
-            let mut s = format!("{source}\n{}", table(&rows));
-            for k in &skipped {
+            let mut s = format!("{source}\n{}", table(rows));
+            for k in skipped {
                 let _ = writeln!(s, "not run: {k}");
             }
             s

@@ -120,6 +120,95 @@ fn run_info(trace: &str, format: Option<&str>) -> Result<Output, Failure> {
     })
 }
 
+/// The machine of a call: the preset `machine` names, else the TOML text (`default`,
+/// a preset, when both are empty).
+fn machine_config(
+    config_toml: &str,
+    machine: Option<&str>,
+    origin: &str,
+    default: &str,
+) -> Result<MachineConfig, Failure> {
+    match machine {
+        Some(name) => pagelab_core::presets::load(name).map_err(input),
+        None if config_toml.trim().is_empty() => {
+            pagelab_core::presets::load(default).map_err(input)
+        }
+        None => MachineConfig::from_toml(config_toml, origin).map_err(input),
+    }
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<String, Failure> {
+    serde_json::to_string(value).map_err(|e| Failure::Bug(e.to_string()))
+}
+
+/// How many translation entries map the footprint of a trace with 4K, 2M and 1G
+/// pages, ideal ranges and the ranges eager paging made on the machine (the preset
+/// `machine`, or the TOML configuration; sandy-bridge-rmm when neither is given),
+/// with `regions` allocated eagerly before the trace. Returns JSON text.
+#[pyfunction]
+#[pyo3(signature = (trace, config_toml = "", machine = None, regions = Vec::new(), format = None, origin = "<config>"))]
+fn contiguity(
+    py: Python<'_>,
+    trace: &str,
+    config_toml: &str,
+    machine: Option<&str>,
+    regions: Vec<String>,
+    format: Option<&str>,
+    origin: &str,
+) -> PyResult<String> {
+    use pagelab_core::analysis::contiguity;
+    detached(py, || {
+        let config = machine_config(config_toml, machine, origin, contiguity::DEFAULT_MACHINE)?;
+        let (mut reader, _) = open_trace(trace, format)?;
+        let result = contiguity::analyze_with(
+            &config,
+            &regions,
+            reader.as_mut(),
+            Path::new(trace),
+            |_, _| {},
+        )
+        .map_err(input)?;
+        Ok(Output {
+            json: to_json(&result)?,
+            warning: reader.warning().map(str::to_string),
+        })
+    })
+}
+
+/// One run per translation scheme (4K, THP 2M, 1G, DS, RMM) of a trace on the machine
+/// (the preset `machine`, or the TOML configuration; sandy-bridge when neither is
+/// given). Returns JSON text: machine, schemes (rows), skipped.
+#[pyfunction]
+#[pyo3(signature = (trace, config_toml = "", machine = None, regions = Vec::new(), format = None, origin = "<config>"))]
+fn compare_translation(
+    py: Python<'_>,
+    trace: &str,
+    config_toml: &str,
+    machine: Option<&str>,
+    regions: Vec<String>,
+    format: Option<&str>,
+    origin: &str,
+) -> PyResult<String> {
+    use pagelab_core::analysis::translation;
+    detached(py, || {
+        let config = machine_config(config_toml, machine, origin, translation::DEFAULT_MACHINE)?;
+        // The format is parsed (and the file opened) once before any run.
+        let (_, format) = open_trace(trace, format)?;
+        let result = translation::compare(
+            &config,
+            &regions,
+            || trace::open(Path::new(trace), Some(format)),
+            Path::new(trace),
+            |_, _, _| {},
+        )
+        .map_err(input)?;
+        Ok(Output {
+            json: to_json(&result)?,
+            warning: None,
+        })
+    })
+}
+
 /// Run the machine the TOML configuration describes (empty: every default) over the
 /// whole trace and return its report as JSON text. `format` names the trace format
 /// (one of `TRACE_FORMATS`); None detects it. `origin` names the
@@ -169,5 +258,8 @@ fn _pagelab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(default_config, m)?)?;
+    m.add_function(wrap_pyfunction!(contiguity, m)?)?;
+    m.add_function(wrap_pyfunction!(compare_translation, m)?)?;
+    m.add("PRESETS", pagelab_core::presets::names())?;
     Ok(())
 }

@@ -124,6 +124,45 @@ impl Regions {
     }
 }
 
+/// The machine whose eager paging makes the eager ranges when none is named.
+pub const DEFAULT_MACHINE: &str = "sandy-bridge-rmm";
+
+/// [`analyze_trace`] with the eager paging of `config` (its `ranges.regions` replaced
+/// by `regions` if any are given); without eager ranges if it does not allocate
+/// eagerly. The result's note says why eager ranges are missing or empty.
+pub fn analyze_with(
+    config: &crate::MachineConfig,
+    regions: &[String],
+    reader: &mut dyn TraceReader,
+    path: &Path,
+    after_batch: impl FnMut(u64, u64),
+) -> Result<Contiguity, TraceError> {
+    let mut config = config.clone();
+    if !regions.is_empty() {
+        config.ranges.regions = regions.to_vec();
+    }
+    let mut machine = if config.ranges.allocation == crate::config::Allocation::Eager {
+        let m = Machine::build(&config)
+            .map_err(|e| TraceError::new(path, Location::File, format!("{}: {e}", config.name)))?;
+        Some(m)
+    } else {
+        None
+    };
+    let mut result = analyze_trace(reader, path, machine.as_mut(), after_batch)?;
+    result.note = match result.eager_ranges {
+        None => Some(format!(
+            "{} does not allocate eagerly (ranges.allocation): no eager ranges",
+            config.name
+        )),
+        Some(0) => Some(
+            "eager paging made no ranges: the trace has no allocation events or memory map; give its regions (--region, regions=)".into(),
+        ),
+        Some(_) => None,
+    };
+    result.machine = Some(config.name);
+    Ok(result)
+}
+
 /// Footprint pages by the eager range that mapped each at its first touch.
 #[derive(Default)]
 pub struct EagerTally {
@@ -185,6 +224,12 @@ pub struct Contiguity {
     /// eager paging).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub eager_ranges: Option<u64>,
+    /// The machine whose eager paging made the eager ranges ([`analyze_with`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
+    /// Why the eager ranges are missing or empty, if they are.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// The curve of a mapping whose entries cover `weights` footprint pages each.
@@ -278,6 +323,8 @@ pub fn analyze(
         address_spaces,
         mappings,
         eager_ranges: eager.map(|t| t.ranges() as u64),
+        machine: None,
+        note: None,
     }
 }
 

@@ -24,11 +24,16 @@ use crate::config::{
 };
 use crate::machine::Report;
 use crate::superpage::{PromotionConfig, ThpConfig};
-use crate::{MachineConfig, PageSize};
+use crate::trace::{TraceError, TraceReader};
+use crate::{Machine, MachineConfig, PageSize};
 use serde::Serialize;
+use std::path::Path;
 
 /// The schemes, in the order they run and are shown.
 pub const SCHEMES: [&str; 5] = ["4K", "THP 2M", "1G", "DS", "RMM"];
+
+/// The machine the schemes are built on when none is named: the paper's.
+pub const DEFAULT_MACHINE: &str = "sandy-bridge";
 
 /// One scheme: its name, what it is, and the machine that runs it.
 #[derive(Clone, Debug)]
@@ -153,6 +158,57 @@ fn last_data_level(h: &HierarchyConfig) -> Result<usize, String> {
             .ok_or_else(|| format!("tlb.levels[{at}].parent: no level is named {parent:?}"))?;
     }
     Err("tlb.levels: the parents make a cycle".into())
+}
+
+/// What [`compare`] found: a row per scheme that ran, and why the others did not.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Comparison {
+    pub machine: String,
+    pub schemes: Vec<Row>,
+    /// Schemes the machine cannot run ("1G: promotion.sizes: the page table cannot
+    /// map 1G pages …").
+    pub skipped: Vec<String>,
+}
+
+/// Run every scheme over the trace `open` reads from its start (once per scheme);
+/// `progress` is told the scheme, each batch's references and the reader's position.
+/// The 4K scheme must build; another that does not is skipped, and said so.
+pub fn compare(
+    base: &MachineConfig,
+    regions: &[String],
+    mut open: impl FnMut() -> Result<Box<dyn TraceReader + Send>, TraceError>,
+    path: &Path,
+    mut progress: impl FnMut(&'static str, u64, u64),
+) -> Result<Comparison, TraceError> {
+    let config_error = |e: String| TraceError::new(path, crate::trace::Location::File, e);
+    let schemes =
+        schemes(base, regions).map_err(|e| config_error(format!("{}: {e}", base.name)))?;
+    let (mut reports, mut skipped) = (Vec::new(), Vec::new());
+    for scheme in &schemes {
+        let mut machine = match Machine::build(&scheme.config) {
+            Ok(m) => m,
+            Err(e) if scheme.name != "4K" => {
+                skipped.push(format!("{}: {e}", scheme.name));
+                continue;
+            }
+            Err(e) => return Err(config_error(format!("{}: {e}", scheme.config.name))),
+        };
+        let mut reader = open()?;
+        machine.run_trace(reader.as_mut(), path, |refs, position| {
+            progress(scheme.name, refs, position)
+        })?;
+        reports.push((scheme.name, machine.report()));
+    }
+    if reports[0].1.counts.references == 0 {
+        return Err(config_error(
+            "holds no references: nothing to compare".into(),
+        ));
+    }
+    Ok(Comparison {
+        machine: base.name.clone(),
+        schemes: rows(&reports),
+        skipped,
+    })
 }
 
 /// One scheme's results.

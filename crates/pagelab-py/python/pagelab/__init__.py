@@ -52,6 +52,9 @@ __all__ = [
     "PAGE_TABLES",
     "PROMOTION_POLICIES",
     "REPLACEMENT_POLICIES",
+    "contiguity",
+    "compare_translation",
+    "PRESETS",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -431,3 +434,7 @@ def to_frame(reports: Union[Mapping, Sequence[Mapping]]):
     if isinstance(reports, Mapping):
         reports = [reports]
     return pd.DataFrame([flatten_report(r) for r in reports])
+
+
+# Range translations (pagelab.ranges), imported last: the module uses the helpers above.
+from .ranges import PRESETS, compare_translation, contiguity  # noqa: E402

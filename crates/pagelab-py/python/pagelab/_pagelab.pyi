@@ -10,3 +10,21 @@ REPLACEMENT_POLICIES: List[str]
 def simulate(trace: str, config_toml: str = "", format: Optional[str] = None, origin: str = "<config>") -> str: ...
 def trace_info(trace: str, format: Optional[str] = None) -> str: ...
 def default_config() -> str: ...
+PRESETS: List[str]
+
+def contiguity(
+    trace: str,
+    config_toml: str = "",
+    machine: Optional[str] = None,
+    regions: List[str] = ...,
+    format: Optional[str] = None,
+    origin: str = "<config>",
+) -> str: ...
+def compare_translation(
+    trace: str,
+    config_toml: str = "",
+    machine: Optional[str] = None,
+    regions: List[str] = ...,
+    format: Optional[str] = None,
+    origin: str = "<config>",
+) -> str: ...

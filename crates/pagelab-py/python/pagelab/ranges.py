@@ -1,0 +1,134 @@
+"""Range translations (papers/range-translations-rmm.md) from Python, as DataFrames.
+
+:func:`contiguity` is ``pagelab analyze contiguity``: how many translation entries map
+each share of a trace's footprint with 4K, 2M and 1G pages, ideal ranges and the
+ranges eager paging made (the paper's Figure 2). :func:`compare_translation` is
+``pagelab compare translation``: one run per scheme (4K, THP 2M, 1G, DS, RMM) on one
+machine (Figure 7). Both run in Rust without the GIL and need pandas.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Optional, Sequence
+
+from . import _pagelab
+
+__all__ = ["contiguity", "compare_translation", "PRESETS"]
+
+#: The machine presets ``machine=`` accepts (``pagelab machines`` describes them).
+PRESETS = list(_pagelab.PRESETS)
+
+
+def _pandas():
+    try:
+        import pandas as pd
+    except ImportError as e:
+        raise ImportError("pagelab.ranges needs pandas, which is not installed: pip install pandas") from e
+    return pd
+
+
+def _machine_args(machine, config, regions):
+    # Imported here: the package's __init__ imports this module.
+    from . import _config_text
+
+    if machine is not None and config is not None:
+        raise ValueError("give machine (a preset name) or config, not both")
+    if machine is not None and not isinstance(machine, str):
+        raise TypeError(f"machine is a preset name, not {type(machine).__name__}")
+    if isinstance(regions, str):
+        raise TypeError('regions is a list of spans ("0xSTART-0xEND" or "0xSTART+SIZE"), not one string')
+    text, origin = _config_text(config)
+    return text, machine, [str(r) for r in regions], origin
+
+
+def contiguity(
+    trace,
+    machine: Optional[str] = None,
+    config=None,
+    regions: Sequence[str] = (),
+    format: Optional[str] = None,
+):
+    """Translation entries that map each share of a trace's footprint.
+
+    Args:
+        trace: path of the trace.
+        machine: the preset whose eager paging makes the "eager ranges" (default
+            ``sandy-bridge-rmm``); or ``config``, a machine as :func:`pagelab.simulate`
+            takes it, with ``ranges.allocation = "eager"``.
+        regions: spans eager paging allocates before the trace ("0xSTART-0xEND",
+            "0xSTART+SIZE"), for traces without allocation events.
+        format: the trace format; None detects it.
+
+    Returns:
+        A ``pandas.DataFrame`` with one row per mapping and share: ``mapping`` ("4K
+        pages", "2M pages", "1G pages", "ideal ranges", "eager ranges"), ``percent``
+        (1 … 100, and 99.9) and ``entries`` (the fewest entries, largest first, that
+        map that share). ``frame.attrs`` holds ``footprint_pages``,
+        ``address_spaces``, ``eager_ranges``, ``machine``, ``note`` (why eager ranges
+        are missing or empty) and ``entries`` (mapping → entries for the whole
+        footprint). Pivot with ``frame.pivot(index="percent", columns="mapping",
+        values="entries")`` to plot the curves.
+
+    Raises:
+        ValueError: a bad trace, machine or region (the message names it).
+    """
+    pd = _pandas()
+    text, name, spans, origin = _machine_args(machine, config, regions)
+    from . import _trace_path
+
+    result = json.loads(_pagelab.contiguity(_trace_path(trace), text, name, spans, format, origin))
+    rows = [
+        {"mapping": m["name"], "percent": p, "entries": n}
+        for m in result["mappings"]
+        for p, n in m["curve"]
+    ]
+    frame = pd.DataFrame(rows, columns=["mapping", "percent", "entries"])
+    frame.attrs.update(
+        footprint_pages=result["footprint_pages"],
+        address_spaces=result["address_spaces"],
+        eager_ranges=result.get("eager_ranges"),
+        machine=result.get("machine"),
+        note=result.get("note"),
+        entries={m["name"]: m["entries"] for m in result["mappings"]},
+    )
+    return frame
+
+
+def compare_translation(
+    trace,
+    machine: Optional[str] = None,
+    config=None,
+    regions: Sequence[str] = (),
+    format: Optional[str] = None,
+):
+    """One run of a trace per translation scheme, side by side.
+
+    Args:
+        trace: path of the trace (read once per scheme).
+        machine: the preset the schemes are built on (default ``sandy-bridge``); or
+            ``config``, a machine as :func:`pagelab.simulate` takes it.
+        regions: spans DS and RMM allocate eagerly before the trace.
+        format: the trace format; None detects it.
+
+    Returns:
+        A ``pandas.DataFrame``, one row per scheme ("4K", "THP 2M", "1G", "DS",
+        "RMM") that the machine can run, with ``scheme``, ``references``,
+        ``tlb_misses``, ``mpki``, ``walk_refs``, ``walk_cycles``, ``range_walks``,
+        ``range_walk_cycles``, ``walk_overhead_percent``,
+        ``translation_overhead_percent``, ``walk_cycles_removed_percent`` (of the 4K
+        scheme's), ``page_faults``, ``range_hits``, ``promotions``, ``peak_bytes``
+        and ``bloat_bytes`` (beyond the 4K scheme's peak). ``frame.attrs`` holds
+        ``machine`` and ``skipped`` (the schemes not run, and why).
+
+    Raises:
+        ValueError: a bad trace, machine or region (the message names it).
+    """
+    pd = _pandas()
+    text, name, spans, origin = _machine_args(machine, config, regions)
+    from . import _trace_path
+
+    result = json.loads(_pagelab.compare_translation(_trace_path(trace), text, name, spans, format, origin))
+    frame = pd.DataFrame(result["schemes"])
+    frame.attrs.update(machine=result["machine"], skipped=result["skipped"])
+    return frame

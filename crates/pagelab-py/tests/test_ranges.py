@@ -1,0 +1,75 @@
+"""Range translations from Python (pagelab.contiguity, pagelab.compare_translation) on
+the bundled traces: the same numbers as the command line, as DataFrames."""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+import pagelab
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "..")
+TRACES = os.path.join(ROOT, "data", "traces")
+CLI = os.path.join(ROOT, "target", "release", "pagelab")
+
+
+def trace(name):
+    return os.path.join(TRACES, name)
+
+
+def test_contiguity_of_gups_as_a_frame():
+    frame = pagelab.contiguity(trace("gups-rec.plt"))
+    assert list(frame.columns) == ["mapping", "percent", "entries"]
+    curves = frame.pivot(index="percent", columns="mapping", values="entries")
+    assert curves.loc[99.0, "4K pages"] > 250_000
+    assert curves.loc[99.0, "eager ranges"] <= 4
+    assert curves.loc[99.9].notna().all()
+    attrs = frame.attrs
+    assert attrs["machine"] == "sandy-bridge-rmm"
+    assert attrs["note"] is None
+    # The whole footprint takes every entry of a mapping.
+    for mapping, entries in attrs["entries"].items():
+        assert curves.loc[100.0, mapping] == entries
+
+
+def test_contiguity_without_eager_paging_says_so():
+    frame = pagelab.contiguity(trace("sqlite-rec.plt"), machine="sandy-bridge")
+    assert "eager ranges" not in set(frame["mapping"])
+    assert "does not allocate eagerly" in frame.attrs["note"]
+
+
+@pytest.mark.skipif(not os.path.exists(CLI), reason="the command line is not built (make build)")
+def test_compare_translation_matches_the_command_line():
+    frame = pagelab.compare_translation(trace("sqlite-rec.plt"))
+    out = subprocess.run(
+        [CLI, "compare", "translation", "--trace", trace("sqlite-rec.plt"), "--json", "-", "--quiet"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    cli = json.loads(out.stdout)
+    assert frame.to_dict("records") == cli["schemes"]
+    assert frame.attrs["machine"] == cli["machine"] == "sandy-bridge"
+
+
+def test_compare_translation_says_which_schemes_a_machine_cannot_run():
+    frame = pagelab.compare_translation(trace("sqlite-rec.plt"), machine="mips-r4x00")
+    assert list(frame["scheme"]) == ["4K", "DS", "RMM"]
+    assert [s.split(":")[0] for s in frame.attrs["skipped"]] == ["THP 2M", "1G"]
+
+
+def test_bad_arguments_name_what_is_wrong():
+    with pytest.raises(ValueError, match="not both"):
+        pagelab.contiguity(trace("xz.plt"), machine="sandy-bridge", config={})
+    with pytest.raises(ValueError, match="no-such-machine"):
+        pagelab.compare_translation(trace("xz.plt"), machine="no-such-machine")
+    with pytest.raises(ValueError, match=r"ranges.regions\[0\]"):
+        pagelab.contiguity(trace("xz.plt"), regions=["heap"])
+    with pytest.raises(TypeError, match="list of spans"):
+        pagelab.contiguity(trace("xz.plt"), regions="0x1000+4K")
+    with pytest.raises(ValueError, match="fragmentation_threshold"):
+        pagelab.contiguity(
+            trace("xz.plt"),
+            config={"frames": {"kind": "buddy"}, "ranges": {"allocation": "eager", "fragmentation_threshold": 2.0}},
+        )
