@@ -45,7 +45,7 @@ enum Command {
     /// Compare the page-table structures.
     #[command(subcommand)]
     Pagetables(PagetablesCommand),
-    /// Analyses of a trace's addresses that need no machine run of their own.
+    /// Analyses of a trace (its contiguity, …), beyond one machine's report.
     #[command(subcommand)]
     Analyze(AnalyzeCommand),
     /// Run a trace once per scheme and compare them side by side.

@@ -21,6 +21,9 @@ pub struct TranslationArgs {
 pub fn run(args: &TranslationArgs) -> Result<()> {
     let run = &args.run;
     run.check_outputs(args.machine.config.as_deref())?;
+    if args.machine.policy.is_some() {
+        anyhow::bail!("--policy: compare translation gives each scheme its own policy (none, thp); name the machine only");
+    }
     let base = if args.machine.config.is_none() && args.machine.machine.is_none() {
         pagelab_core::presets::load(translation::DEFAULT_MACHINE)?
     } else {
@@ -71,7 +74,7 @@ pub fn run(args: &TranslationArgs) -> Result<()> {
 
 fn table(rows: &[Row]) -> String {
     let mut s = format!(
-        "{:<8}{:>10}{:>14}{:>14}{:>12}{:>11}{:>10}{:>13}{:>10}{:>11}{:>11}\n",
+        "{:<8}{:>10}{:>14}{:>14}{:>12}{:>11}{:>10}{:>13}{:>10}{:>11}{:>11}{:>11}\n",
         "scheme",
         "MPKI",
         "walk refs",
@@ -82,7 +85,8 @@ fn table(rows: &[Row]) -> String {
         "translation",
         "faults",
         "peak",
-        "bloat"
+        "bloat",
+        "untouched"
     );
     for r in rows {
         let bloat = if r.bloat_bytes < 0 {
@@ -95,7 +99,7 @@ fn table(rows: &[Row]) -> String {
         };
         let _ = writeln!(
             s,
-            "{:<8}{:>10.3}{:>14}{:>14.0}{:>12}{:>10.2}%{:>9.1}%{:>12.2}%{:>10}{:>11}{:>11}",
+            "{:<8}{:>10.3}{:>14}{:>14.0}{:>12}{:>10.2}%{:>9.1}%{:>12.2}%{:>10}{:>11}{:>11}{:>11}",
             r.scheme,
             r.mpki,
             r.walk_refs,
@@ -106,19 +110,20 @@ fn table(rows: &[Row]) -> String {
             r.translation_overhead_percent,
             r.page_faults,
             pagelab_core::addr::format_bytes(r.peak_bytes),
-            bloat
+            bloat,
+            pagelab_core::addr::format_bytes(r.untouched_bytes)
         );
     }
-    s.push_str("(MPKI: page walks per 1000 references; walk ovh: page- and range-walk cycles in the run without faults; removed: of the 4K scheme's walk cycles; translation: all translation cycles, faults and eager paging included)\n");
+    s.push_str("(MPKI: page walks per 1000 references; walk ovh: page- and range-walk cycles in the run without faults; removed: of the 4K scheme's walk cycles; translation: all translation cycles, faults and eager paging included; bloat: peak memory beyond the 4K scheme's; untouched: allocated eagerly, never used)\n");
     s
 }
 
 fn csv(rows: &[Row]) -> String {
-    let mut s = String::from("scheme,references,tlb_misses,mpki,walk_refs,walk_cycles,range_walks,range_walk_cycles,walk_overhead_percent,translation_overhead_percent,walk_cycles_removed_percent,page_faults,range_hits,promotions,peak_bytes,bloat_bytes\n");
+    let mut s = String::from("scheme,references,tlb_misses,mpki,walk_refs,walk_cycles,range_walks,range_walk_cycles,walk_overhead_percent,translation_overhead_percent,walk_cycles_removed_percent,page_faults,range_hits,promotions,peak_bytes,bloat_bytes,untouched_bytes\n");
     for r in rows {
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             r.scheme,
             r.references,
             r.tlb_misses,
@@ -134,7 +139,8 @@ fn csv(rows: &[Row]) -> String {
             r.range_hits,
             r.promotions,
             r.peak_bytes,
-            r.bloat_bytes
+            r.bloat_bytes,
+            r.untouched_bytes
         );
     }
     s

@@ -476,7 +476,7 @@ fn region_event() -> impl Strategy<Value = pagelab_core::event::Event> {
             addr,
             size: pages * 4096,
             old_addr,
-            flags: 0,
+            flags: 3, // read-write (mmap)
             callsite: 0,
         })
     })
@@ -506,7 +506,7 @@ proptest! {
                     addr: 0x7f00_0000_0000 + g * (3 << 20),
                     size: 12 * 4096,
                     old_addr: 0,
-                    flags: 0,
+                    flags: 3,
                     callsite: 0,
                 };
                 (0, Event::Alloc(segment))

@@ -55,7 +55,7 @@ fn mmap(addr: u64, pages: u64) -> Event {
         addr,
         size: pages * 4096,
         old_addr: 0,
-        flags: 0,
+        flags: 3, // PROT_READ | PROT_WRITE
         callsite: 0,
     })
 }
@@ -147,7 +147,7 @@ fn the_worked_example_counts_as_worked_out() {
     assert_eq!(eager.ranges_live, 2, "A' and B");
     assert_eq!(eager.largest_range_pages, 8);
     // Used: A0..A4 of A' (3 not), B0 and B1 of B (6 not); A8..A15 were freed unused.
-    assert_eq!(eager.pages_untouched, 3 + 6 + 8);
+    assert_eq!(eager.pages_untouched, Some(3 + 6 + 8));
     assert_eq!(eager.range_sizes, [("32K".to_string(), 2)]);
 }
 

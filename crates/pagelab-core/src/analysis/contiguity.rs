@@ -10,7 +10,8 @@
 //!   page (as if every page were of that size);
 //! - ideal ranges: one entry per maximal virtually contiguous region of the address
 //!   space that holds footprint pages (the figure's "optimal ranges"): the union of
-//!   every region the trace allocated (its memory map, mmaps, the heap's growth),
+//!   every region the trace mapped (its memory map, mmaps, the heap's growth: see
+//!   `crate::range::change`),
 //!   adjacent regions of the same protection joined (a range has uniform protection);
 //!   footprint pages outside them (a trace without allocation events) join in maximal
 //!   runs of consecutive pages;
@@ -19,7 +20,7 @@
 //!   entry of its own if none did (it was demand-paged).
 
 use crate::addr::{Asid, BASE_SHIFT};
-use crate::event::{AllocOp, Batch, Event, MemRef};
+use crate::event::{Batch, Event, MemRef};
 use crate::machine::Machine;
 use crate::range::RangeTables;
 use crate::trace::{Location, TraceError, TraceReader};
@@ -83,25 +84,10 @@ pub struct Regions {
 }
 
 impl Regions {
-    /// Note the region an event of address space `asid` allocates, if it does.
+    /// Note the region an event of address space `asid` maps, if it maps one
+    /// (`crate::range::change`).
     pub fn add_event(&mut self, asid: u16, event: &Event) {
-        let page = |a: u64| a >> BASE_SHIFT;
-        let page_up = |a: u64| a.div_ceil(1 << BASE_SHIFT);
-        // An mmap's protection is in the low bits of its flags; the heap's is RW.
-        let (from, to, prot) = match event {
-            Event::Segment(s) => (page(s.start), page_up(s.end), s.perms),
-            Event::Alloc(a) => match a.op {
-                AllocOp::Mmap | AllocOp::Mremap => (
-                    page(a.addr),
-                    page_up(a.addr.saturating_add(a.size)),
-                    a.flags as u8 & 7,
-                ),
-                AllocOp::Brk if a.addr > a.old_addr => (page(a.old_addr), page_up(a.addr), 3),
-                _ => return,
-            },
-            _ => return,
-        };
-        if from < to {
+        if let Some((from, to, prot)) = crate::range::memory_change(event).and_then(|c| c.map) {
             self.spans.push((asid, from, to, prot));
         }
     }

@@ -1,7 +1,9 @@
 //! Variants: a configuration that starts with `variant_of = "<preset>"` is that preset
 //! with the document's values laid over it. Tables merge key by key; a list of tables
 //! whose entries are named (`[[tlb.levels]]`) merges entry by entry by `name` (an
-//! entry of a new name is added at the end); any other value replaces the preset's.
+//! entry of a new name is added at the end); any other value replaces the preset's. A
+//! table that names another `kind` or `policy` than the preset's replaces it whole
+//! (the old kind's fields would not fit the new one).
 //!
 //! ```toml
 //! variant_of = "sandy-bridge"
@@ -57,7 +59,7 @@ pub fn resolve(text: &str, origin: &str) -> Result<Option<String>, ConfigError> 
 fn merge(under: &mut Table, over: Table) {
     for (key, value) in over {
         match (under.get_mut(&key), value) {
-            (Some(Value::Table(u)), Value::Table(o)) => merge(u, o),
+            (Some(Value::Table(u)), Value::Table(o)) if same_kind(u, &o) => merge(u, o),
             (Some(Value::Array(u)), Value::Array(o)) if named(u) && named(&o) => {
                 for entry in o {
                     let Value::Table(entry) = entry else {
@@ -75,6 +77,13 @@ fn merge(under: &mut Table, over: Table) {
             }
         }
     }
+}
+
+/// Whether `over` keeps the tag (`kind`, `policy`) of `under`, or gives none.
+fn same_kind(under: &Table, over: &Table) -> bool {
+    ["kind", "policy"]
+        .iter()
+        .all(|tag| over.get(*tag).map_or(true, |o| under.get(*tag) == Some(o)))
 }
 
 /// A list of tables, each with a name.
@@ -121,6 +130,21 @@ walk_ref_cycles = 20.0
         assert_eq!(c.walk_ref_cycles, 20.0);
         assert_eq!(c.page_fault_cycles, d.page_fault_cycles);
         assert_eq!(mine.walk_caches, base.walk_caches);
+    }
+
+    /// Another kind of page table: the preset's radix fields (levels) do not follow.
+    #[test]
+    fn a_variant_of_another_kind_replaces_the_table() {
+        let doc = "variant_of = \"sandy-bridge\"\n[page_table]\nkind = \"hashed\"\n";
+        let mine = MachineConfig::from_toml(doc, "mine.toml").unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            matches!(
+                mine.page_table,
+                crate::pagetable::PageTableConfig::Hashed(_)
+            ),
+            "{:?}",
+            mine.page_table
+        );
     }
 
     #[test]

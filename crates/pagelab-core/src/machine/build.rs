@@ -380,7 +380,7 @@ impl Machine {
                 addr: start,
                 size: end - start,
                 old_addr: 0,
-                flags: 0,
+                flags: 3, // read-write
                 callsite: 0,
             });
             machine

@@ -10,22 +10,28 @@ impl Machine {
     }
 
     /// A decoupled run of a batch with events that change the page table (eager
-    /// paging): the references between two events run decoupled, their walks are
-    /// done, then the events act, in order, as they would in order.
+    /// paging): the references between two such events run decoupled, their walks
+    /// are done, then the event acts, as it would in order. Events that map or unmap
+    /// nothing (malloc, free, markers) do not split the batch.
     #[cold]
     pub(super) fn run_split(&mut self, batch: &Batch) -> Result<(), SimError> {
         let (mut from, mut asid) = (0, self.current_asid);
         for (at, event) in &batch.events {
+            match event {
+                Event::SwitchAddressSpace { asid: next } => {
+                    asid = *next;
+                    continue;
+                }
+                e if crate::range::memory_change(e).is_none() => continue,
+                _ => {}
+            }
             let at = (*at).min(batch.refs.len());
             if at > from {
                 self.run_refs::<true>(&batch.refs[from..at], &[])?;
                 from = at;
             }
             self.walk_deferred()?;
-            match event {
-                Event::SwitchAddressSpace { asid: next } => asid = *next,
-                e => self.eager_event(asid, e)?,
-            }
+            self.eager_event(asid, event)?;
         }
         self.run_refs::<true>(&batch.refs[from..], &[])?;
         self.walk_deferred()
@@ -52,9 +58,15 @@ impl Machine {
             .map_err(|message| SimError { reference, message })?;
         if let Some((asid, from, to)) = freed {
             self.forget_last_page();
-            let bytes = (to - from) << crate::addr::BASE_SHIFT;
-            self.tlb
-                .invalidate_range(asid, VirtAddr(from << crate::addr::BASE_SHIFT), bytes);
+            match (to - from).checked_mul(1 << crate::addr::BASE_SHIFT) {
+                Some(bytes) => self.tlb.invalidate_range(
+                    asid,
+                    VirtAddr(from << crate::addr::BASE_SHIFT),
+                    bytes,
+                ),
+                // More than the address space: every entry of the process goes.
+                None => self.tlb.flush_asid(asid),
+            }
             self.tlb.invalidate_ranges(asid, from, to);
             self.walker.walk_caches.flush_all();
         }

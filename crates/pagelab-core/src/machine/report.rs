@@ -17,7 +17,15 @@ impl Machine {
             c.range_walks = u.walks;
             c.range_walk_refs = u.walk_refs;
         }
-        let eager = self.eager.as_ref().map(|e| e.report(&self.ranges));
+        let eager = self.eager.as_ref().map(|e| {
+            let mut r = e.report(&self.ranges);
+            // Pages are seen used by the range unit (its hits and range walks): without
+            // one, nothing tells.
+            if unit.is_none() {
+                r.pages_untouched = None;
+            }
+            r
+        });
         c.eager_pages = eager.as_ref().map_or(0, |e| e.pages_allocated);
         let c = &c;
         let levels = self.tlb.levels();
@@ -241,7 +249,10 @@ impl RangesReport {
             row(
                 f,
                 "eager pages: allocated / never used",
-                format!("{} / {}", e.pages_allocated, e.pages_untouched),
+                match e.pages_untouched {
+                    Some(n) => format!("{} / {n}", e.pages_allocated),
+                    None => format!("{} / (no range unit to tell)", e.pages_allocated),
+                },
             )?;
             row(
                 f,

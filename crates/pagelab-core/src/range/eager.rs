@@ -1,6 +1,7 @@
 //! Eager paging (papers/range-translations-rmm.md, "Eager Paging", Fig. 6): when a
-//! program allocates a region (a segment of its memory map at start, an `mmap`, the
-//! heap grown by `brk`, a `mremap`'s new extent), the operating system allocates all
+//! program maps a region (what [`super::change`] reads from the events: a segment of
+//! its memory map at start, an `mmap`, an `mprotect` to some access, the heap grown by
+//! `brk`, a `mremap`'s new extent), the operating system allocates all
 //! of its memory at once from the buddy allocator, "in the largest blocks available":
 //! while pages remain, the largest power of two no larger than what remains (and no
 //! larger than `frames.max_block`) that the allocator can give, splitting a larger
@@ -10,17 +11,18 @@
 //! blocks of the largest size) the region is left to demand paging, as the figure's
 //! `else` branch does.
 //!
-//! An `munmap` (or the heap shrunk by `brk`) takes its pages out of the ranges,
-//! shrinking or splitting them, unmaps them and gives their frames back. Pages of the
-//! region that were mapped already (by a fault before the event) keep their frames and
-//! break the range there. `free` gives memory back to the program's allocator, not to
-//! the OS, and changes nothing; a `mremap` maps its new extent (its old one is not
-//! known from the event and stays). Demand-paged pages are not unmapped.
+//! An `munmap` (the heap shrunk by `brk`, a `mremap`'s old extent) takes its pages out
+//! of the ranges, shrinking or splitting them, unmaps them and gives their frames back.
+//! Pages of the region that were mapped already (by a fault before the event) keep
+//! their frames and break the range there. `free` gives memory back to the program's
+//! allocator, not to the OS, and changes nothing. Demand-paged pages are not unmapped
+//! (as in a run without eager paging).
 
+use super::change::{memory_change, page, page_up};
 use super::{Range, RangeTables};
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr, BASE_SHIFT};
 use crate::config::RangesConfig;
-use crate::event::{Alloc, AllocOp, Event};
+use crate::event::Event;
 use crate::frames::FrameAllocator;
 use crate::pagetable::{AnyPageTable, MapError, Perms};
 use serde::Serialize;
@@ -43,6 +45,7 @@ struct Stats {
     untouched_freed: u64,
     ranges_made: u64,
     out_of_memory: u64,
+    unmappable: u64,
 }
 
 /// What eager paging did in a run.
@@ -56,8 +59,11 @@ pub struct EagerReport {
     pub pages_allocated: u64,
     pub pages_freed: u64,
     /// Of the pages allocated, those no reference used before they were freed or the
-    /// run ended: the memory eager paging spends that demand paging would not.
-    pub pages_untouched: u64,
+    /// run ended: the memory eager paging spends that demand paging would not. A page
+    /// is seen used when the range unit serves it (a hit, a page walk in a range; with
+    /// `fill = "largest"`, every page of the large page it fills); without a range
+    /// unit, unknown (None).
+    pub pages_untouched: Option<u64>,
     /// Ranges made (a range grown onto the next block counts once).
     pub ranges_made: u64,
     /// Ranges at the end, over all address spaces.
@@ -71,6 +77,13 @@ pub struct EagerReport {
     pub table_nodes: u64,
     /// Regions cut short when memory ran out (their remaining pages demand-paged).
     pub out_of_memory: u64,
+    /// Regions cut short at an address the page table cannot map.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unmappable: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What an event freed: base pages `[from, to)` of `asid`, to invalidate in the TLBs.
@@ -90,8 +103,8 @@ impl EagerPaging {
         })
     }
 
-    /// Act on one event of address space `asid`. Errors are the page table's refusals
-    /// (an address it cannot reach).
+    /// Act on one event of address space `asid` (see [`super::change`]). Errors are
+    /// none today; the type leaves room for a refusal to report.
     pub fn on_event(
         &mut self,
         asid: Asid,
@@ -100,62 +113,20 @@ impl EagerPaging {
         frames: &mut dyn FrameAllocator,
         tables: &mut RangeTables,
     ) -> Result<Freed, String> {
-        let freed = match event {
-            Event::Segment(s) => {
-                self.allocate(asid, page(s.start), page_up(s.end), table, frames, tables)?;
-                None
-            }
-            Event::Alloc(a) => self.on_alloc(asid, a, table, frames, tables)?,
-            _ => None,
+        let Some(change) = memory_change(event) else {
+            return Ok(None);
         };
+        let freed = match change.unmap {
+            Some((from, to)) => self.release(asid, from, to, table, frames, tables),
+            None => None,
+        };
+        if let Some((from, to, _)) = change.map {
+            self.allocate(asid, from, to, table, frames, tables);
+        }
         if self.segments {
             self.choose_segment(asid, tables);
         }
         Ok(freed)
-    }
-
-    fn on_alloc(
-        &mut self,
-        asid: Asid,
-        a: &Alloc,
-        table: &mut AnyPageTable,
-        frames: &mut dyn FrameAllocator,
-        tables: &mut RangeTables,
-    ) -> Result<Freed, String> {
-        let end = |addr: u64, size: u64| page_up(addr.saturating_add(size));
-        match a.op {
-            AllocOp::Mmap | AllocOp::Mremap => {
-                self.allocate(
-                    asid,
-                    page(a.addr),
-                    end(a.addr, a.size),
-                    table,
-                    frames,
-                    tables,
-                )?;
-                Ok(None)
-            }
-            AllocOp::Brk if a.addr > a.old_addr => {
-                self.allocate(
-                    asid,
-                    page_up(a.old_addr),
-                    page_up(a.addr),
-                    table,
-                    frames,
-                    tables,
-                )?;
-                Ok(None)
-            }
-            AllocOp::Brk if a.addr < a.old_addr => {
-                let (from, to) = (page_up(a.addr), page_up(a.old_addr));
-                Ok(self.release(asid, from, to, table, frames, tables))
-            }
-            AllocOp::Munmap => {
-                let (from, to) = (page(a.old_addr), end(a.old_addr, a.size));
-                Ok(self.release(asid, from, to, table, frames, tables))
-            }
-            _ => Ok(None),
-        }
     }
 
     /// The share of free memory outside blocks of the largest order (Fig. 6's
@@ -181,13 +152,13 @@ impl EagerPaging {
         table: &mut AnyPageTable,
         frames: &mut dyn FrameAllocator,
         tables: &mut RangeTables,
-    ) -> Result<(), String> {
+    ) {
         if from >= to {
-            return Ok(());
+            return;
         }
         if self.fragmentation(frames) > self.threshold {
             self.stats.regions_demand += 1;
-            return Ok(());
+            return;
         }
         self.stats.regions += 1;
         let ranges = tables.table_mut(asid);
@@ -208,8 +179,7 @@ impl EagerPaging {
                 frames.alloc(size).map(|p| (p.0, k))
             }) else {
                 self.stats.out_of_memory += 1;
-                self.stats.regions_demand += 1;
-                return Ok(());
+                return;
             };
             let n = 1u64 << order;
             let mut run = 0;
@@ -229,23 +199,23 @@ impl EagerPaging {
                         self.commit(ranges, vpn + i - run, run, pfn + i - run);
                         run = 0;
                     }
-                    Err(MapError::OutOfMemory) => {
-                        free_frames(frames, self.max_order, pfn + i, n - i);
-                        self.commit(ranges, vpn + i - run, run, pfn + i - run);
-                        self.stats.out_of_memory += 1;
-                        return Ok(());
-                    }
                     Err(e) => {
+                        // Out of memory for a page-table node, or an address the
+                        // table cannot map: the rest of the region is left to demand
+                        // paging (which fails only if a reference reaches it).
                         free_frames(frames, self.max_order, pfn + i, n - i);
                         self.commit(ranges, vpn + i - run, run, pfn + i - run);
-                        return Err(format!("eager paging cannot map {:#x}: {e}", va.0));
+                        match e {
+                            MapError::OutOfMemory => self.stats.out_of_memory += 1,
+                            _ => self.stats.unmappable += 1,
+                        }
+                        return;
                     }
                 }
             }
             self.commit(ranges, vpn + n - run, run, pfn + n - run);
             vpn += n;
         }
-        Ok(())
     }
 
     /// Record `pages` pages from `vpn` at frames from `pfn` as a range: the last range
@@ -277,12 +247,11 @@ impl EagerPaging {
             return None;
         }
         let ranges = tables.table_mut(asid);
-        let before = ranges.untouched_pages();
         let removed = ranges.remove(from, to);
         if removed.is_empty() {
             return None;
         }
-        self.stats.untouched_freed += before - ranges.untouched_pages();
+        self.stats.untouched_freed += removed.iter().map(|r| ranges.untouched(r)).sum::<u64>();
         for r in &removed {
             for vpn in r.base..r.limit {
                 let va = VirtAddr(vpn << BASE_SHIFT);
@@ -293,9 +262,6 @@ impl EagerPaging {
             }
             free_frames(frames, self.max_order, r.pfn, r.pages());
             self.stats.pages_freed += r.pages();
-        }
-        if self.segments {
-            self.choose_segment(asid, tables);
         }
         Some((asid, from, to))
     }
@@ -334,7 +300,7 @@ impl EagerPaging {
             regions_demand: s.regions_demand,
             pages_allocated: s.pages,
             pages_freed: s.pages_freed,
-            pages_untouched: untouched + s.untouched_freed,
+            pages_untouched: Some(untouched + s.untouched_freed),
             ranges_made: s.ranges_made,
             ranges_live: live,
             range_sizes: buckets
@@ -351,6 +317,7 @@ impl EagerPaging {
             largest_range_pages: largest,
             table_nodes: nodes,
             out_of_memory: s.out_of_memory,
+            unmappable: s.unmappable,
         }
     }
 }
@@ -367,16 +334,6 @@ fn free_frames(frames: &mut dyn FrameAllocator, max_order: u32, mut pfn: u64, mu
         pfn += 1 << k;
         n -= 1 << k;
     }
-}
-
-/// The 4K page holding byte address `a`.
-fn page(a: u64) -> u64 {
-    a >> BASE_SHIFT
-}
-
-/// The first 4K page wholly at or above byte address `a`.
-fn page_up(a: u64) -> u64 {
-    a.div_ceil(1 << BASE_SHIFT)
 }
 
 #[cfg(test)]

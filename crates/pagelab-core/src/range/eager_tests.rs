@@ -32,7 +32,7 @@ fn alloc(op: AllocOp, addr: u64, size: u64, old_addr: u64) -> Event {
         addr,
         size,
         old_addr,
-        flags: 0,
+        flags: 3, // read-write (mmap, mprotect)
         callsite: 0,
     })
 }
@@ -52,7 +52,7 @@ impl World {
 
     /// Every page of every range translates through the page table to the range's
     /// frame; no frame is in two ranges or free in the allocator; the allocator's
-    /// free and used frames add up to memory.
+    /// free blocks are aligned, inside memory, and with the used frames add up to it.
     fn check(&self, total: u64) -> Result<(), TestCaseError> {
         let t = self.tables.get(Asid(0));
         let mut frames: Vec<(u64, u64)> = Vec::new();
@@ -66,6 +66,14 @@ impl World {
                 prop_assert_eq!(t.pfn.0, r.frame(vpn), "page {:#x}", vpn);
             }
             frames.push((r.pfn, r.pfn + r.pages()));
+        }
+        for (p, k) in self.frames.free_blocks() {
+            prop_assert_eq!(p.0 % (1 << k), 0, "free block {:#x} of order {}", p.0, k);
+            prop_assert!(
+                p.0 + (1 << k) <= total,
+                "free block {:#x} beyond memory",
+                p.0
+            );
         }
         frames.extend(
             self.frames
@@ -118,7 +126,7 @@ fn an_mmap_on_fresh_memory_is_one_range_in_the_largest_blocks() {
         (rep.ranges_made, rep.ranges_live, rep.pages_allocated),
         (4, 4, 600)
     );
-    assert_eq!(rep.pages_untouched, 600);
+    assert_eq!(rep.pages_untouched, Some(600));
     // An munmap in the middle splits it and gives the frames back.
     let freed = w.apply(&alloc(AllocOp::Munmap, 0, 100 << 12, 0x50_0000));
     assert_eq!(freed, Some((Asid(0), 0x500, 0x564)));
@@ -196,6 +204,8 @@ enum Op {
     Mmap(u64, u64),
     Munmap(u64, u64),
     Brk(u64),
+    /// From page, old pages, to page, new pages.
+    Mremap(u64, u64, u64, u64),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -203,12 +213,14 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (0u64..512, 1u64..300).prop_map(|(p, n)| Op::Mmap(p, n)),
         2 => (0u64..600, 1u64..200).prop_map(|(p, n)| Op::Munmap(p, n)),
         1 => (0u64..400).prop_map(Op::Brk),
+        1 => (0u64..512, 1u64..100, prop_oneof![Just(None), (0u64..512).prop_map(Some)], 1u64..150)
+            .prop_map(|(p, n, to, m)| Op::Mremap(p, n, to.unwrap_or(p), m)),
     ]
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
-    /// Under any sequence of mmaps, munmaps and heap moves: every address a range
+    /// Under any sequence of mmaps, munmaps, mremaps and heap moves: every address a range
     /// translates agrees with the page table, no frame is in two ranges (or free),
     /// the allocator's frames add up, the tree keeps its shape.
     #[test]
@@ -223,6 +235,14 @@ proptest! {
             let e = match op {
                 Op::Mmap(p, n) => alloc(AllocOp::Mmap, (0x2000 + p) << 12, (n << 12) - 5, 0),
                 Op::Munmap(p, n) => alloc(AllocOp::Munmap, 0, n << 12, (0x2000 + p) << 12),
+                Op::Mremap(p, n, to, m) => Event::Alloc(Alloc {
+                    op: AllocOp::Mremap,
+                    addr: (0x2000 + to) << 12,
+                    size: m << 12,
+                    old_addr: (0x2000 + p) << 12,
+                    flags: n << 12, // the old size
+                    callsite: 0,
+                }),
                 Op::Brk(n) => {
                     let (old, new) = (heap << 12, (0x1000 + n) << 12);
                     heap = 0x1000 + n;

@@ -6,6 +6,7 @@
 //! - [`tlb`]: the range TLB, probed beside a TLB level (§ "Range TLB"), or a direct
 //!   segment (one BASE/LIMIT/OFFSET register set per process, the paper's comparison
 //!   point);
+//! - [`change`]: what each allocation event of a trace maps and unmaps;
 //! - [`eager`]: eager paging (Fig. 6), which makes ranges by allocating a region's
 //!   memory at once from the buddy allocator, in the largest blocks it has.
 //!
@@ -14,10 +15,12 @@
 //! both tables consistent, so a page's range bit is set exactly when the range table
 //! holds a range over it, which is what the walker asks the range table.
 
+pub mod change;
 pub mod eager;
 pub mod table;
 pub mod tlb;
 
+pub use change::{memory_change, MemoryChange};
 pub use eager::{EagerPaging, EagerReport};
 pub use table::{RangeTable, RangeTables};
 pub use tlb::{RangeTlb, RangeUnitReport};

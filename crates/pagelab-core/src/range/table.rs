@@ -224,14 +224,14 @@ impl RangeTable {
 
     /// Pages of the table's ranges that were never used.
     pub fn untouched_pages(&self) -> u64 {
-        self.ranges
-            .iter()
-            .map(|r| {
-                (r.mark..r.mark + r.pages())
-                    .filter(|&b| self.touched[(b >> 6) as usize].get() & (1 << (b & 63)) == 0)
-                    .count() as u64
-            })
-            .sum()
+        self.ranges.iter().map(|r| self.untouched(r)).sum()
+    }
+
+    /// Pages of `range` (one of this table's, or a piece taken out of one) never used.
+    pub fn untouched(&self, r: &Range) -> u64 {
+        (r.mark..r.mark + r.pages())
+            .filter(|&b| self.touched[(b >> 6) as usize].get() & (1 << (b & 63)) == 0)
+            .count() as u64
     }
 
     /// The shallowest B-tree over the ranges: depth d holds up to 5^d − 1 of them.

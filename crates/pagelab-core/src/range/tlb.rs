@@ -158,9 +158,6 @@ impl RangeTlb {
     /// nothing). The walk's references are counted.
     #[inline]
     pub fn walked(&mut self, asid: Asid, vpn: u64, tables: &RangeTables) {
-        if self.kind == RangeUnitKind::DirectSegment {
-            return;
-        }
         let Some(table) = tables.get(asid) else {
             return;
         };
@@ -170,18 +167,28 @@ impl RangeTlb {
             return;
         };
         table.touch(&range, vpn);
+        if self.kind == RangeUnitKind::DirectSegment {
+            // The page is used (for the bloat); no range walker.
+            return;
+        }
         self.walks += 1;
         self.walk_refs += found.nodes as u64 * NODE_LINES;
         self.install(asid, range);
     }
 
     fn install(&mut self, asid: Asid, range: Range) {
-        let way = match self.entries.iter().position(Option::is_none) {
+        // A range grown since it was cached (the heap's by brk) replaces its old copy.
+        let same =
+            |e: &Option<Entry>| e.is_some_and(|e| e.asid == asid && e.range.base == range.base);
+        let way = match self.entries.iter().position(same) {
             Some(w) => w,
-            None => {
-                self.evictions += 1;
-                self.policy.victim(0)
-            }
+            None => match self.entries.iter().position(Option::is_none) {
+                Some(w) => w,
+                None => {
+                    self.evictions += 1;
+                    self.policy.victim(0)
+                }
+            },
         };
         self.entries[way] = Some(Entry { asid, range });
         self.policy.fill(0, way);

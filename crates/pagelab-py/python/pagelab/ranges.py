@@ -118,7 +118,8 @@ def compare_translation(
         ``range_walk_cycles``, ``walk_overhead_percent``,
         ``translation_overhead_percent``, ``walk_cycles_removed_percent`` (of the 4K
         scheme's), ``page_faults``, ``range_hits``, ``promotions``, ``peak_bytes``
-        and ``bloat_bytes`` (beyond the 4K scheme's peak). ``frame.attrs`` holds
+        ``bloat_bytes`` (beyond the 4K scheme's peak) and ``untouched_bytes``
+        (allocated eagerly, never used). ``frame.attrs`` holds
         ``machine`` and ``skipped`` (the schemes not run, and why).
 
     Raises:

@@ -44,7 +44,7 @@ fn range_hit(
     let mut size = base_page;
     if fill == crate::config::RangeFill::Largest {
         let below = path[..pos].iter().flat_map(|&l| levels[l].arrays.iter());
-        for s in below.flat_map(|a| a.shape().2.to_vec()) {
+        for &s in below.flat_map(|a| a.shape().2) {
             let pages = s.base_frames();
             let first = vpn & !(pages - 1);
             let whole = first >= range.base && first + pages <= range.limit;
