@@ -8,6 +8,7 @@ mod output;
 mod pagetables;
 mod progress;
 mod record;
+mod reuse;
 mod target;
 mod trace_args;
 mod translation;
@@ -122,6 +123,10 @@ enum AnalyzeCommand {
     /// (papers/range-translations-rmm.md Figure 2). Eager paging runs on the
     /// sandy-bridge-rmm preset unless --machine or --config names another.
     Contiguity(contiguity::ContiguityArgs),
+    /// Exact reuse (LRU stack) distances of the page stream at one or more page
+    /// sizes, and the misses of a fully associative LRU TLB of every size
+    /// (papers/multiple-page-size-modeling-cpo.md §3.1).
+    Reuse(reuse::ReuseArgs),
 }
 
 #[derive(Subcommand)]
@@ -516,6 +521,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Simulate(args) => simulate(&args),
         Command::Pagetables(PagetablesCommand::Compare(args)) => pagetables::compare(&args),
         Command::Analyze(AnalyzeCommand::Contiguity(args)) => contiguity::run(&args),
+        Command::Analyze(AnalyzeCommand::Reuse(args)) => reuse::run(&args),
         Command::Compare(CompareCommand::Translation(args)) => translation::run(&args),
         Command::Record(_) => unreachable!("ran above"),
         Command::Machines { json } => machines(json),

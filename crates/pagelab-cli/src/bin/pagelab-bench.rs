@@ -11,6 +11,9 @@
 //!   (`sandy-bridge-rmm`), the standard trace's 4 GiB heap and stack window given to
 //!   eager paging as regions mapped before the trace (`ranges.regions`: the trace
 //!   itself carries no allocation events); its allocation is part of the time;
+//! - `reuse`: reading plus exact reuse (LRU stack) distances of the 4K page stream,
+//!   exactly what `pagelab analyze reuse` does; its miss ratios at 16K and 256K
+//!   entries are checked against the reference results with `--expect-standard`;
 //! - `check`: miss ratios of a fully associative 64-entry LRU TLB and a 128 × 12 LRU
 //!   TLB, to compare with the reference results of the standard trace.
 //!
@@ -18,7 +21,7 @@
 //! With `--expect-standard` the check's miss ratios must equal the reference results of
 //! the standard trace (../shared/bench/README.md) to six decimals, or it exits with 1.
 //!
-//! Usage: `pagelab-bench TRACE.plt [--repeat N] [--skip-check] [--only read|simulate|skylake|sandy-bridge|sandy-bridge-rmm] [--expect-standard]`
+//! Usage: `pagelab-bench TRACE.plt [--repeat N] [--skip-check] [--only read|simulate|skylake|sandy-bridge|sandy-bridge-rmm|reuse] [--expect-standard]`
 //! (`pagelab-bench --help`).
 
 use clap::{Parser, ValueEnum};
@@ -134,6 +137,7 @@ enum Only {
     Skylake,
     SandyBridge,
     SandyBridgeRmm,
+    Reuse,
 }
 
 /// The standard trace's heap and hot stack window (bench/gen.rs: `HEAP_BASE`, 4 GiB;
@@ -202,6 +206,34 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             level("stlb").map_or(f64::NAN, |l| l.miss_ratio),
             report.counts.walks
         );
+    }
+
+    if runs(Only::Reuse) {
+        let (rate, result) = timed(repeat, || {
+            let mut reader = trace::open(&path, None)?;
+            let r = pagelab_core::analysis::reuse::analyze_trace(
+                reader.as_mut(),
+                &path,
+                &[pagelab_core::PageSize::K4],
+                |_, _| {},
+            )?;
+            Ok((r.references, r))
+        })?;
+        let p = &result.page_sizes[0];
+        let ratio = |n: u64| p.curve.iter().find(|c| c.0 == n).map_or(f64::NAN, |c| c.2);
+        say!(
+            "reuse     {rate:8.1} M refs/s   (exact stack distance, {} distinct pages: miss ratio {:.6} at 16K entries, {:.6} at 256K)",
+            p.distinct_pages,
+            ratio(16384),
+            ratio(262144)
+        );
+        if args.expect_standard {
+            for (n, reference) in [(16384, 0.163487), (262144, 0.125038)] {
+                if format!("{:.6}", ratio(n)) != format!("{reference:.6}") {
+                    return Err(format!("stack distance at {n} entries: miss ratio {:.6} differs from the reference {reference:.6}", ratio(n)).into());
+                }
+            }
+        }
     }
 
     if check {

@@ -1,0 +1,110 @@
+//! `pagelab analyze reuse`: exact reuse distances of a trace's page stream at one or
+//! more page sizes, and the misses of a fully associative LRU TLB of every size
+//! (`pagelab_core::analysis::reuse`), as a table, JSON or CSV.
+
+use anyhow::{Context, Result};
+use pagelab_core::analysis::reuse::{self, Reuse, USUAL_SIZES};
+use pagelab_core::{trace, PageSize};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct ReuseArgs {
+    /// The trace.
+    #[arg(long)]
+    trace: PathBuf,
+    /// Input format; detected when omitted.
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(pagelab_core::trace::NAMES.iter().copied()))]
+    format: Option<String>,
+    /// Page sizes, comma-separated (4K, 2M, 1G, or any power of two from 1K).
+    #[arg(long, default_value = "4K", value_delimiter = ',')]
+    page_size: Vec<String>,
+    /// Also write the results as JSON to this file ("-" for standard output, instead of the table).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Also write the miss curves as CSV (page_size, entries, misses, miss_ratio) to
+    /// this file ("-" for standard output, instead of the table).
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// No progress on standard error.
+    #[arg(long)]
+    quiet: bool,
+}
+
+pub fn run(args: &ReuseArgs) -> Result<()> {
+    let inputs: Vec<&Path> = vec![&args.trace];
+    for (path, what) in [(&args.json, "--json"), (&args.csv, "--csv")] {
+        if let Some(p) = path {
+            crate::output::check(p, what, &inputs)?;
+        }
+    }
+    let mut sizes = Vec::new();
+    for s in &args.page_size {
+        let size =
+            PageSize::parse(s.trim()).map_err(|e| anyhow::anyhow!("--page-size: {s:?}: {e}"))?;
+        if !sizes.contains(&size) {
+            sizes.push(size);
+        }
+    }
+    let format = crate::parse_format(&args.format)?;
+    let mut reader = trace::open(&args.trace, format)?;
+    let mut progress = crate::progress::Progress::new("reading", args.quiet);
+    let result = reuse::analyze_trace(reader.as_mut(), &args.trace, &sizes, |refs, position| {
+        progress.tick(refs, position)
+    })
+    .with_context(|| args.trace.display().to_string())?;
+    let elapsed = progress.finish();
+    if !args.quiet {
+        eprintln!(
+            "pagelab: {} references in {:.2} s ({:.1} M refs/s)",
+            result.references,
+            elapsed.as_secs_f64(),
+            result.references as f64 / elapsed.as_secs_f64().max(1e-9) / 1e6
+        );
+    }
+    let mut json = serde_json::to_value(&result)?;
+    json["trace"] = serde_json::json!(args.trace);
+    let json = serde_json::to_string_pretty(&json)? + "\n";
+    crate::output::emit(
+        &[
+            (args.json.as_ref(), json),
+            (args.csv.as_ref(), csv(&result)),
+        ],
+        || format!("{}\n{}", args.trace.display(), table(&result)),
+    )
+}
+
+fn table(r: &Reuse) -> String {
+    let mut s = String::new();
+    for p in &r.page_sizes {
+        let q = |d: Option<u64>| d.map_or("∞".to_string(), |d| d.to_string());
+        let _ = writeln!(
+            s,
+            "{} pages: {} translations, {} distinct pages ({} first references); distance median {}, p90 {}, p99 {} (exact)",
+            p.page_size,
+            p.translations,
+            p.distinct_pages,
+            p.cold,
+            q(p.median),
+            q(p.p90),
+            q(p.p99)
+        );
+        let _ = writeln!(s, "{:>10}{:>14}{:>12}", "entries", "misses", "miss ratio");
+        for &(n, m, ratio) in p.curve.iter().filter(|c| USUAL_SIZES.contains(&c.0)) {
+            let _ = writeln!(s, "{n:>10}{m:>14}{ratio:>12.6}");
+        }
+        s.push('\n');
+    }
+    s.push_str("(misses of a fully associative LRU TLB of that many entries, first references included; --json or --csv for every power of two)\n");
+    s
+}
+
+fn csv(r: &Reuse) -> String {
+    let mut s = String::from("page_size,entries,misses,miss_ratio\n");
+    for p in &r.page_sizes {
+        for (n, m, ratio) in &p.curve {
+            let _ = writeln!(s, "{},{n},{m},{ratio}", p.page_size);
+        }
+    }
+    s
+}

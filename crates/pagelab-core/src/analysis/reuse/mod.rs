@@ -1,0 +1,278 @@
+//! Reuse distances of a trace's page stream (papers/multiple-page-size-modeling-cpo.md
+//! §3.1), for several page sizes in one pass, and from them the misses of a fully
+//! associative LRU TLB of every size at once (the miss-ratio curve).
+//!
+//! The page stream is what a unified TLB translates: every reference, instruction
+//! fetches included, one translation per page it touches (two for a reference that
+//! spans a page boundary), each page tagged with its address space. A reference's
+//! distance is the number of distinct pages touched since the last reference to its
+//! page; a first reference is infinitely far (a cold miss). A fully associative LRU
+//! TLB of N entries misses exactly the references at distance N or more and the cold
+//! ones, which is what [`Histogram::misses`] counts.
+
+pub mod stack;
+
+use crate::addr::PageSize;
+use crate::event::Batch;
+use crate::trace::{Location, TraceError, TraceReader};
+use serde::Serialize;
+use stack::StackDistance;
+use std::path::Path;
+
+/// The TLB sizes the summary gives misses for.
+pub const USUAL_SIZES: [u64; 10] = [16, 32, 64, 128, 256, 512, 1024, 1536, 2048, 4096];
+
+/// Address spaces a trace may use (their index tags the page numbers).
+const MAX_ADDRESS_SPACES: usize = 4096;
+
+/// How many references were at each distance, exactly, and how many were first ones.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Histogram {
+    /// `counts[d]`: references at distance `d`.
+    pub counts: Vec<u64>,
+    pub cold: u64,
+}
+
+impl Histogram {
+    #[inline]
+    pub fn record(&mut self, d: Option<u64>) {
+        match d {
+            None => self.cold += 1,
+            Some(d) => {
+                let d = d as usize;
+                if d >= self.counts.len() {
+                    self.counts.resize(d + 1, 0);
+                }
+                self.counts[d] += 1;
+            }
+        }
+    }
+
+    pub fn references(&self) -> u64 {
+        self.cold + self.counts.iter().sum::<u64>()
+    }
+
+    /// The misses of a fully associative LRU TLB of `entries` entries, for every
+    /// size in `sizes` (any order): cold misses and references at distance
+    /// `entries` or more.
+    pub fn misses(&self, sizes: &[u64]) -> Vec<u64> {
+        // Suffix sums: references at distance d or more.
+        let mut at_least = vec![0u64; self.counts.len() + 1];
+        for d in (0..self.counts.len()).rev() {
+            at_least[d] = at_least[d + 1] + self.counts[d];
+        }
+        sizes
+            .iter()
+            .map(|&n| self.cold + at_least.get(n as usize).copied().unwrap_or(0))
+            .collect()
+    }
+
+    /// The smallest distance `d` such that at least `q` of the references (first ones
+    /// counted as infinitely far) are at `d` or less; `None` if that takes first
+    /// references.
+    pub fn quantile(&self, q: f64) -> Option<u64> {
+        let total = self.references();
+        let rank = ((q * total as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (d, &n) in self.counts.iter().enumerate() {
+            seen += n;
+            if seen >= rank {
+                return Some(d as u64);
+            }
+        }
+        None
+    }
+
+    /// Counts by distance in buckets of powers of two: (lowest distance of the
+    /// bucket, references): 0, 1, 2–3, 4–7, …
+    pub fn log2_buckets(&self) -> Vec<(u64, u64)> {
+        let mut out: Vec<(u64, u64)> = Vec::new();
+        for (d, &n) in self.counts.iter().enumerate() {
+            let low = if d == 0 {
+                0
+            } else {
+                1u64 << (63 - (d as u64).leading_zeros())
+            };
+            match out.last_mut() {
+                Some(last) if last.0 == low => last.1 += n,
+                _ => out.push((low, n)),
+            }
+        }
+        out
+    }
+}
+
+/// The analysis of one page size.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PageSizeReuse {
+    pub page_size: String,
+    /// Translations of the page stream (references, and a second for each reference
+    /// across a page boundary).
+    pub translations: u64,
+    pub distinct_pages: u64,
+    /// First references (the misses of a TLB of any size).
+    pub cold: u64,
+    /// Distances at the 50th, 90th and 99th percentiles (`None`: among the first
+    /// references).
+    pub median: Option<u64>,
+    pub p90: Option<u64>,
+    pub p99: Option<u64>,
+    /// (entries, misses, miss ratio) of a fully associative LRU TLB, at
+    /// [`USUAL_SIZES`] and at every power of two up to the distinct pages.
+    pub curve: Vec<(u64, u64, f64)>,
+    /// (lowest distance of the bucket, references) in powers of two.
+    pub histogram: Vec<(u64, u64)>,
+}
+
+/// What [`analyze_trace`] found.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Reuse {
+    pub references: u64,
+    pub exact: bool,
+    pub page_sizes: Vec<PageSizeReuse>,
+}
+
+/// The engines of one pass: one per page size, with their histograms.
+pub struct ReusePass {
+    sizes: Vec<PageSize>,
+    engines: Vec<StackDistance>,
+    histograms: Vec<Histogram>,
+    /// Address spaces in order of appearance (their index tags pages).
+    asids: Vec<u16>,
+    keys: Vec<u64>,
+    references: u64,
+}
+
+impl ReusePass {
+    pub fn new(sizes: &[PageSize]) -> ReusePass {
+        ReusePass {
+            sizes: sizes.to_vec(),
+            engines: sizes.iter().map(|_| StackDistance::new()).collect(),
+            histograms: vec![Histogram::default(); sizes.len()],
+            asids: Vec::new(),
+            keys: Vec::new(),
+            references: 0,
+        }
+    }
+
+    /// The histograms so far, one per page size.
+    pub fn histograms(&self) -> &[Histogram] {
+        &self.histograms
+    }
+
+    /// Add a batch's references. Fails only on a trace of more than 4096 address
+    /// spaces.
+    pub fn add_batch(&mut self, batch: &Batch) -> Result<(), String> {
+        self.references += batch.refs.len() as u64;
+        for (k, size) in self.sizes.iter().enumerate() {
+            let shift = size.shift();
+            self.keys.clear();
+            for r in &batch.refs {
+                let tag = match self.asids.iter().position(|&a| a == r.asid.0) {
+                    Some(i) => i as u64,
+                    None if self.asids.len() < MAX_ADDRESS_SPACES => {
+                        self.asids.push(r.asid.0);
+                        (self.asids.len() - 1) as u64
+                    }
+                    None => {
+                        return Err(format!(
+                            "more than {MAX_ADDRESS_SPACES} address spaces: reuse distances take at most that many"
+                        ))
+                    }
+                };
+                let first = r.addr.0 >> shift;
+                let last = r.addr.0.saturating_add(r.size.max(1) as u64 - 1) >> shift;
+                // Page numbers fit 64 - 12 bits; the address space takes the top 12.
+                self.keys.push(tag << 52 | first);
+                if last != first {
+                    self.keys.push(tag << 52 | last);
+                }
+            }
+            let h = &mut self.histograms[k];
+            self.engines[k].access_all(&self.keys, |d| h.record(d));
+        }
+        Ok(())
+    }
+
+    pub fn finish(&self) -> Reuse {
+        let page_sizes = self
+            .sizes
+            .iter()
+            .zip(&self.histograms)
+            .zip(&self.engines)
+            .map(|((size, h), e)| summarize(*size, h, e.distinct()))
+            .collect();
+        Reuse {
+            references: self.references,
+            exact: true,
+            page_sizes,
+        }
+    }
+}
+
+fn summarize(size: PageSize, h: &Histogram, distinct: u64) -> PageSizeReuse {
+    let mut sizes: Vec<u64> = USUAL_SIZES.to_vec();
+    let mut p = 1;
+    while p <= distinct.max(1) {
+        sizes.push(p);
+        p *= 2;
+    }
+    sizes.sort_unstable();
+    sizes.dedup();
+    let translations = h.references();
+    let misses = h.misses(&sizes);
+    PageSizeReuse {
+        page_size: size.to_string(),
+        translations,
+        distinct_pages: distinct,
+        cold: h.cold,
+        median: h.quantile(0.5),
+        p90: h.quantile(0.9),
+        p99: h.quantile(0.99),
+        curve: sizes
+            .iter()
+            .zip(misses)
+            .map(|(&n, m)| (n, m, m as f64 / translations.max(1) as f64))
+            .collect(),
+        histogram: h.log2_buckets(),
+    }
+}
+
+/// Read a whole trace and find the reuse distances of its page stream at each page
+/// size. `after_batch` is told each batch's references and the reader's position.
+pub fn analyze_trace(
+    reader: &mut dyn TraceReader,
+    path: &Path,
+    sizes: &[PageSize],
+    mut after_batch: impl FnMut(u64, u64),
+) -> Result<Reuse, TraceError> {
+    let mut pass = ReusePass::new(sizes);
+    let mut batch = Batch::default();
+    while reader.next_batch(&mut batch)? {
+        pass.add_batch(&batch)
+            .map_err(|e| TraceError::new(path, Location::File, e))?;
+        after_batch(batch.refs.len() as u64, reader.position());
+    }
+    Ok(pass.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn misses_and_quantiles_from_a_histogram() {
+        // a b c c a: ∞ ∞ ∞ 0 2.
+        let mut h = Histogram::default();
+        for d in [None, None, None, Some(0), Some(2)] {
+            h.record(d);
+        }
+        assert_eq!(h.counts, [1, 0, 1]);
+        // 1 entry: 3 cold + the a at 2; 2 entries: the same; 3: cold only.
+        assert_eq!(h.misses(&[1, 2, 3, 100]), [4, 4, 3, 3]);
+        assert_eq!(h.quantile(0.2), Some(0));
+        assert_eq!(h.quantile(0.4), Some(2));
+        assert_eq!(h.quantile(0.5), None);
+        assert_eq!(h.log2_buckets(), [(0, 1), (1, 0), (2, 1)]);
+    }
+}
