@@ -209,6 +209,46 @@ fn compare_translation(
     })
 }
 
+/// Exact reuse distances of a trace's page stream at each of `page_sizes` ("4K",
+/// "2M", …) in one pass, with the misses of a fully associative LRU TLB of every size.
+/// Returns JSON text.
+#[pyfunction]
+#[pyo3(signature = (trace, page_sizes = vec!["4K".to_string()], format = None))]
+fn reuse(
+    py: Python<'_>,
+    trace: &str,
+    page_sizes: Vec<String>,
+    format: Option<&str>,
+) -> PyResult<String> {
+    detached(py, || {
+        let mut sizes = Vec::new();
+        for s in &page_sizes {
+            let size = pagelab_core::PageSize::parse(s)
+                .map_err(|e| Failure::Input(format!("page_sizes: {s:?}: {e}")))?;
+            if !sizes.contains(&size) {
+                sizes.push(size);
+            }
+        }
+        if sizes.is_empty() {
+            return Err(Failure::Input(
+                "page_sizes: name at least one page size".into(),
+            ));
+        }
+        let (mut reader, _) = open_trace(trace, format)?;
+        let result = pagelab_core::analysis::reuse::analyze_trace(
+            reader.as_mut(),
+            Path::new(trace),
+            &sizes,
+            |_, _| {},
+        )
+        .map_err(input)?;
+        Ok(Output {
+            json: to_json(&result)?,
+            warning: reader.warning().map(str::to_string),
+        })
+    })
+}
+
 /// Run the machine the TOML configuration describes (empty: every default) over the
 /// whole trace and return its report as JSON text. `format` names the trace format
 /// (one of `TRACE_FORMATS`); None detects it. `origin` names the
@@ -260,6 +300,7 @@ fn _pagelab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_config, m)?)?;
     m.add_function(wrap_pyfunction!(contiguity, m)?)?;
     m.add_function(wrap_pyfunction!(compare_translation, m)?)?;
+    m.add_function(wrap_pyfunction!(reuse, m)?)?;
     m.add("PRESETS", pagelab_core::presets::names())?;
     Ok(())
 }

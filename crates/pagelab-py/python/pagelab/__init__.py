@@ -55,6 +55,8 @@ __all__ = [
     "contiguity",
     "compare_translation",
     "PRESETS",
+    "reuse_distance",
+    "ReuseDistance",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -438,3 +440,4 @@ def to_frame(reports: Union[Mapping, Sequence[Mapping]]):
 
 # Range translations (pagelab.ranges), imported last: the module uses the helpers above.
 from .ranges import PRESETS, compare_translation, contiguity  # noqa: E402
+from .reuse import ReuseDistance, reuse_distance  # noqa: E402

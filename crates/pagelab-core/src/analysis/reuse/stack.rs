@@ -243,7 +243,8 @@ impl StackDistance {
         }
     }
 
-    /// Renumber the live markers `0..live` in order, in a bitmap twice as large as
+    /// Renumber the markers in order from 0 (all but the one of the key being
+    /// placed, which `place` sets next), in a bitmap twice as large as
     /// they need (at least as large as it was, if most positions are live).
     #[cold]
     fn compact(&mut self) {
@@ -265,7 +266,8 @@ impl StackDistance {
                 k += 1;
             }
         }
-        debug_assert_eq!(k, live);
+        // The key being placed has no marker yet (it was cleared, or is new).
+        debug_assert_eq!(k + 1, live);
         self.owner = owner;
         self.bits = vec![0; times / 64];
         for p in 0..k {
