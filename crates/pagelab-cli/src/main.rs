@@ -330,6 +330,16 @@ fn trace_info(file: &Path, format: Option<TraceFormat>, json: bool, salvage: boo
     for (kind, n) in &info.events {
         row(&mut out, &format!("events: {kind}"), n.to_string())?;
     }
+    for (category, refs, pages) in &info.categories.categories {
+        row(
+            &mut out,
+            &format!("category {category}"),
+            format!("{refs} refs, {pages} pages ({})", human_bytes(pages << 12)),
+        )?;
+    }
+    if let Some(note) = &info.categories.note {
+        row(&mut out, "categories", note.clone())?;
+    }
     row(
         &mut out,
         "read in",

@@ -5,6 +5,7 @@
 pub mod addr;
 pub mod analysis;
 pub mod cache;
+pub mod categories;
 pub mod config;
 pub mod cost;
 pub mod counts;

@@ -25,6 +25,8 @@ pub struct TraceInfo {
     pub address_spaces: Vec<u16>,
     /// The trace's length in instructions (its fetches), when it records fetches.
     pub instructions: u64,
+    /// References and 4K pages by data category (`crate::categories`).
+    pub categories: crate::categories::CategoryCounts,
 }
 
 /// Accumulates a [`TraceInfo`] batch by batch. Memory grows with the footprint (a set
@@ -36,6 +38,7 @@ pub struct InfoBuilder {
     last: Vec<(Asid, u64)>,
     asids: HashSet<u16>,
     last_asid: Option<Asid>,
+    categories: crate::categories::CategoryTally,
 }
 
 impl InfoBuilder {
@@ -47,10 +50,12 @@ impl InfoBuilder {
             kinds: [0; 4],
             asids: HashSet::new(),
             last_asid: None,
+            categories: Default::default(),
         }
     }
 
     pub fn add(&mut self, batch: &Batch) {
+        self.categories.add(batch);
         let info = &mut self.info;
         for r in &batch.refs {
             self.kinds[r.kind as usize] += 1;
@@ -106,6 +111,7 @@ impl InfoBuilder {
         let mut asids: Vec<u16> = self.asids.into_iter().collect();
         asids.sort_unstable();
         self.info.address_spaces = asids;
+        self.info.categories = self.categories.finish();
         self.info
     }
 }

@@ -267,8 +267,10 @@ def trace_info(trace: PathLike, format: Optional[str] = None) -> Dict[str, Any]:
     Returns a dict with ``references``, ``by_kind`` (load/store/fetch/modify → count),
     ``events`` (by type), ``footprint_pages`` (distinct pages by page size: "4K", "2M",
     "1G"), ``page_crossing``, ``min_address``/``max_address`` (None for an empty trace),
-    ``address_spaces``, ``instructions`` (its fetches), ``format`` (the format read)
-    and ``metadata`` (what the trace says about itself).
+    ``address_spaces``, ``instructions`` (its fetches), ``categories`` (references
+    and 4K pages per data category: static, small-dynamic, large-dynamic, stack,
+    code, other, with a ``note`` when the trace lacks the events to tell them), ``format``
+    (the format read) and ``metadata`` (what the trace says about itself).
 
     Raises ValueError if the trace cannot be read or is malformed.
     """

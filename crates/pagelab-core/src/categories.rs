@@ -1,0 +1,383 @@
+//! Data categories (papers/multiple-page-size-modeling-cpo.md §3.3): every reference
+//! is attributed to exactly one, from the memory map and the allocation events the
+//! recorder captures. The paper's three, after glibc's split of small and large
+//! requests, and three more so that nothing is left out:
+//! - `static`: the data and BSS segments of the memory map;
+//! - `small-dynamic`: blocks of `malloc`, `calloc`, `realloc` and `posix_memalign`
+//!   under 128 KiB, the heap segment and what `brk` adds to it, anonymous `mmap`s
+//!   under 128 KiB (allocators' arenas);
+//! - `large-dynamic`: those blocks at 128 KiB and more (glibc serves them by `mmap`),
+//!   anonymous `mmap`s of that size, `mremap`'s new extents;
+//! - `stack`: the stack segment, and the 64 MiB below it it grows into;
+//! - `code`: text segments, and file mappings that can be executed (shared
+//!   libraries' code, which the loader maps after the memory map is taken);
+//! - `static` also takes writable file mappings (shared libraries' data);
+//! - `other`: other file mappings, and every address no event names.
+//!
+//! Categories are painted over address ranges as the events come, the latest event
+//! winning where ranges overlap; a `free` leaves its block's category as it was (its
+//! addresses are named again when reused). A reference takes the category of its first
+//! byte's address at the time it is made.
+
+use crate::event::{AllocOp, Event, SegmentKind};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The size from which an allocation is large (glibc's default mmap threshold).
+pub const LARGE_BYTES: u64 = 128 << 10;
+
+/// How far below its segment the stack is taken to grow.
+const STACK_GROWTH: u64 = 64 << 20;
+
+/// `MAP_ANONYMOUS` in an mmap event's flags (the mmap flags sit in bits 8 to 39).
+const MAP_ANONYMOUS: u64 = 0x20 << 8;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Category {
+    Static,
+    SmallDynamic,
+    LargeDynamic,
+    Stack,
+    Code,
+    Other,
+}
+
+impl Category {
+    pub const ALL: [Category; 6] = [
+        Category::Static,
+        Category::SmallDynamic,
+        Category::LargeDynamic,
+        Category::Stack,
+        Category::Code,
+        Category::Other,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Static => "static",
+            Category::SmallDynamic => "small-dynamic",
+            Category::LargeDynamic => "large-dynamic",
+            Category::Stack => "stack",
+            Category::Code => "code",
+            Category::Other => "other",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The categories of a process's addresses, as the events have painted them.
+#[derive(Default)]
+pub struct Categorizer {
+    /// (address space, start) → (end, category): disjoint ranges.
+    ranges: BTreeMap<(u16, u64), (u64, Category)>,
+    /// Stack segments: (address space, start).
+    stacks: Vec<(u16, u64)>,
+    /// The range found last: (address space, start, end, category).
+    last: Option<(u16, u64, u64, Category)>,
+    /// Allocation events seen (a trace without them has only the memory map's
+    /// categories).
+    pub allocations: u64,
+    pub segments: u64,
+}
+
+impl Categorizer {
+    /// Take in an event of address space `asid`.
+    pub fn on_event(&mut self, asid: u16, event: &Event) {
+        match event {
+            Event::Segment(s) => {
+                self.segments += 1;
+                let category = match s.kind {
+                    SegmentKind::Text => Category::Code,
+                    SegmentKind::Data | SegmentKind::Bss => Category::Static,
+                    SegmentKind::Heap => Category::SmallDynamic,
+                    SegmentKind::Stack => {
+                        self.stacks.push((asid, s.start));
+                        Category::Stack
+                    }
+                    SegmentKind::Mmap | SegmentKind::Other => Category::Other,
+                };
+                self.paint(asid, s.start, s.end, category);
+            }
+            Event::Alloc(a) => {
+                self.allocations += 1;
+                let by_size = |size: u64| {
+                    if size >= LARGE_BYTES {
+                        Category::LargeDynamic
+                    } else {
+                        Category::SmallDynamic
+                    }
+                };
+                let end = |addr: u64, size: u64| addr.saturating_add(size.max(1));
+                match a.op {
+                    AllocOp::Malloc
+                    | AllocOp::Calloc
+                    | AllocOp::Realloc
+                    | AllocOp::PosixMemalign
+                        if a.addr != 0 =>
+                    {
+                        self.paint(asid, a.addr, end(a.addr, a.size), by_size(a.size))
+                    }
+                    AllocOp::Mmap => {
+                        let category = if a.flags & MAP_ANONYMOUS != 0 {
+                            by_size(a.size)
+                        } else if a.flags & 4 != 0 {
+                            Category::Code
+                        } else if a.flags & 2 != 0 {
+                            Category::Static
+                        } else {
+                            Category::Other
+                        };
+                        self.paint(asid, a.addr, end(a.addr, a.size), category);
+                    }
+                    AllocOp::Mremap => {
+                        self.paint(asid, a.addr, end(a.addr, a.size), Category::LargeDynamic)
+                    }
+                    AllocOp::Brk if a.addr > a.old_addr => {
+                        self.paint(asid, a.old_addr, a.addr, Category::SmallDynamic)
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The category of address `addr` of address space `asid`.
+    #[inline]
+    pub fn category(&mut self, asid: u16, addr: u64) -> Category {
+        if let Some((a, start, end, c)) = self.last {
+            if a == asid && start <= addr && addr < end {
+                return c;
+            }
+        }
+        let found = self
+            .ranges
+            .range(..=(asid, addr))
+            .next_back()
+            .filter(|(&(a, _), &(end, _))| a == asid && addr < end);
+        match found {
+            Some((&(a, start), &(end, c))) => {
+                self.last = Some((a, start, end, c));
+                c
+            }
+            None => {
+                let below_stack = self
+                    .stacks
+                    .iter()
+                    .any(|&(a, start)| a == asid && addr < start && start - addr <= STACK_GROWTH);
+                if below_stack {
+                    Category::Stack
+                } else {
+                    Category::Other
+                }
+            }
+        }
+    }
+
+    /// Name `[start, end)` of `asid` as `category`, over whatever it was.
+    fn paint(&mut self, asid: u16, start: u64, end: u64, category: Category) {
+        if start >= end {
+            return;
+        }
+        self.last = None;
+        // Ranges overlapping [start, end): the one starting before it, and those inside.
+        let mut cut: Vec<(u64, u64, Category)> = Vec::new();
+        if let Some((&(a, s), &(e, c))) = self.ranges.range(..(asid, start)).next_back() {
+            if a == asid && e > start {
+                cut.push((s, e, c));
+            }
+        }
+        cut.extend(
+            self.ranges
+                .range((asid, start)..(asid, end))
+                .map(|(&(_, s), &(e, c))| (s, e, c)),
+        );
+        for &(s, e, c) in &cut {
+            self.ranges.remove(&(asid, s));
+            if s < start {
+                self.ranges.insert((asid, s), (start, c));
+            }
+            if e > end {
+                self.ranges.insert((asid, end), (e, c));
+            }
+        }
+        self.ranges.insert((asid, start), (end, category));
+    }
+}
+
+/// References and pages of each category in a trace.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CategoryCounts {
+    /// (category, references, distinct 4K pages): a page used under two categories
+    /// counts in both.
+    pub categories: Vec<(String, u64, u64)>,
+    /// Why the attribution is partial, if it is: a trace without allocation events
+    /// has only the memory map's categories (no small or large dynamic blocks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Counts the references and pages of each category, batch by batch, the events
+/// taken in order with the references.
+#[derive(Default)]
+pub struct CategoryTally {
+    categorizer: Categorizer,
+    refs: [u64; 6],
+    pages: [rustc_hash::FxHashSet<(u16, u64)>; 6],
+    asid: u16,
+}
+
+impl CategoryTally {
+    pub fn add(&mut self, batch: &crate::event::Batch) {
+        let mut from = 0;
+        let ends = batch
+            .events
+            .iter()
+            .map(|(at, _)| (*at).min(batch.refs.len()));
+        for (k, at) in ends.chain([batch.refs.len()]).enumerate() {
+            for r in &batch.refs[from..at] {
+                self.asid = r.asid.0;
+                let c = self.categorizer.category(r.asid.0, r.addr.0).index();
+                self.refs[c] += 1;
+                self.pages[c].insert((r.asid.0, r.addr.0 >> crate::addr::BASE_SHIFT));
+            }
+            from = at;
+            if let Some((_, e)) = batch.events.get(k) {
+                if let Event::SwitchAddressSpace { asid } = e {
+                    self.asid = asid.0;
+                }
+                self.categorizer.on_event(self.asid, e);
+            }
+        }
+    }
+
+    pub fn finish(&self) -> CategoryCounts {
+        let c = &self.categorizer;
+        let note = match (c.allocations, c.segments) {
+            (0, 0) => Some("the trace has no memory map and no allocation events: every reference is \"other\"".to_string()),
+            (0, _) => Some("the trace has no allocation events: only the memory map's categories are available (the heap segment is small dynamic, no block is large dynamic)".to_string()),
+            _ => None,
+        };
+        CategoryCounts {
+            categories: Category::ALL
+                .iter()
+                .map(|&cat| {
+                    let i = cat.index();
+                    (
+                        cat.name().to_string(),
+                        self.refs[i],
+                        self.pages[i].len() as u64,
+                    )
+                })
+                .collect(),
+            note,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Alloc, Segment};
+
+    fn seg(start: u64, end: u64, kind: SegmentKind) -> Event {
+        Event::Segment(Segment {
+            start,
+            end,
+            perms: 3,
+            kind,
+            name: String::new(),
+        })
+    }
+
+    fn alloc(op: AllocOp, addr: u64, size: u64, flags: u64) -> Event {
+        Event::Alloc(Alloc {
+            op,
+            addr,
+            size,
+            old_addr: 0,
+            flags,
+            callsite: 0,
+        })
+    }
+
+    #[test]
+    fn each_address_takes_the_latest_category_painted_over_it() {
+        let mut c = Categorizer::default();
+        c.on_event(0, &seg(0x400000, 0x401000, SegmentKind::Text));
+        c.on_event(0, &seg(0x600000, 0x602000, SegmentKind::Data));
+        c.on_event(0, &seg(0x1000000, 0x1100000, SegmentKind::Heap));
+        c.on_event(0, &seg(0x7ff000000, 0x7ff100000, SegmentKind::Stack));
+        // A small block in the heap, a large one mapped, a file mapping.
+        c.on_event(0, &alloc(AllocOp::Malloc, 0x1000100, 64, 0));
+        c.on_event(0, &alloc(AllocOp::Malloc, 0x7f0000000010, 1 << 20, 0));
+        c.on_event(0, &alloc(AllocOp::Mmap, 0x7e0000000000, 1 << 20, 1));
+        // A library's code and data, mapped from its file.
+        c.on_event(0, &alloc(AllocOp::Mmap, 0x7c0000000000, 1 << 16, 5));
+        c.on_event(0, &alloc(AllocOp::Mmap, 0x7c0000010000, 1 << 12, 3));
+        assert_eq!(c.category(0, 0x7c0000000100), Category::Code);
+        assert_eq!(c.category(0, 0x7c0000010100), Category::Static);
+        assert_eq!(c.category(0, 0x400010), Category::Code);
+        assert_eq!(c.category(0, 0x601000), Category::Static);
+        assert_eq!(c.category(0, 0x1000140), Category::SmallDynamic);
+        assert_eq!(c.category(0, 0x1080000), Category::SmallDynamic);
+        assert_eq!(c.category(0, 0x7f0000080000), Category::LargeDynamic);
+        assert_eq!(c.category(0, 0x7e0000000100), Category::Other);
+        assert_eq!(c.category(0, 0x7ff0000f0), Category::Stack);
+        // Below the stack segment, within its growth: stack; far below: other.
+        assert_eq!(c.category(0, 0x7fe000000), Category::Stack);
+        assert_eq!(c.category(0, 0x100), Category::Other);
+        // Another address space names nothing of these.
+        assert_eq!(c.category(1, 0x400010), Category::Other);
+        // A large block painted over part of the heap splits it.
+        c.on_event(0, &alloc(AllocOp::PosixMemalign, 0x1040000, 256 << 10, 0));
+        assert_eq!(c.category(0, 0x1040000), Category::LargeDynamic);
+        assert_eq!(c.category(0, 0x103ffff), Category::SmallDynamic);
+        assert_eq!(c.category(0, 0x1080000), Category::SmallDynamic);
+        assert_eq!(c.category(0, 0x1000140), Category::SmallDynamic);
+        // An anonymous mmap (MAP_ANONYMOUS in the flags) of 1 MiB is large dynamic.
+        c.on_event(
+            0,
+            &alloc(AllocOp::Mmap, 0x7d0000000000, 1 << 20, 3 | MAP_ANONYMOUS),
+        );
+        assert_eq!(c.category(0, 0x7d0000000000), Category::LargeDynamic);
+        assert_eq!((c.allocations, c.segments), (7, 4));
+    }
+
+    #[test]
+    fn a_tally_takes_events_in_order_with_the_references() {
+        use crate::event::{AccessKind, Batch, MemRef};
+        let load = |a: u64| MemRef::new(a, 8, AccessKind::Load);
+        let mut b = Batch::default();
+        // Before the mapping the address is other; after it, large dynamic.
+        b.refs.push(load(0x7f0000000000));
+        b.push_event(alloc(AllocOp::Malloc, 0x7f0000000000, 1 << 20, 0));
+        b.refs.push(load(0x7f0000000000));
+        b.refs.push(load(0x7f0000001000));
+        let mut t = CategoryTally::default();
+        t.add(&b);
+        let counts = t.finish();
+        let of = |name: &str| {
+            counts
+                .categories
+                .iter()
+                .find(|c| c.0 == name)
+                .unwrap()
+                .clone()
+        };
+        assert_eq!(of("other"), ("other".into(), 1, 1));
+        assert_eq!(of("large-dynamic"), ("large-dynamic".into(), 2, 2));
+        assert_eq!(counts.note, None);
+        // Without allocation events, the note says what is missing.
+        let mut t = CategoryTally::default();
+        t.add(&Batch {
+            refs: vec![load(0x1000)],
+            ..Batch::default()
+        });
+        assert!(t.finish().note.unwrap().contains("no memory map"));
+    }
+}
