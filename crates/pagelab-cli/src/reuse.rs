@@ -19,6 +19,10 @@ pub struct ReuseArgs {
     /// Page sizes, comma-separated (4K, 2M, 1G, or any power of two from 1K).
     #[arg(long, default_value = "4K", value_delimiter = ',')]
     page_size: Vec<String>,
+    /// Approximate: analyse this share of the pages (0 < R <= 1), chosen by a hash of
+    /// their numbers, and scale the counts (SHARDS). Default: exact.
+    #[arg(long, value_name = "R")]
+    sample_rate: Option<f64>,
     /// Also write the results as JSON to this file ("-" for standard output, instead of the table).
     #[arg(long)]
     json: Option<PathBuf>,
@@ -49,9 +53,18 @@ pub fn run(args: &ReuseArgs) -> Result<()> {
     let format = crate::parse_format(&args.format)?;
     let mut reader = trace::open(&args.trace, format)?;
     let mut progress = crate::progress::Progress::new("reading", args.quiet);
-    let result = reuse::analyze_trace(reader.as_mut(), &args.trace, &sizes, |refs, position| {
-        progress.tick(refs, position)
-    })
+    if let Some(r) = args.sample_rate {
+        if !(r > 0.0 && r <= 1.0) {
+            anyhow::bail!("--sample-rate: {r} is not in (0, 1]");
+        }
+    }
+    let result = reuse::analyze_trace(
+        reader.as_mut(),
+        &args.trace,
+        &sizes,
+        args.sample_rate,
+        |refs, position| progress.tick(refs, position),
+    )
     .with_context(|| args.trace.display().to_string())?;
     let elapsed = progress.finish();
     if !args.quiet {
@@ -76,11 +89,16 @@ pub fn run(args: &ReuseArgs) -> Result<()> {
 
 fn table(r: &Reuse) -> String {
     let mut s = String::new();
+    let how = if r.exact {
+        "exact".to_string()
+    } else {
+        format!("APPROXIMATE: pages sampled at rate {}", r.sample_rate)
+    };
     for p in &r.page_sizes {
         let q = |d: Option<u64>| d.map_or("∞".to_string(), |d| d.to_string());
         let _ = writeln!(
             s,
-            "{} pages: {} translations, {} distinct pages ({} first references); distance median {}, p90 {}, p99 {} (exact)",
+            "{} pages: {} translations, {} distinct pages ({} first references); distance median {}, p90 {}, p99 {} ({how})",
             p.page_size,
             p.translations,
             p.distinct_pages,

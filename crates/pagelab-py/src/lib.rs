@@ -213,12 +213,13 @@ fn compare_translation(
 /// "2M", …) in one pass, with the misses of a fully associative LRU TLB of every size.
 /// Returns JSON text.
 #[pyfunction]
-#[pyo3(signature = (trace, page_sizes = vec!["4K".to_string()], format = None))]
+#[pyo3(signature = (trace, page_sizes = vec!["4K".to_string()], format = None, sample_rate = None))]
 fn reuse(
     py: Python<'_>,
     trace: &str,
     page_sizes: Vec<String>,
     format: Option<&str>,
+    sample_rate: Option<f64>,
 ) -> PyResult<String> {
     detached(py, || {
         let mut sizes = Vec::new();
@@ -239,6 +240,7 @@ fn reuse(
             reader.as_mut(),
             Path::new(trace),
             &sizes,
+            sample_rate,
             |_, _| {},
         )
         .map_err(input)?;

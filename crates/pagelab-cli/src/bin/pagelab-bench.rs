@@ -215,6 +215,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 reader.as_mut(),
                 &path,
                 &[pagelab_core::PageSize::K4],
+                None,
                 |_, _| {},
             )?;
             Ok((r.references, r))

@@ -27,7 +27,8 @@ class ReuseDistance(NamedTuple):
     ``summary``: a DataFrame, one row per page size: ``translations``,
     ``distinct_pages``, ``cold`` (first references), ``median``, ``p90``, ``p99``
     (None: among the first references).
-    ``exact``: True (the distances are exact, not sampled).
+    ``exact``: True unless pages were sampled (``sample_rate``): then the counts are
+    estimates.
     """
 
     curve: Any
@@ -36,13 +37,21 @@ class ReuseDistance(NamedTuple):
     exact: bool
 
 
-def reuse_distance(trace, page_sizes: Sequence[str] = ("4K",), format: Optional[str] = None) -> ReuseDistance:
+def reuse_distance(
+    trace,
+    page_sizes: Sequence[str] = ("4K",),
+    format: Optional[str] = None,
+    sample_rate: Optional[float] = None,
+) -> ReuseDistance:
     """Exact reuse distances of a trace's page stream, and its miss-ratio curves.
 
     Args:
         trace: path of the trace.
         page_sizes: the page sizes, e.g. ``("4K", "2M", "1G")``; all in one pass.
         format: the trace format; None detects it.
+        sample_rate: approximate from this share of the pages (0 < rate <= 1,
+            chosen by a hash of their numbers, counts scaled up: SHARDS); the result's
+            ``exact`` is then False. Default None: exact.
 
     Returns:
         A :class:`ReuseDistance` of DataFrames (needs pandas).
@@ -58,7 +67,9 @@ def reuse_distance(trace, page_sizes: Sequence[str] = ("4K",), format: Optional[
 
     if isinstance(page_sizes, str):
         page_sizes = [page_sizes]
-    result: Dict[str, Any] = json.loads(_pagelab.reuse(_trace_path(trace), [str(s) for s in page_sizes], format))
+    result: Dict[str, Any] = json.loads(
+        _pagelab.reuse(_trace_path(trace), [str(s) for s in page_sizes], format, sample_rate)
+    )
     sizes = result["page_sizes"]
     curve = pd.DataFrame(
         [(p["page_size"], n, m, r) for p in sizes for n, m, r in p["curve"]],

@@ -9,6 +9,11 @@
 //! page; a first reference is infinitely far (a cold miss). A fully associative LRU
 //! TLB of N entries misses exactly the references at distance N or more and the cold
 //! ones, which is what [`Histogram::misses`] counts.
+//!
+//! An approximate mode samples pages, not references (SHARDS, Waldspurger et al.,
+//! FAST 2015): a page is analysed if a hash of it falls under the rate, every
+//! reference to it then; distances among the sampled pages are scaled up by 1/rate, and
+//! so are the counts. It is never the default, and every output says "approximate".
 
 pub mod stack;
 
@@ -128,7 +133,10 @@ pub struct PageSizeReuse {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Reuse {
     pub references: u64,
+    /// False when pages were sampled (`sample_rate`).
     pub exact: bool,
+    /// The share of pages sampled (1 when exact).
+    pub sample_rate: f64,
     pub page_sizes: Vec<PageSizeReuse>,
 }
 
@@ -141,18 +149,44 @@ pub struct ReusePass {
     asids: Vec<u16>,
     keys: Vec<u64>,
     references: u64,
+    /// Translations of each page size, sampled or not.
+    translations: Vec<u64>,
+    /// Pages whose hash is below this (out of 2^24) are analysed; 2^24: all.
+    threshold: u64,
+    rate: f64,
+}
+
+/// Hash bits a page's sampling decision reads.
+const SAMPLE_BITS: u32 = 24;
+
+#[inline]
+fn sampled(key: u64, threshold: u64) -> bool {
+    (key.wrapping_mul(0xD6E8_FEB8_6659_FD93) >> (64 - SAMPLE_BITS)) < threshold
 }
 
 impl ReusePass {
     pub fn new(sizes: &[PageSize]) -> ReusePass {
-        ReusePass {
+        Self::sampled(sizes, 1.0).expect("a rate of 1")
+    }
+
+    /// Analyse a share `rate` (in (0, 1]) of the pages, chosen by a hash of their
+    /// numbers; the results are approximate unless `rate` is 1.
+    pub fn sampled(sizes: &[PageSize], rate: f64) -> Result<ReusePass, String> {
+        if !(rate > 0.0 && rate <= 1.0) {
+            return Err(format!("sample rate {rate} is not in (0, 1]"));
+        }
+        let threshold = (rate * (1u64 << SAMPLE_BITS) as f64).ceil() as u64;
+        Ok(ReusePass {
+            translations: vec![0; sizes.len()],
+            threshold: threshold.max(1),
+            rate,
             sizes: sizes.to_vec(),
             engines: sizes.iter().map(|_| StackDistance::new()).collect(),
             histograms: vec![Histogram::default(); sizes.len()],
             asids: Vec::new(),
             keys: Vec::new(),
             references: 0,
-        }
+        })
     }
 
     /// The histograms so far, one per page size.
@@ -183,13 +217,27 @@ impl ReusePass {
                 let first = r.addr.0 >> shift;
                 let last = r.addr.0.saturating_add(r.size.max(1) as u64 - 1) >> shift;
                 // Page numbers fit 64 - 12 bits; the address space takes the top 12.
-                self.keys.push(tag << 52 | first);
-                if last != first {
-                    self.keys.push(tag << 52 | last);
+                self.translations[k] += 1 + (last != first) as u64;
+                let all = self.threshold >= 1 << SAMPLE_BITS;
+                for key in [tag << 52 | first, tag << 52 | last] {
+                    if all || sampled(key, self.threshold) {
+                        self.keys.push(key);
+                    }
+                    if last == first {
+                        break;
+                    }
                 }
             }
             let h = &mut self.histograms[k];
-            self.engines[k].access_all(&self.keys, |d| h.record(d));
+            if self.rate == 1.0 {
+                self.engines[k].access_all(&self.keys, |d| h.record(d));
+            } else {
+                // Distances among the sampled pages stand for 1/rate as many pages.
+                let scale = 1.0 / self.rate;
+                self.engines[k].access_all(&self.keys, |d| {
+                    h.record(d.map(|d| (d as f64 * scale) as u64))
+                });
+            }
         }
         Ok(())
     }
@@ -200,17 +248,34 @@ impl ReusePass {
             .iter()
             .zip(&self.histograms)
             .zip(&self.engines)
-            .map(|((size, h), e)| summarize(*size, h, e.distinct()))
+            .zip(&self.translations)
+            .map(|(((size, h), e), &t)| summarize(*size, h, e.distinct(), t, self.rate))
             .collect();
         Reuse {
             references: self.references,
-            exact: true,
+            exact: self.rate == 1.0,
+            sample_rate: self.rate,
             page_sizes,
         }
     }
 }
 
-fn summarize(size: PageSize, h: &Histogram, distinct: u64) -> PageSizeReuse {
+/// The summary of one page size; counts of a sampled pass scaled by 1/`rate`.
+fn summarize(
+    size: PageSize,
+    h: &Histogram,
+    distinct: u64,
+    translations: u64,
+    rate: f64,
+) -> PageSizeReuse {
+    let scale = |n: u64| {
+        if rate == 1.0 {
+            n
+        } else {
+            (n as f64 / rate).round() as u64
+        }
+    };
+    let distinct = scale(distinct);
     let mut sizes: Vec<u64> = USUAL_SIZES.to_vec();
     let mut p = 1;
     while p <= distinct.max(1) {
@@ -219,13 +284,16 @@ fn summarize(size: PageSize, h: &Histogram, distinct: u64) -> PageSizeReuse {
     }
     sizes.sort_unstable();
     sizes.dedup();
-    let translations = h.references();
-    let misses = h.misses(&sizes);
+    let misses: Vec<u64> = h
+        .misses(&sizes)
+        .into_iter()
+        .map(|m| scale(m).min(translations))
+        .collect();
     PageSizeReuse {
         page_size: size.to_string(),
         translations,
         distinct_pages: distinct,
-        cold: h.cold,
+        cold: scale(h.cold),
         median: h.quantile(0.5),
         p90: h.quantile(0.9),
         p99: h.quantile(0.99),
@@ -234,19 +302,26 @@ fn summarize(size: PageSize, h: &Histogram, distinct: u64) -> PageSizeReuse {
             .zip(misses)
             .map(|(&n, m)| (n, m, m as f64 / translations.max(1) as f64))
             .collect(),
-        histogram: h.log2_buckets(),
+        histogram: h
+            .log2_buckets()
+            .into_iter()
+            .map(|(d, n)| (d, scale(n)))
+            .collect(),
     }
 }
 
 /// Read a whole trace and find the reuse distances of its page stream at each page
-/// size. `after_batch` is told each batch's references and the reader's position.
+/// size: exact, or approximate from a share `sample_rate` of the pages.
+/// `after_batch` is told each batch's references and the reader's position.
 pub fn analyze_trace(
     reader: &mut dyn TraceReader,
     path: &Path,
     sizes: &[PageSize],
+    sample_rate: Option<f64>,
     mut after_batch: impl FnMut(u64, u64),
 ) -> Result<Reuse, TraceError> {
-    let mut pass = ReusePass::new(sizes);
+    let mut pass = ReusePass::sampled(sizes, sample_rate.unwrap_or(1.0))
+        .map_err(|e| TraceError::new(path, Location::File, e))?;
     let mut batch = Batch::default();
     while reader.next_batch(&mut batch)? {
         pass.add_batch(&batch)
