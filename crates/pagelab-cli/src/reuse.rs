@@ -2,7 +2,7 @@
 //! more page sizes, and the misses of a fully associative LRU TLB of every size
 //! (`pagelab_core::analysis::reuse`), as a table, JSON or CSV.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use pagelab_core::analysis::reuse::{self, Reuse, USUAL_SIZES};
 use pagelab_core::{trace, PageSize};
 use std::fmt::Write as _;
@@ -19,14 +19,15 @@ pub struct ReuseArgs {
     /// Page sizes, comma-separated (4K, 2M, 1G, or any power of two from 1K).
     #[arg(long, default_value = "4K", value_delimiter = ',')]
     page_size: Vec<String>,
-    /// Approximate: analyse this share of the pages (0 < R <= 1), chosen by a hash of
+    /// Approximate: analyse this share of the pages (2^-24 <= R <= 1), chosen by a hash of
     /// their numbers, and scale the counts (SHARDS). Default: exact.
     #[arg(long, value_name = "R")]
     sample_rate: Option<f64>,
     /// Also write the results as JSON to this file ("-" for standard output, instead of the table).
     #[arg(long)]
     json: Option<PathBuf>,
-    /// Also write the miss curves as CSV (page_size, entries, misses, miss_ratio) to
+    /// Also write the miss curves as CSV (page_size, entries, misses, miss_ratio,
+    /// exact, sample_rate) to
     /// this file ("-" for standard output, instead of the table).
     #[arg(long)]
     csv: Option<PathBuf>,
@@ -54,8 +55,9 @@ pub fn run(args: &ReuseArgs) -> Result<()> {
     let mut reader = trace::open(&args.trace, format)?;
     let mut progress = crate::progress::Progress::new("reading", args.quiet);
     if let Some(r) = args.sample_rate {
-        if !(r > 0.0 && r <= 1.0) {
-            anyhow::bail!("--sample-rate: {r} is not in (0, 1]");
+        // The check of the analysis itself, named as the option.
+        if let Err(e) = reuse::ReusePass::sampled(&sizes, r) {
+            anyhow::bail!("--sample-rate: {e}");
         }
     }
     let result = reuse::analyze_trace(
@@ -64,8 +66,7 @@ pub fn run(args: &ReuseArgs) -> Result<()> {
         &sizes,
         args.sample_rate,
         |refs, position| progress.tick(refs, position),
-    )
-    .with_context(|| args.trace.display().to_string())?;
+    )?;
     let elapsed = progress.finish();
     if !args.quiet {
         eprintln!(
@@ -118,10 +119,15 @@ fn table(r: &Reuse) -> String {
 }
 
 fn csv(r: &Reuse) -> String {
-    let mut s = String::from("page_size,entries,misses,miss_ratio\n");
+    // Every row says whether it is exact or estimated from sampled pages.
+    let mut s = String::from("page_size,entries,misses,miss_ratio,exact,sample_rate\n");
     for p in &r.page_sizes {
         for (n, m, ratio) in &p.curve {
-            let _ = writeln!(s, "{},{n},{m},{ratio}", p.page_size);
+            let _ = writeln!(
+                s,
+                "{},{n},{m},{ratio},{},{}",
+                p.page_size, r.exact, r.sample_rate
+            );
         }
     }
     s

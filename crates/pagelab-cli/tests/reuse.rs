@@ -90,7 +90,7 @@ fn the_table_and_csv_are_written() {
     let csv = String::from_utf8_lossy(&o.stdout);
     assert_eq!(
         csv.lines().next(),
-        Some("page_size,entries,misses,miss_ratio")
+        Some("page_size,entries,misses,miss_ratio,exact,sample_rate")
     );
     assert!(csv.lines().any(|l| l.starts_with("4K,64,")), "{csv}");
     let o = pagelab(&["analyze", "reuse", "--trace", &t, "--quiet"]);

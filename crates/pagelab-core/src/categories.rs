@@ -29,8 +29,10 @@ pub const LARGE_BYTES: u64 = 128 << 10;
 /// How far below its segment the stack is taken to grow.
 const STACK_GROWTH: u64 = 64 << 20;
 
-/// `MAP_ANONYMOUS` in an mmap event's flags (the mmap flags sit in bits 8 to 39).
+/// `MAP_ANONYMOUS` and `MAP_STACK` in an mmap event's flags (the mmap flags sit in
+/// bits 8 to 39).
 const MAP_ANONYMOUS: u64 = 0x20 << 8;
+const MAP_STACK: u64 = 0x20000 << 8;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -95,7 +97,9 @@ impl Categorizer {
                     SegmentKind::Data | SegmentKind::Bss => Category::Static,
                     SegmentKind::Heap => Category::SmallDynamic,
                     SegmentKind::Stack => {
-                        self.stacks.push((asid, s.start));
+                        if !self.stacks.contains(&(asid, s.start)) {
+                            self.stacks.push((asid, s.start));
+                        }
                         Category::Stack
                     }
                     SegmentKind::Mmap | SegmentKind::Other => Category::Other,
@@ -122,7 +126,10 @@ impl Categorizer {
                         self.paint(asid, a.addr, end(a.addr, a.size), by_size(a.size))
                     }
                     AllocOp::Mmap => {
-                        let category = if a.flags & MAP_ANONYMOUS != 0 {
+                        let category = if a.flags & MAP_STACK != 0 {
+                            // A thread's stack (glibc maps them so).
+                            Category::Stack
+                        } else if a.flags & MAP_ANONYMOUS != 0 {
                             by_size(a.size)
                         } else if a.flags & 4 != 0 {
                             Category::Code
@@ -183,6 +190,12 @@ impl Categorizer {
         if start >= end {
             return;
         }
+        // Already so (a small block inside the heap): nothing to split.
+        if let Some((&(a, _), &(e, c))) = self.ranges.range(..=(asid, start)).next_back() {
+            if a == asid && end <= e && c == category {
+                return;
+            }
+        }
         self.last = None;
         // Ranges overlapping [start, end): the one starting before it, and those inside.
         let mut cut: Vec<(u64, u64, Category)> = Vec::new();
@@ -229,6 +242,8 @@ pub struct CategoryTally {
     refs: [u64; 6],
     pages: [rustc_hash::FxHashSet<(u16, u64)>; 6],
     asid: u16,
+    /// The page and category of the last reference (a repeat adds no page).
+    last: Option<(u16, u64, usize)>,
 }
 
 impl CategoryTally {
@@ -241,9 +256,17 @@ impl CategoryTally {
         for (k, at) in ends.chain([batch.refs.len()]).enumerate() {
             for r in &batch.refs[from..at] {
                 self.asid = r.asid.0;
-                let c = self.categorizer.category(r.asid.0, r.addr.0).index();
+                let page = (r.asid.0, r.addr.0 >> crate::addr::BASE_SHIFT);
+                let c = match self.last {
+                    Some((a, p, c)) if (a, p) == page => c,
+                    _ => {
+                        let c = self.categorizer.category(page.0, r.addr.0).index();
+                        self.pages[c].insert(page);
+                        self.last = Some((page.0, page.1, c));
+                        c
+                    }
+                };
                 self.refs[c] += 1;
-                self.pages[c].insert((r.asid.0, r.addr.0 >> crate::addr::BASE_SHIFT));
             }
             from = at;
             if let Some((_, e)) = batch.events.get(k) {
@@ -251,6 +274,8 @@ impl CategoryTally {
                     self.asid = asid.0;
                 }
                 self.categorizer.on_event(self.asid, e);
+                // An event may rename the last page.
+                self.last = None;
             }
         }
     }

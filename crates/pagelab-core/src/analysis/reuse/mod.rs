@@ -27,8 +27,15 @@ use std::path::Path;
 /// The TLB sizes the summary gives misses for.
 pub const USUAL_SIZES: [u64; 10] = [16, 32, 64, 128, 256, 512, 1024, 1536, 2048, 4096];
 
-/// Address spaces a trace may use (their index tags the page numbers).
-const MAX_ADDRESS_SPACES: usize = 4096;
+/// Address spaces a trace may use (their index tags the page numbers, above
+/// [`PAGE_BITS`]; 4095 of them, so that no key is the table's empty mark).
+const MAX_ADDRESS_SPACES: usize = 4095;
+
+/// Bits of a page number in a key.
+const PAGE_BITS: u32 = 52;
+
+/// Distinct pages an exact pass keeps (its times and slots are 32-bit).
+const MAX_DISTINCT: u64 = 1 << 30;
 
 /// How many references were at each distance, exactly, and how many were first ones.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -172,14 +179,18 @@ impl ReusePass {
     /// Analyse a share `rate` (in (0, 1]) of the pages, chosen by a hash of their
     /// numbers; the results are approximate unless `rate` is 1.
     pub fn sampled(sizes: &[PageSize], rate: f64) -> Result<ReusePass, String> {
-        if !(rate > 0.0 && rate <= 1.0) {
-            return Err(format!("sample rate {rate} is not in (0, 1]"));
+        let least = 1.0 / (1u64 << SAMPLE_BITS) as f64;
+        if !(rate >= least && rate <= 1.0) {
+            return Err(format!(
+                "sample rate {rate:e} is not in [2^-{SAMPLE_BITS}, 1]"
+            ));
         }
-        let threshold = (rate * (1u64 << SAMPLE_BITS) as f64).ceil() as u64;
+        let threshold = (rate * (1u64 << SAMPLE_BITS) as f64).round() as u64;
         Ok(ReusePass {
             translations: vec![0; sizes.len()],
-            threshold: threshold.max(1),
-            rate,
+            threshold,
+            // The share the hash really takes.
+            rate: threshold as f64 / (1u64 << SAMPLE_BITS) as f64,
             sizes: sizes.to_vec(),
             engines: sizes.iter().map(|_| StackDistance::new()).collect(),
             histograms: vec![Histogram::default(); sizes.len()],
@@ -198,38 +209,45 @@ impl ReusePass {
     /// spaces.
     pub fn add_batch(&mut self, batch: &Batch) -> Result<(), String> {
         self.references += batch.refs.len() as u64;
-        for (k, size) in self.sizes.iter().enumerate() {
+        let all = self.threshold >= 1 << SAMPLE_BITS;
+        for k in 0..self.sizes.len() {
+            let size = self.sizes[k];
             let shift = size.shift();
             self.keys.clear();
+            // The address space of the last reference, and its tag.
+            let mut last_space = None;
             for r in &batch.refs {
-                let tag = match self.asids.iter().position(|&a| a == r.asid.0) {
-                    Some(i) => i as u64,
-                    None if self.asids.len() < MAX_ADDRESS_SPACES => {
-                        self.asids.push(r.asid.0);
-                        (self.asids.len() - 1) as u64
-                    }
-                    None => {
-                        return Err(format!(
-                            "more than {MAX_ADDRESS_SPACES} address spaces: reuse distances take at most that many"
-                        ))
+                let tag = match last_space {
+                    Some((asid, tag)) if asid == r.asid.0 => tag,
+                    _ => {
+                        let tag = self.tag(r.asid.0)?;
+                        last_space = Some((r.asid.0, tag));
+                        tag
                     }
                 };
                 let first = r.addr.0 >> shift;
                 let last = r.addr.0.saturating_add(r.size.max(1) as u64 - 1) >> shift;
-                // Page numbers fit 64 - 12 bits; the address space takes the top 12.
-                self.translations[k] += 1 + (last != first) as u64;
-                let all = self.threshold >= 1 << SAMPLE_BITS;
-                for key in [tag << 52 | first, tag << 52 | last] {
+                if last >> PAGE_BITS != 0 {
+                    return Err(format!(
+                        "address {:#x}: its page number at {size} pages takes more than {PAGE_BITS} bits, the most reuse distances keep (use larger pages)",
+                        r.addr.0
+                    ));
+                }
+                self.translations[k] += last - first + 1;
+                for page in first..=last {
+                    let key = tag << PAGE_BITS | page;
                     if all || sampled(key, self.threshold) {
                         self.keys.push(key);
                     }
-                    if last == first {
-                        break;
-                    }
                 }
             }
+            if self.engines[k].distinct() > MAX_DISTINCT {
+                return Err(format!(
+                    "more than {MAX_DISTINCT} distinct pages at {size}: too many to keep exactly (use --sample-rate)"
+                ));
+            }
             let h = &mut self.histograms[k];
-            if self.rate == 1.0 {
+            if all {
                 self.engines[k].access_all(&self.keys, |d| h.record(d));
             } else {
                 // Distances among the sampled pages stand for 1/rate as many pages.
@@ -240,6 +258,20 @@ impl ReusePass {
             }
         }
         Ok(())
+    }
+
+    /// The tag of address space `asid` (its index in order of appearance).
+    fn tag(&mut self, asid: u16) -> Result<u64, String> {
+        if let Some(i) = self.asids.iter().position(|&a| a == asid) {
+            return Ok(i as u64);
+        }
+        if self.asids.len() >= MAX_ADDRESS_SPACES {
+            return Err(format!(
+                "more than {MAX_ADDRESS_SPACES} address spaces: reuse distances take at most that many"
+            ));
+        }
+        self.asids.push(asid);
+        Ok((self.asids.len() - 1) as u64)
     }
 
     pub fn finish(&self) -> Reuse {
@@ -268,6 +300,9 @@ fn summarize(
     translations: u64,
     rate: f64,
 ) -> PageSizeReuse {
+    // Each page is sampled with probability `rate`: a sampled pass's counts stand for
+    // 1/rate as many (an unbiased estimate; normalizing by the sampled references
+    // instead lets a few hot pages in or out of the sample swing the whole curve).
     let scale = |n: u64| {
         if rate == 1.0 {
             n
@@ -277,10 +312,13 @@ fn summarize(
     };
     let distinct = scale(distinct);
     let mut sizes: Vec<u64> = USUAL_SIZES.to_vec();
-    let mut p = 1;
+    let mut p = 1u64;
     while p <= distinct.max(1) {
         sizes.push(p);
-        p *= 2;
+        match p.checked_mul(2) {
+            Some(next) => p = next,
+            None => break,
+        }
     }
     sizes.sort_unstable();
     sizes.dedup();
