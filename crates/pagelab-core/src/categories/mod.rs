@@ -14,14 +14,29 @@
 //! - `static` also takes writable file mappings (shared libraries' data);
 //! - `other`: other file mappings, and every address no event names.
 //!
+//! - categories a user defines ([`rules`]): blocks by call site or size range.
+//!
 //! Categories are painted over address ranges as the events come, the latest event
 //! winning where ranges overlap; a `free` leaves its block's category as it was (its
 //! addresses are named again when reused). A reference takes the category of its first
 //! byte's address at the time it is made.
 
+mod rules;
+mod tally;
+
+pub use rules::{check as check_rules, load as load_rules, UserCategory};
+pub use tally::{Attribution, CategoryCounts, CategoryTally};
+
 use crate::event::{AllocOp, Event, SegmentKind};
 use serde::Serialize;
 use std::collections::BTreeMap;
+
+/// A category's number: the built-in ones in [`Category::ALL`]'s order, then the
+/// user's in theirs.
+pub type CategoryId = u8;
+
+/// User-defined categories a run may have (ids fit a 16-bit mask with the built-in).
+pub const MAX_USER: usize = 10;
 
 /// The size from which an allocation is large (glibc's default mmap threshold).
 pub const LARGE_BYTES: u64 = 128 << 10;
@@ -69,17 +84,32 @@ impl Category {
     pub fn index(self) -> usize {
         self as usize
     }
+
+    pub const fn id(self) -> CategoryId {
+        self as CategoryId
+    }
+}
+
+/// The names of the categories, built-in then `rules`', indexed by [`CategoryId`].
+pub fn names(rules: &[UserCategory]) -> Vec<String> {
+    Category::ALL
+        .iter()
+        .map(|c| c.name().to_string())
+        .chain(rules.iter().map(|r| r.name.clone()))
+        .collect()
 }
 
 /// The categories of a process's addresses, as the events have painted them.
 #[derive(Default)]
 pub struct Categorizer {
     /// (address space, start) → (end, category): disjoint ranges.
-    ranges: BTreeMap<(u16, u64), (u64, Category)>,
+    ranges: BTreeMap<(u16, u64), (u64, CategoryId)>,
     /// Stack segments: (address space, start).
     stacks: Vec<(u16, u64)>,
     /// The range found last: (address space, start, end, category).
-    last: Option<(u16, u64, u64, Category)>,
+    last: Option<(u16, u64, u64, CategoryId)>,
+    /// User-defined categories, tried before the built-in split by size.
+    rules: Vec<UserCategory>,
     /// Allocation events seen (a trace without them has only the memory map's
     /// categories).
     pub allocations: u64,
@@ -87,6 +117,32 @@ pub struct Categorizer {
 }
 
 impl Categorizer {
+    /// A categorizer with user-defined categories (checked by [`check_rules`]).
+    pub fn with_rules(rules: Vec<UserCategory>) -> Categorizer {
+        Categorizer {
+            rules,
+            ..Categorizer::default()
+        }
+    }
+
+    /// How many categories there are, built-in and user-defined.
+    pub fn count(&self) -> usize {
+        Category::ALL.len() + self.rules.len()
+    }
+
+    /// The category of a block (of `malloc` and the like, or an anonymous mapping):
+    /// the first user rule that matches, else by size.
+    fn of_block(&self, size: u64, callsite: u64) -> CategoryId {
+        if let Some(i) = self.rules.iter().position(|r| r.matches(callsite, size)) {
+            return (Category::ALL.len() + i) as CategoryId;
+        }
+        if size >= LARGE_BYTES {
+            Category::LargeDynamic.id()
+        } else {
+            Category::SmallDynamic.id()
+        }
+    }
+
     /// Take in an event of address space `asid`.
     pub fn on_event(&mut self, asid: u16, event: &Event) {
         match event {
@@ -104,17 +160,10 @@ impl Categorizer {
                     }
                     SegmentKind::Mmap | SegmentKind::Other => Category::Other,
                 };
-                self.paint(asid, s.start, s.end, category);
+                self.paint(asid, s.start, s.end, category.id());
             }
             Event::Alloc(a) => {
                 self.allocations += 1;
-                let by_size = |size: u64| {
-                    if size >= LARGE_BYTES {
-                        Category::LargeDynamic
-                    } else {
-                        Category::SmallDynamic
-                    }
-                };
                 let end = |addr: u64, size: u64| addr.saturating_add(size.max(1));
                 match a.op {
                     AllocOp::Malloc
@@ -123,28 +172,36 @@ impl Categorizer {
                     | AllocOp::PosixMemalign
                         if a.addr != 0 =>
                     {
-                        self.paint(asid, a.addr, end(a.addr, a.size), by_size(a.size))
+                        self.paint(
+                            asid,
+                            a.addr,
+                            end(a.addr, a.size),
+                            self.of_block(a.size, a.callsite),
+                        )
                     }
                     AllocOp::Mmap => {
                         let category = if a.flags & MAP_STACK != 0 {
                             // A thread's stack (glibc maps them so).
-                            Category::Stack
+                            Category::Stack.id()
                         } else if a.flags & MAP_ANONYMOUS != 0 {
-                            by_size(a.size)
+                            self.of_block(a.size, a.callsite)
                         } else if a.flags & 4 != 0 {
-                            Category::Code
+                            Category::Code.id()
                         } else if a.flags & 2 != 0 {
-                            Category::Static
+                            Category::Static.id()
                         } else {
-                            Category::Other
+                            Category::Other.id()
                         };
                         self.paint(asid, a.addr, end(a.addr, a.size), category);
                     }
-                    AllocOp::Mremap => {
-                        self.paint(asid, a.addr, end(a.addr, a.size), Category::LargeDynamic)
-                    }
+                    AllocOp::Mremap => self.paint(
+                        asid,
+                        a.addr,
+                        end(a.addr, a.size),
+                        Category::LargeDynamic.id(),
+                    ),
                     AllocOp::Brk if a.addr > a.old_addr => {
-                        self.paint(asid, a.old_addr, a.addr, Category::SmallDynamic)
+                        self.paint(asid, a.old_addr, a.addr, Category::SmallDynamic.id())
                     }
                     _ => {}
                 }
@@ -155,7 +212,7 @@ impl Categorizer {
 
     /// The category of address `addr` of address space `asid`.
     #[inline]
-    pub fn category(&mut self, asid: u16, addr: u64) -> Category {
+    pub fn category(&mut self, asid: u16, addr: u64) -> CategoryId {
         if let Some((a, start, end, c)) = self.last {
             if a == asid && start <= addr && addr < end {
                 return c;
@@ -177,16 +234,16 @@ impl Categorizer {
                     .iter()
                     .any(|&(a, start)| a == asid && addr < start && start - addr <= STACK_GROWTH);
                 if below_stack {
-                    Category::Stack
+                    Category::Stack.id()
                 } else {
-                    Category::Other
+                    Category::Other.id()
                 }
             }
         }
     }
 
     /// Name `[start, end)` of `asid` as `category`, over whatever it was.
-    fn paint(&mut self, asid: u16, start: u64, end: u64, category: Category) {
+    fn paint(&mut self, asid: u16, start: u64, end: u64, category: CategoryId) {
         if start >= end {
             return;
         }
@@ -198,7 +255,7 @@ impl Categorizer {
         }
         self.last = None;
         // Ranges overlapping [start, end): the one starting before it, and those inside.
-        let mut cut: Vec<(u64, u64, Category)> = Vec::new();
+        let mut cut: Vec<(u64, u64, CategoryId)> = Vec::new();
         if let Some((&(a, s), &(e, c))) = self.ranges.range(..(asid, start)).next_back() {
             if a == asid && e > start {
                 cut.push((s, e, c));
@@ -219,88 +276,6 @@ impl Categorizer {
             }
         }
         self.ranges.insert((asid, start), (end, category));
-    }
-}
-
-/// References and pages of each category in a trace.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct CategoryCounts {
-    /// (category, references, distinct 4K pages): a page used under two categories
-    /// counts in both.
-    pub categories: Vec<(String, u64, u64)>,
-    /// Why the attribution is partial, if it is: a trace without allocation events
-    /// has only the memory map's categories (no small or large dynamic blocks).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-/// Counts the references and pages of each category, batch by batch, the events
-/// taken in order with the references.
-#[derive(Default)]
-pub struct CategoryTally {
-    categorizer: Categorizer,
-    refs: [u64; 6],
-    pages: [rustc_hash::FxHashSet<(u16, u64)>; 6],
-    asid: u16,
-    /// The page and category of the last reference (a repeat adds no page).
-    last: Option<(u16, u64, usize)>,
-}
-
-impl CategoryTally {
-    pub fn add(&mut self, batch: &crate::event::Batch) {
-        let mut from = 0;
-        let ends = batch
-            .events
-            .iter()
-            .map(|(at, _)| (*at).min(batch.refs.len()));
-        for (k, at) in ends.chain([batch.refs.len()]).enumerate() {
-            for r in &batch.refs[from..at] {
-                self.asid = r.asid.0;
-                let page = (r.asid.0, r.addr.0 >> crate::addr::BASE_SHIFT);
-                let c = match self.last {
-                    Some((a, p, c)) if (a, p) == page => c,
-                    _ => {
-                        let c = self.categorizer.category(page.0, r.addr.0).index();
-                        self.pages[c].insert(page);
-                        self.last = Some((page.0, page.1, c));
-                        c
-                    }
-                };
-                self.refs[c] += 1;
-            }
-            from = at;
-            if let Some((_, e)) = batch.events.get(k) {
-                if let Event::SwitchAddressSpace { asid } = e {
-                    self.asid = asid.0;
-                }
-                self.categorizer.on_event(self.asid, e);
-                // An event may rename the last page.
-                self.last = None;
-            }
-        }
-    }
-
-    pub fn finish(&self) -> CategoryCounts {
-        let c = &self.categorizer;
-        let note = match (c.allocations, c.segments) {
-            (0, 0) => Some("the trace has no memory map and no allocation events: every reference is \"other\"".to_string()),
-            (0, _) => Some("the trace has no allocation events: only the memory map's categories are available (the heap segment is small dynamic, no block is large dynamic)".to_string()),
-            _ => None,
-        };
-        CategoryCounts {
-            categories: Category::ALL
-                .iter()
-                .map(|&cat| {
-                    let i = cat.index();
-                    (
-                        cat.name().to_string(),
-                        self.refs[i],
-                        self.pages[i].len() as u64,
-                    )
-                })
-                .collect(),
-            note,
-        }
     }
 }
 
@@ -344,33 +319,67 @@ mod tests {
         // A library's code and data, mapped from its file.
         c.on_event(0, &alloc(AllocOp::Mmap, 0x7c0000000000, 1 << 16, 5));
         c.on_event(0, &alloc(AllocOp::Mmap, 0x7c0000010000, 1 << 12, 3));
-        assert_eq!(c.category(0, 0x7c0000000100), Category::Code);
-        assert_eq!(c.category(0, 0x7c0000010100), Category::Static);
-        assert_eq!(c.category(0, 0x400010), Category::Code);
-        assert_eq!(c.category(0, 0x601000), Category::Static);
-        assert_eq!(c.category(0, 0x1000140), Category::SmallDynamic);
-        assert_eq!(c.category(0, 0x1080000), Category::SmallDynamic);
-        assert_eq!(c.category(0, 0x7f0000080000), Category::LargeDynamic);
-        assert_eq!(c.category(0, 0x7e0000000100), Category::Other);
-        assert_eq!(c.category(0, 0x7ff0000f0), Category::Stack);
+        assert_eq!(c.category(0, 0x7c0000000100), Category::Code.id());
+        assert_eq!(c.category(0, 0x7c0000010100), Category::Static.id());
+        assert_eq!(c.category(0, 0x400010), Category::Code.id());
+        assert_eq!(c.category(0, 0x601000), Category::Static.id());
+        assert_eq!(c.category(0, 0x1000140), Category::SmallDynamic.id());
+        assert_eq!(c.category(0, 0x1080000), Category::SmallDynamic.id());
+        assert_eq!(c.category(0, 0x7f0000080000), Category::LargeDynamic.id());
+        assert_eq!(c.category(0, 0x7e0000000100), Category::Other.id());
+        assert_eq!(c.category(0, 0x7ff0000f0), Category::Stack.id());
         // Below the stack segment, within its growth: stack; far below: other.
-        assert_eq!(c.category(0, 0x7fe000000), Category::Stack);
-        assert_eq!(c.category(0, 0x100), Category::Other);
+        assert_eq!(c.category(0, 0x7fe000000), Category::Stack.id());
+        assert_eq!(c.category(0, 0x100), Category::Other.id());
         // Another address space names nothing of these.
-        assert_eq!(c.category(1, 0x400010), Category::Other);
+        assert_eq!(c.category(1, 0x400010), Category::Other.id());
         // A large block painted over part of the heap splits it.
         c.on_event(0, &alloc(AllocOp::PosixMemalign, 0x1040000, 256 << 10, 0));
-        assert_eq!(c.category(0, 0x1040000), Category::LargeDynamic);
-        assert_eq!(c.category(0, 0x103ffff), Category::SmallDynamic);
-        assert_eq!(c.category(0, 0x1080000), Category::SmallDynamic);
-        assert_eq!(c.category(0, 0x1000140), Category::SmallDynamic);
+        assert_eq!(c.category(0, 0x1040000), Category::LargeDynamic.id());
+        assert_eq!(c.category(0, 0x103ffff), Category::SmallDynamic.id());
+        assert_eq!(c.category(0, 0x1080000), Category::SmallDynamic.id());
+        assert_eq!(c.category(0, 0x1000140), Category::SmallDynamic.id());
         // An anonymous mmap (MAP_ANONYMOUS in the flags) of 1 MiB is large dynamic.
         c.on_event(
             0,
             &alloc(AllocOp::Mmap, 0x7d0000000000, 1 << 20, 3 | MAP_ANONYMOUS),
         );
-        assert_eq!(c.category(0, 0x7d0000000000), Category::LargeDynamic);
+        assert_eq!(c.category(0, 0x7d0000000000), Category::LargeDynamic.id());
         assert_eq!((c.allocations, c.segments), (7, 4));
+    }
+
+    #[test]
+    fn user_rules_name_blocks_before_the_split_by_size() {
+        let rules = vec![
+            UserCategory {
+                name: "table".into(),
+                callsites: vec![42],
+                ..UserCategory::default()
+            },
+            UserCategory {
+                name: "huge".into(),
+                min_size: Some(crate::addr::ByteSize(1 << 30)),
+                ..UserCategory::default()
+            },
+        ];
+        let mut c = Categorizer::with_rules(rules.clone());
+        assert_eq!(names(&rules)[6..], ["table", "huge"]);
+        let mut block = |addr: u64, size: u64, callsite: u64| {
+            let mut e = alloc(AllocOp::Malloc, addr, size, 0);
+            if let Event::Alloc(a) = &mut e {
+                a.callsite = callsite;
+            }
+            c.on_event(0, &e);
+            c.category(0, addr)
+        };
+        assert_eq!(block(0x10000, 64, 42), 6);
+        assert_eq!(block(0x7f0000000000, 1 << 30, 42), 6);
+        assert_eq!(block(0x7e0000000000, 1 << 30, 1), 7);
+        assert_eq!(
+            block(0x7d0000000000, 1 << 20, 1),
+            Category::LargeDynamic.id()
+        );
+        assert_eq!(block(0x20000, 64, 1), Category::SmallDynamic.id());
     }
 
     #[test]
@@ -383,7 +392,7 @@ mod tests {
         b.push_event(alloc(AllocOp::Malloc, 0x7f0000000000, 1 << 20, 0));
         b.refs.push(load(0x7f0000000000));
         b.refs.push(load(0x7f0000001000));
-        let mut t = CategoryTally::default();
+        let mut t = CategoryTally::new(Vec::new());
         t.add(&b);
         let counts = t.finish();
         let of = |name: &str| {
@@ -398,7 +407,7 @@ mod tests {
         assert_eq!(of("large-dynamic"), ("large-dynamic".into(), 2, 2));
         assert_eq!(counts.note, None);
         // Without allocation events, the note says what is missing.
-        let mut t = CategoryTally::default();
+        let mut t = CategoryTally::new(Vec::new());
         t.add(&Batch {
             refs: vec![load(0x1000)],
             ..Batch::default()

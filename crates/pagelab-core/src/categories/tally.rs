@@ -1,0 +1,139 @@
+//! Categories over a trace, batch by batch: each reference's category, the events
+//! taken in order with the references ([`Attribution`]), and the references and pages
+//! of each category ([`CategoryTally`], what `trace info` shows).
+
+use super::{names, Categorizer, CategoryId, UserCategory};
+use crate::event::{Batch, Event};
+use serde::Serialize;
+
+/// The category of every reference of a trace, batch after batch.
+#[derive(Default)]
+pub struct Attribution {
+    pub categorizer: Categorizer,
+    asid: u16,
+}
+
+impl Attribution {
+    pub fn new(rules: Vec<UserCategory>) -> Attribution {
+        Attribution {
+            categorizer: Categorizer::with_rules(rules),
+            asid: 0,
+        }
+    }
+
+    /// The category of each reference of `batch`, into `out` (cleared first), the
+    /// batch's events taken in at their places.
+    pub fn categorize(&mut self, batch: &Batch, out: &mut Vec<CategoryId>) {
+        out.clear();
+        out.reserve(batch.refs.len());
+        let mut from = 0;
+        let ends = batch
+            .events
+            .iter()
+            .map(|(at, _)| (*at).min(batch.refs.len()));
+        for (k, at) in ends.chain([batch.refs.len()]).enumerate() {
+            // The page and category of the last reference (a repeat needs no look-up).
+            let mut last: Option<(u16, u64, CategoryId)> = None;
+            for r in &batch.refs[from..at] {
+                let page = r.addr.0 >> crate::addr::BASE_SHIFT;
+                let c = match last {
+                    Some((a, p, c)) if a == r.asid.0 && p == page => c,
+                    _ => {
+                        let c = self.categorizer.category(r.asid.0, r.addr.0);
+                        last = Some((r.asid.0, page, c));
+                        c
+                    }
+                };
+                self.asid = r.asid.0;
+                out.push(c);
+            }
+            from = at;
+            if let Some((_, e)) = batch.events.get(k) {
+                if let Event::SwitchAddressSpace { asid } = e {
+                    self.asid = asid.0;
+                }
+                self.categorizer.on_event(self.asid, e);
+            }
+        }
+    }
+
+    /// Why the attribution is partial, if it is.
+    pub fn note(&self) -> Option<String> {
+        let c = &self.categorizer;
+        match (c.allocations, c.segments) {
+            (0, 0) => Some("the trace has no memory map and no allocation events: every reference is \"other\"".to_string()),
+            (0, _) => Some("the trace has no allocation events: only the memory map's categories are available (the heap segment is small dynamic, no block is large dynamic)".to_string()),
+            _ => None,
+        }
+    }
+}
+
+/// References and pages of each category in a trace.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CategoryCounts {
+    /// (category, references, distinct 4K pages): a page used under two categories
+    /// counts in both.
+    pub categories: Vec<(String, u64, u64)>,
+    /// Why the attribution is partial, if it is: a trace without allocation events
+    /// has only the memory map's categories (no small or large dynamic blocks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Counts the references and pages of each category, batch by batch.
+#[derive(Default)]
+pub struct CategoryTally {
+    attribution: Attribution,
+    names: Vec<String>,
+    refs: Vec<u64>,
+    pages: Vec<rustc_hash::FxHashSet<(u16, u64)>>,
+    ids: Vec<CategoryId>,
+}
+
+impl CategoryTally {
+    pub fn new(rules: Vec<UserCategory>) -> CategoryTally {
+        let names = names(&rules);
+        CategoryTally {
+            refs: vec![0; names.len()],
+            pages: vec![Default::default(); names.len()],
+            names,
+            attribution: Attribution::new(rules),
+            ids: Vec::new(),
+        }
+    }
+
+    pub fn add(&mut self, batch: &Batch) {
+        if self.names.is_empty() {
+            *self = CategoryTally::new(Vec::new());
+        }
+        self.attribution.categorize(batch, &mut self.ids);
+        let mut last = None;
+        for (r, &c) in batch.refs.iter().zip(&self.ids) {
+            let c = c as usize;
+            self.refs[c] += 1;
+            let page = (r.asid.0, r.addr.0 >> crate::addr::BASE_SHIFT);
+            if last != Some((page, c)) {
+                self.pages[c].insert(page);
+                last = Some((page, c));
+            }
+        }
+    }
+
+    pub fn finish(&self) -> CategoryCounts {
+        CategoryCounts {
+            categories: self
+                .names
+                .iter()
+                .enumerate()
+                .map(|(i, name)| {
+                    (
+                        name.clone(),
+                        self.refs.get(i).copied().unwrap_or(0),
+                        self.pages.get(i).map_or(0, |p| p.len() as u64),
+                    )
+                })
+                .collect(),
+            note: self.attribution.note(),
+        }
+    }
+}
