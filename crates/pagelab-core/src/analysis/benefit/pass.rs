@@ -1,0 +1,331 @@
+//! The one pass over a trace behind every mapping: each reference attributed to its
+//! category, and each page stream a mapping needs (§3.2 "page resolution") run through
+//! a stack-distance engine for H_TLB, whose misses go through a second one for H_PF
+//! ("page locality analysis"). Streams that two mappings share are kept once.
+//!
+//! A stream takes the data references (loads, stores, modifies; instruction fetches
+//! go to the instruction TLBs) of the categories in its `small` set as 4K pages and
+//! those in its `large` set as pages of its large size; each page a reference spans
+//! is one translation. Keys tag pages with their address space (above bit 52) and
+//! large pages with bit 51.
+
+use crate::addr::{PageSize, BASE_SHIFT};
+use crate::analysis::reuse::stack::StackDistance;
+use crate::analysis::reuse::Histogram;
+use crate::categories::{Attribution, CategoryId, UserCategory};
+use crate::event::{AccessKind, Batch};
+use rustc_hash::FxHashMap;
+
+const TAG_SHIFT: u32 = 52;
+const LARGE_BIT: u64 = 1 << 51;
+/// Address spaces a pass tells apart (so that no key is the engine's empty mark).
+const MAX_ADDRESS_SPACES: usize = 4095;
+
+/// Which references a stream takes, at which page sizes, into a TLB of how many
+/// entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamSpec {
+    /// Categories (bit per [`CategoryId`]) taken as 4K pages, and as large pages.
+    pub small: u16,
+    pub large: u16,
+    /// The large size (unused when `large` is empty).
+    pub size: PageSize,
+    pub entries: u64,
+}
+
+/// What one stream counted.
+#[derive(Clone, Debug, Default)]
+pub struct StreamCounts {
+    pub translations: u64,
+    /// Misses of the TLB of the spec's entries (Equation 1 on H_TLB).
+    pub tlb_misses: u64,
+    /// Misses of the page table (Equation 1 on H_PF); with no limit on its entries,
+    /// the first touches.
+    pub page_faults: u64,
+    /// Distinct large pages.
+    pub large_pages: u64,
+    /// The first address of each large page, in the order first touched.
+    pub large_page_starts: Vec<u64>,
+}
+
+struct Stream {
+    spec: StreamSpec,
+    engine: StackDistance,
+    tlb: Histogram,
+    pf_engine: StackDistance,
+    pf: Histogram,
+    translations: u64,
+    large_pages: u64,
+    large_page_starts: Vec<u64>,
+    keys: Vec<u64>,
+    misses: Vec<u64>,
+}
+
+/// A data reference the pass keeps: its tag, first and last byte, category.
+#[derive(Clone, Copy)]
+struct Kept {
+    tag: u64,
+    first: u64,
+    last: u64,
+    category: CategoryId,
+}
+
+pub struct Pass {
+    streams: Vec<Stream>,
+    attribution: Attribution,
+    ids: Vec<CategoryId>,
+    kept: Vec<Kept>,
+    asids: Vec<u16>,
+    /// Data references seen, and of them kept (one in `sample`).
+    pub references: u64,
+    pub kept_references: u64,
+    /// References to each category, of those kept.
+    pub category_references: Vec<u64>,
+    sample: u64,
+    /// Data references until the next one kept.
+    until_sample: u64,
+    /// When sampling: each 4K page's references, all and kept (§5.1's comparison).
+    accesses: Option<FxHashMap<u64, (u64, u64)>>,
+    page_table_entries: Option<u64>,
+}
+
+impl Pass {
+    /// A pass over the streams `specs`, with the categories of `rules` beside the
+    /// built-in ones, keeping one data reference in `sample`, with a page table of
+    /// `page_table_entries` (None: every page stays mapped).
+    pub fn new(
+        specs: &[StreamSpec],
+        rules: Vec<UserCategory>,
+        sample: u64,
+        page_table_entries: Option<u64>,
+    ) -> Pass {
+        let categories = crate::categories::names(&rules).len();
+        Pass {
+            streams: specs
+                .iter()
+                .map(|&spec| Stream {
+                    spec,
+                    engine: StackDistance::new(),
+                    tlb: Histogram::default(),
+                    pf_engine: StackDistance::new(),
+                    pf: Histogram::default(),
+                    translations: 0,
+                    large_pages: 0,
+                    large_page_starts: Vec::new(),
+                    keys: Vec::new(),
+                    misses: Vec::new(),
+                })
+                .collect(),
+            attribution: Attribution::new(rules),
+            ids: Vec::new(),
+            kept: Vec::new(),
+            asids: Vec::new(),
+            references: 0,
+            kept_references: 0,
+            category_references: vec![0; categories],
+            sample: sample.max(1),
+            until_sample: 0,
+            accesses: (sample > 1).then(FxHashMap::default),
+            page_table_entries,
+        }
+    }
+
+    pub fn add_batch(&mut self, batch: &Batch) -> Result<(), String> {
+        let mut ids = std::mem::take(&mut self.ids);
+        self.attribution.categorize(batch, &mut ids);
+        let done = self.keep(batch, &ids);
+        self.ids = ids;
+        done?;
+        let kept = &self.kept;
+        let page_table = self.page_table_entries;
+        if self.streams.len() > 1 && kept.len() >= 4096 {
+            // Streams are independent: two halves on two threads.
+            let half = self.streams.len().div_ceil(2);
+            let (a, b) = self.streams.split_at_mut(half);
+            std::thread::scope(|s| {
+                s.spawn(|| a.iter_mut().for_each(|st| st.run(kept, page_table)));
+                b.iter_mut().for_each(|st| st.run(kept, page_table));
+            });
+        } else {
+            self.streams
+                .iter_mut()
+                .for_each(|st| st.run(kept, page_table));
+        }
+        Ok(())
+    }
+
+    /// The data references of `batch` the pass keeps, into `self.kept`.
+    fn keep(&mut self, batch: &Batch, ids: &[CategoryId]) -> Result<(), String> {
+        self.kept.clear();
+        let mut last_space: Option<(u16, u64)> = None;
+        for (r, &category) in batch.refs.iter().zip(ids) {
+            if r.kind == AccessKind::Fetch {
+                continue;
+            }
+            self.references += 1;
+            let tag = match last_space {
+                Some((asid, tag)) if asid == r.asid.0 => tag,
+                _ => {
+                    let tag = self.tag(r.asid.0)?;
+                    last_space = Some((r.asid.0, tag));
+                    tag
+                }
+            };
+            let last = r.addr.0.saturating_add(r.size.max(1) as u64 - 1);
+            if last >> BASE_SHIFT >= LARGE_BIT {
+                return Err(format!(
+                    "address {:#x}: above the 2^63 bytes the analysis keys take",
+                    r.addr.0
+                ));
+            }
+            let keep = self.until_sample == 0;
+            if let Some(accesses) = &mut self.accesses {
+                let e = accesses
+                    .entry(tag << TAG_SHIFT | r.addr.0 >> BASE_SHIFT)
+                    .or_default();
+                e.0 += 1;
+                e.1 += keep as u64;
+            }
+            if !keep {
+                self.until_sample -= 1;
+                continue;
+            }
+            self.until_sample = self.sample - 1;
+            self.kept_references += 1;
+            self.category_references[category as usize] += 1;
+            self.kept.push(Kept {
+                tag: tag << TAG_SHIFT,
+                first: r.addr.0,
+                last,
+                category,
+            });
+        }
+        Ok(())
+    }
+
+    fn tag(&mut self, asid: u16) -> Result<u64, String> {
+        if let Some(i) = self.asids.iter().position(|&a| a == asid) {
+            return Ok(i as u64);
+        }
+        if self.asids.len() >= MAX_ADDRESS_SPACES {
+            return Err(format!(
+                "more than {MAX_ADDRESS_SPACES} address spaces: the analysis tells at most that many apart"
+            ));
+        }
+        self.asids.push(asid);
+        Ok((self.asids.len() - 1) as u64)
+    }
+
+    /// Why the attribution is partial, if it is.
+    pub fn note(&self) -> Option<String> {
+        self.attribution.note()
+    }
+
+    /// The counts of each stream, in the order of the specs; counts of a sampled pass
+    /// are scaled by the sampling interval.
+    pub fn finish(&self) -> Vec<StreamCounts> {
+        let scale = self.sample;
+        self.streams
+            .iter()
+            .map(|s| {
+                let pf = match self.page_table_entries {
+                    Some(n) => s.pf.misses(&[n])[0],
+                    None => s.pf.cold,
+                };
+                StreamCounts {
+                    translations: s.translations * scale,
+                    tlb_misses: s.tlb.misses(&[s.spec.entries])[0] * scale,
+                    page_faults: pf * scale,
+                    large_pages: s.large_pages,
+                    large_page_starts: s.large_page_starts.clone(),
+                }
+            })
+            .collect()
+    }
+
+    /// The Hellinger affinity (Bhattacharyya coefficient) of the kept and the whole
+    /// page-access distributions: Σ √(p_i q_i) over 4K pages, 1 when they are the same
+    /// (§5.1 compares them, and names the measure without giving it). None when every
+    /// reference was kept.
+    pub fn affinity(&self) -> Option<f64> {
+        let accesses = self.accesses.as_ref()?;
+        let (all, kept) = accesses
+            .values()
+            .fold((0u64, 0u64), |(a, k), &(x, y)| (a + x, k + y));
+        if all == 0 || kept == 0 {
+            return Some(0.0);
+        }
+        // Summed in key order, so that the figure does not depend on the map's.
+        let mut pages: Vec<_> = accesses.iter().collect();
+        pages.sort_unstable_by_key(|(k, _)| **k);
+        Some(
+            pages
+                .iter()
+                .map(|(_, &(x, y))| ((x as f64 / all as f64) * (y as f64 / kept as f64)).sqrt())
+                .sum(),
+        )
+    }
+}
+
+impl Stream {
+    fn run(&mut self, kept: &[Kept], page_table: Option<u64>) {
+        let spec = self.spec;
+        let large_shift = spec.size.shift();
+        self.keys.clear();
+        for r in kept {
+            let bit = 1u16 << r.category;
+            let (shift, flag) = if spec.small & bit != 0 {
+                (BASE_SHIFT, 0)
+            } else if spec.large & bit != 0 {
+                (large_shift, LARGE_BIT)
+            } else {
+                continue;
+            };
+            for page in r.first >> shift..=r.last >> shift {
+                self.keys.push(r.tag | flag | page);
+            }
+        }
+        self.translations += self.keys.len() as u64;
+        self.misses.clear();
+        let (tlb, misses, large_pages, starts) = (
+            &mut self.tlb,
+            &mut self.misses,
+            &mut self.large_pages,
+            &mut self.large_page_starts,
+        );
+        let page_mask = LARGE_BIT - 1;
+        let entries = spec.entries;
+        // The TLB-miss stream is kept only for a page table of limited entries.
+        let filter = page_table.is_some();
+        let mut i = 0;
+        let keys = &self.keys;
+        self.engine.access_all(keys, |d| {
+            let key = keys[i];
+            i += 1;
+            tlb.record(d);
+            match d {
+                None => {
+                    if key & LARGE_BIT != 0 {
+                        *large_pages += 1;
+                        starts.push((key & page_mask) << large_shift);
+                    }
+                    if filter {
+                        misses.push(key);
+                    }
+                }
+                Some(d) if filter && d >= entries => misses.push(key),
+                Some(_) => {}
+            }
+        });
+        match page_table {
+            // Every page stays mapped: the page table misses on first touches only,
+            // which are H_TLB's cold misses (the filtered stream's first references
+            // are the same ones), so no second engine is needed.
+            None => self.pf.cold = self.tlb.cold,
+            Some(_) => {
+                let pf = &mut self.pf;
+                self.pf_engine.access_all(&self.misses, |d| pf.record(d))
+            }
+        }
+    }
+}
