@@ -1,5 +1,6 @@
 //! `pagelab`: the command line of the address-translation laboratory.
 
+mod benefit;
 mod catalogue;
 mod contiguity;
 mod convert;
@@ -127,6 +128,12 @@ enum AnalyzeCommand {
     /// sizes, and the misses of a fully associative LRU TLB of every size
     /// (papers/multiple-page-size-modeling-cpo.md §3.1).
     Reuse(reuse::ReuseArgs),
+    /// The benefit of large pages for each data category
+    /// (papers/multiple-page-size-modeling-cpo.md §3-4): every mapping's TLB misses,
+    /// page faults and MissCycles from reuse distances, ranked by percentage of the
+    /// maximal benefit; the significance test; the mapping the agent would choose
+    /// within a budget of large pages; with --simulate, the simulator's ranking beside.
+    Benefit(benefit::BenefitArgs),
 }
 
 #[derive(Subcommand)]
@@ -532,6 +539,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Pagetables(PagetablesCommand::Compare(args)) => pagetables::compare(&args),
         Command::Analyze(AnalyzeCommand::Contiguity(args)) => contiguity::run(&args),
         Command::Analyze(AnalyzeCommand::Reuse(args)) => reuse::run(&args),
+        Command::Analyze(AnalyzeCommand::Benefit(args)) => benefit::run(&args),
         Command::Compare(CompareCommand::Translation(args)) => translation::run(&args),
         Command::Record(_) => unreachable!("ran above"),
         Command::Machines { json } => machines(json),

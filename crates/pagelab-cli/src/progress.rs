@@ -6,7 +6,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::time::{Duration, Instant};
 
 pub struct Progress {
-    what: &'static str,
+    what: std::borrow::Cow<'static, str>,
     bar: Option<ProgressBar>,
     start: Instant,
     last: Instant,
@@ -16,7 +16,7 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn new(what: &'static str, quiet: bool) -> Progress {
+    pub fn new(what: impl Into<std::borrow::Cow<'static, str>>, quiet: bool) -> Progress {
         let bar = (!quiet).then(|| {
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(1));
             bar.set_style(ProgressStyle::with_template("{msg}").expect("a valid template"));
@@ -24,7 +24,7 @@ impl Progress {
         });
         let now = Instant::now();
         Progress {
-            what,
+            what: what.into(),
             bar: bar.filter(|b| !b.is_hidden()),
             start: now,
             last: now,

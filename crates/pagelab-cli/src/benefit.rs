@@ -1,0 +1,364 @@
+//! `pagelab analyze benefit`: the page-size benefit of each data category
+//! (`pagelab_core::analysis::benefit`): the ranking of the mappings as a table, the
+//! significance test, the agent's choice within a budget, and with `--simulate` the
+//! same mappings run through the simulator beside the prediction.
+
+use crate::MachineArgs;
+use anyhow::Result;
+use pagelab_core::analysis::benefit::{self, simulate, Benefit, Budget, Options, Row};
+use pagelab_core::{addr::format_bytes, trace, MachineConfig, PageSize};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct BenefitArgs {
+    /// The trace.
+    #[arg(long)]
+    trace: PathBuf,
+    /// Input format; detected when omitted.
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(pagelab_core::trace::NAMES.iter().copied()))]
+    format: Option<String>,
+    /// The machine: its data TLBs' sizes, its large pages, the costs. Default
+    /// sandy-bridge.
+    #[command(flatten)]
+    machine: MachineArgs,
+    /// Large page sizes to analyse, comma-separated. Default: every one the machine has.
+    #[arg(long, value_delimiter = ',')]
+    page_size: Vec<String>,
+    /// Large pages available to the agent: a count ("512") or bytes ("1G").
+    #[arg(long, allow_hyphen_values = true)]
+    budget: Option<String>,
+    /// C_TLBmiss, cycles of a TLB miss. Default: the machine's walk of an uncached
+    /// 4K translation.
+    #[arg(long, allow_negative_numbers = true)]
+    tlb_miss_cycles: Option<f64>,
+    /// C_PF, cycles of a page fault. Default: the machine's page_fault_cycles.
+    #[arg(long, allow_negative_numbers = true)]
+    page_fault_cycles: Option<f64>,
+    /// Entries of the page table page faults are counted at (H_PF). Default: every
+    /// page stays mapped (faults are first touches).
+    #[arg(long)]
+    page_table_entries: Option<u64>,
+    /// The program's run time with small pages, in seconds, for the significance
+    /// test. Default: estimated from the references and the miss cycles.
+    #[arg(long, allow_negative_numbers = true)]
+    seconds: Option<f64>,
+    /// The clock the run time is estimated at.
+    #[arg(long, default_value_t = 3.0)]
+    clock_ghz: f64,
+    /// Analyse one data reference in N (§5.1) and report the Hellinger affinity of
+    /// the sampled page accesses to all of them.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    sample: u64,
+    /// User-defined categories: a TOML file of [[category]] rules (name, callsites,
+    /// min_size, max_size).
+    #[arg(long)]
+    categories: Option<PathBuf>,
+    /// Also run every mapping through the simulator, with the mapping's large pages
+    /// backed from the first fault, and give the ranking error.
+    #[arg(long)]
+    simulate: bool,
+    /// Also write the results as JSON to this file ("-" for standard output, instead of the table).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Also write the mappings as CSV to this file ("-" for standard output, instead of the table).
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// No progress on standard error.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// The options of the analysis from the command line's.
+fn options(args: &BenefitArgs) -> Result<Options> {
+    let mut large_sizes = Vec::new();
+    for s in &args.page_size {
+        let size =
+            PageSize::parse(s.trim()).map_err(|e| anyhow::anyhow!("--page-size: {s:?}: {e}"))?;
+        if !large_sizes.contains(&size) {
+            large_sizes.push(size);
+        }
+    }
+    let budget = args
+        .budget
+        .as_deref()
+        .map(Budget::parse)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let rules = match &args.categories {
+        Some(p) => pagelab_core::categories::load_rules(p).map_err(anyhow::Error::msg)?,
+        None => Vec::new(),
+    };
+    Ok(Options {
+        large_sizes: (!large_sizes.is_empty()).then_some(large_sizes),
+        tlb_miss_cycles: args.tlb_miss_cycles,
+        page_fault_cycles: args.page_fault_cycles,
+        page_table_entries: args.page_table_entries,
+        budget,
+        seconds: args.seconds,
+        clock_ghz: args.clock_ghz,
+        sample: args.sample,
+        rules,
+    })
+}
+
+pub fn run(args: &BenefitArgs) -> Result<()> {
+    let mut inputs: Vec<&Path> = vec![&args.trace];
+    inputs.extend(args.machine.config.as_deref());
+    inputs.extend(args.categories.as_deref());
+    for (path, what) in [(&args.json, "--json"), (&args.csv, "--csv")] {
+        if let Some(p) = path {
+            crate::output::check(p, what, &inputs)?;
+        }
+    }
+    if args.machine.policy.is_some() || args.machine.mechanism.is_some() {
+        anyhow::bail!(
+            "--policy, --mechanism: the analysis maps pages itself; name the machine only"
+        );
+    }
+    let config: MachineConfig = if args.machine.config.is_none() && args.machine.machine.is_none() {
+        pagelab_core::presets::load(benefit::DEFAULT_MACHINE)?
+    } else {
+        crate::load_config(&args.machine)?
+    };
+    let options = options(args)?;
+    let format = crate::parse_format(&args.format)?;
+    let mut reader = trace::open(&args.trace, format)?;
+    let mut progress = crate::progress::Progress::new("analysing", args.quiet);
+    let result = benefit::analyze_trace(
+        reader.as_mut(),
+        &args.trace,
+        &config,
+        &options,
+        |refs, position| progress.tick(refs, position),
+    )?;
+    progress.finish();
+    let validation = if args.simulate {
+        let mut progress: Option<(String, crate::progress::Progress)> = None;
+        let v = simulate::validate(
+            &result,
+            &config,
+            || trace::open(&args.trace, format),
+            &args.trace,
+            |mapping, refs, position| {
+                if progress.as_ref().map(|p| p.0.as_str()) != Some(mapping) {
+                    if let Some((_, p)) = progress.take() {
+                        p.finish();
+                    }
+                    let p =
+                        crate::progress::Progress::new(format!("simulating {mapping}"), args.quiet);
+                    progress = Some((mapping.to_string(), p));
+                }
+                if let Some((_, p)) = &mut progress {
+                    p.tick(refs, position);
+                }
+            },
+        )?;
+        if let Some((_, p)) = progress {
+            p.finish();
+        }
+        Some(v)
+    } else {
+        None
+    };
+    let mut json = serde_json::to_value(&result)?;
+    json["trace"] = serde_json::json!(args.trace);
+    json["validation"] = serde_json::to_value(&validation)?;
+    let json = serde_json::to_string_pretty(&json)? + "\n";
+    crate::output::emit(
+        &[
+            (args.json.as_ref(), json),
+            (args.csv.as_ref(), csv(&result, validation.as_ref())),
+        ],
+        || report(&args.trace, &result, validation.as_ref()),
+    )
+}
+
+fn count(n: f64) -> String {
+    match n.abs() {
+        x if x >= 1e9 => format!("{:.2} G", n / 1e9),
+        x if x >= 1e6 => format!("{:.2} M", n / 1e6),
+        x if x >= 1e4 => format!("{:.1} K", n / 1e3),
+        _ => format!("{n:.0}"),
+    }
+}
+
+/// The rows in ranking order, the unranked after them.
+fn ranked(rows: &[Row]) -> Vec<&Row> {
+    let mut v: Vec<&Row> = rows.iter().collect();
+    v.sort_by_key(|r| r.rank.unwrap_or(usize::MAX));
+    v
+}
+
+fn report(trace: &Path, b: &Benefit, v: Option<&simulate::Validation>) -> String {
+    let mut s = format!(
+        "{} on {}: {} data references",
+        trace.display(),
+        b.machine,
+        b.references
+    );
+    if !b.exact {
+        let _ = write!(
+            s,
+            ", one in {} analysed (approximate; Hellinger affinity of the sampled page accesses to all: {:.4})",
+            b.sampled_one_in,
+            b.hellinger_affinity.unwrap_or(0.0)
+        );
+    }
+    s.push('\n');
+    let tlbs: Vec<String> = b
+        .tlbs
+        .iter()
+        .map(|t| format!("{} in {} ({} entries)", t.page_size, t.array, t.entries))
+        .collect();
+    let _ = writeln!(
+        s,
+        "TLBs modelled fully associative: {}; C_TLBmiss {} cycles, C_PF {} cycles",
+        tlbs.join(", "),
+        b.tlb_miss_cycles,
+        b.page_fault_cycles
+    );
+    let cats: Vec<String> = b
+        .categories
+        .iter()
+        .filter(|c| c.1 > 0)
+        .map(|(n, r)| format!("{n} {}", count(*r as f64)))
+        .collect();
+    let _ = writeln!(s, "references by category: {}", cats.join(", "));
+    let _ = writeln!(
+        s,
+        "\n{:>4}  {:<28}{:>12}{:>14}{:>13}{:>14}{:>14}{:>8}",
+        "rank",
+        "mapping",
+        "large pages",
+        "TLB misses",
+        "page faults",
+        "MissCycles",
+        "benefit",
+        "PMB"
+    );
+    for r in ranked(&b.rows) {
+        let _ = writeln!(
+            s,
+            "{:>4}  {:<28}{:>12}{:>14}{:>13}{:>14}{:>14}{:>8}",
+            r.rank.map_or("-".into(), |k| k.to_string()),
+            r.mapping,
+            r.large_pages,
+            count(r.tlb_misses as f64),
+            count(r.page_faults as f64),
+            count(r.miss_cycles),
+            count(r.benefit_cycles),
+            r.pmb.map_or("-".into(), |p| format!("{p:.1}%"))
+        );
+    }
+    let g = &b.significance;
+    let _ = writeln!(
+        s,
+        "\nsignificance: {}/s DTLB misses, {}/s page faults over {:.3} s{}: {}",
+        count(g.tlb_misses_per_second),
+        count(g.page_faults_per_second),
+        g.seconds,
+        if g.estimated {
+            " (estimated; --seconds gives the real run time)"
+        } else {
+            ""
+        },
+        if g.passes {
+            "passes"
+        } else {
+            "fails (both under 100 K and 1 K a second: large pages cannot pay)"
+        }
+    );
+    let c = &b.choice;
+    let budget = match b.budget {
+        Some(Budget::Pages(n)) => format!(" (budget {n} large pages)"),
+        Some(Budget::Bytes(n)) => format!(" (budget {})", format_bytes(n)),
+        None => String::new(),
+    };
+    let _ = writeln!(
+        s,
+        "agent{budget}: {}{}: {}",
+        c.mapping,
+        if c.large_pages > 0 {
+            format!(
+                " ({} large pages, benefit {} cycles{})",
+                c.large_pages,
+                count(c.benefit_cycles),
+                if c.additive {
+                    ", the sum of its base mappings'"
+                } else {
+                    ""
+                }
+            )
+        } else {
+            String::new()
+        },
+        c.why
+    );
+    if let Some(v) = v {
+        let _ = writeln!(
+            s,
+            "\nsimulated on {} (large pages backed from the first fault):\n{:<28}{:>14}{:>13}{:>14}{:>10}{:>11}{:>6}{:>6}",
+            v.machine, "mapping", "walks", "page faults", "MissCycles", "PMB", "predicted", "rank", "pred"
+        );
+        for r in &v.rows {
+            let pmb = |p: Option<f64>| p.map_or("-".into(), |p| format!("{p:.1}%"));
+            let rank = |k: Option<usize>| k.map_or("-".into(), |k| k.to_string());
+            let _ = writeln!(
+                s,
+                "{:<28}{:>14}{:>13}{:>14}{:>10}{:>11}{:>6}{:>6}",
+                r.mapping,
+                count(r.walks as f64),
+                count(r.page_faults as f64),
+                count(r.miss_cycles),
+                pmb(r.pmb),
+                pmb(r.predicted_pmb),
+                rank(r.rank),
+                rank(r.predicted_rank)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "ranking error (mean |predicted − simulated PMB|): {}",
+            v.ranking_error
+                .map_or("none (a side ranks nothing)".into(), |e| format!(
+                    "{e:.2} points"
+                ))
+        );
+    }
+    for n in &b.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
+    s
+}
+
+fn csv(b: &Benefit, v: Option<&simulate::Validation>) -> String {
+    let mut s = String::from("mapping,page_size,categories,translations,tlb_misses,page_faults,large_pages,miss_cycles,benefit_cycles,pmb,rank,exact,sampled_one_in,simulated_walks,simulated_page_faults,simulated_miss_cycles,simulated_pmb,simulated_rank\n");
+    let opt = |x: Option<String>| x.unwrap_or_default();
+    for (i, r) in b.rows.iter().enumerate() {
+        let sim = v.and_then(|v| v.rows.get(i));
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            r.mapping,
+            opt(r.page_size.clone()),
+            r.categories.join(";"),
+            r.translations,
+            r.tlb_misses,
+            r.page_faults,
+            r.large_pages,
+            r.miss_cycles,
+            r.benefit_cycles,
+            opt(r.pmb.map(|p| p.to_string())),
+            opt(r.rank.map(|k| k.to_string())),
+            b.exact,
+            b.sampled_one_in,
+            opt(sim.map(|x| x.walks.to_string())),
+            opt(sim.map(|x| x.page_faults.to_string())),
+            opt(sim.map(|x| x.miss_cycles.to_string())),
+            opt(sim.and_then(|x| x.pmb).map(|p| p.to_string())),
+            opt(sim.and_then(|x| x.rank).map(|k| k.to_string())),
+        );
+    }
+    s
+}
