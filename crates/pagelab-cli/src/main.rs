@@ -105,6 +105,10 @@ enum TraceCommand {
         /// last complete chunk, with a warning, instead of failing.
         #[arg(long)]
         salvage: bool,
+        /// User-defined categories: a TOML file of [[category]] rules (name,
+        /// callsites, min_size, max_size), counted beside the built-in ones.
+        #[arg(long)]
+        categories: Option<PathBuf>,
     },
     /// Convert a trace between formats (by default into pagelab's native format).
     Convert(convert::ConvertArgs),
@@ -265,9 +269,19 @@ fn machines(json: bool) -> Result<()> {
     Ok(())
 }
 
-fn trace_info(file: &Path, format: Option<TraceFormat>, json: bool, salvage: bool) -> Result<()> {
+fn trace_info(
+    file: &Path,
+    format: Option<TraceFormat>,
+    json: bool,
+    salvage: bool,
+    categories: Option<&Path>,
+) -> Result<()> {
+    let rules = match categories {
+        Some(p) => pagelab_core::categories::load_rules(p).map_err(anyhow::Error::msg)?,
+        None => Vec::new(),
+    };
     let mut reader = trace::open_salvaging(file, format, salvage)?;
-    let mut builder = InfoBuilder::new();
+    let mut builder = InfoBuilder::new().with_categories(rules);
     let mut batch = Batch::default();
     let mut progress = progress::Progress::new("reading", false);
     while reader.next_batch(&mut batch)? {
@@ -346,6 +360,18 @@ fn trace_info(file: &Path, format: Option<TraceFormat>, json: bool, salvage: boo
     }
     if let Some(note) = &info.categories.note {
         row(&mut out, "categories", note.clone())?;
+    }
+    for c in &info.categories.callsites {
+        row(
+            &mut out,
+            &format!("call site {}", c.callsite),
+            format!(
+                "{} blocks, {} ({})",
+                c.blocks,
+                human_bytes(c.bytes),
+                c.category
+            ),
+        )?;
     }
     row(
         &mut out,
@@ -533,7 +559,14 @@ fn run(cli: Cli) -> Result<u8> {
             format,
             json,
             salvage,
-        }) => trace_info(&file, parse_format(&format)?, json, salvage),
+            categories,
+        }) => trace_info(
+            &file,
+            parse_format(&format)?,
+            json,
+            salvage,
+            categories.as_deref(),
+        ),
         Command::Trace(TraceCommand::Convert(args)) => convert::run(&args),
         Command::Simulate(args) => simulate(&args),
         Command::Pagetables(PagetablesCommand::Compare(args)) => pagetables::compare(&args),

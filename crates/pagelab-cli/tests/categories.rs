@@ -7,11 +7,16 @@ use std::path::Path;
 use std::process::Command;
 
 fn info(name: &str) -> Value {
+    info_with(name, &[])
+}
+
+fn info_with(name: &str, extra: &[&str]) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../data/traces")
         .join(name);
     let o = Command::new(env!("CARGO_BIN_EXE_pagelab"))
         .args(["trace", "info", path.to_str().unwrap(), "--json"])
+        .args(extra)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -62,4 +67,30 @@ fn a_trace_without_events_says_what_is_missing() {
         "{note}"
     );
     assert_eq!(category(&i, "other").0, i["references"].as_u64().unwrap());
+}
+
+#[test]
+fn a_user_category_takes_the_blocks_of_its_call_site() {
+    let before = info("chess-large-rec.plt");
+    // The call site with the most bytes: the engine's hash table.
+    let top = &before["categories"]["callsites"][0];
+    assert_eq!(top["category"], "large-dynamic");
+    let site = top["callsite"].as_str().unwrap().to_string();
+    let rules = std::env::temp_dir().join(format!("pagelab-cat-{}.toml", std::process::id()));
+    std::fs::write(
+        &rules,
+        format!("[[category]]\nname = \"hash\"\ncallsites = [\"{site}\"]\n"),
+    )
+    .unwrap();
+    let after = info_with(
+        "chess-large-rec.plt",
+        &["--categories", rules.to_str().unwrap()],
+    );
+    let (hash, _) = category(&after, "hash");
+    let (large_before, _) = category(&before, "large-dynamic");
+    let (large_after, _) = category(&after, "large-dynamic");
+    assert!(hash > 0);
+    // The references move from large dynamic to the new category, none lost.
+    assert_eq!(large_after + hash, large_before);
+    assert_eq!(after["categories"]["callsites"][0]["category"], "hash");
 }

@@ -24,8 +24,8 @@
 mod rules;
 mod tally;
 
-pub use rules::{check as check_rules, load as load_rules, UserCategory};
-pub use tally::{Attribution, CategoryCounts, CategoryTally};
+pub use rules::{check as check_rules, load as load_rules, parse as parse_rules, UserCategory};
+pub use tally::{Attribution, CallSite, CategoryCounts, CategoryTally};
 
 use crate::event::{AllocOp, Event, SegmentKind};
 use serde::Serialize;
@@ -110,6 +110,8 @@ pub struct Categorizer {
     last: Option<(u16, u64, u64, CategoryId)>,
     /// User-defined categories, tried before the built-in split by size.
     rules: Vec<UserCategory>,
+    /// Blocks by call site: (count, bytes, category of the last).
+    pub callsites: std::collections::HashMap<u64, (u64, u64, CategoryId)>,
     /// Allocation events seen (a trace without them has only the memory map's
     /// categories).
     pub allocations: u64,
@@ -143,6 +145,13 @@ impl Categorizer {
         }
     }
 
+    fn note_callsite(&mut self, callsite: u64, size: u64, category: CategoryId) {
+        if callsite != 0 {
+            let e = self.callsites.entry(callsite).or_insert((0, 0, category));
+            *e = (e.0 + 1, e.1.saturating_add(size), category);
+        }
+    }
+
     /// Take in an event of address space `asid`.
     pub fn on_event(&mut self, asid: u16, event: &Event) {
         match event {
@@ -172,19 +181,18 @@ impl Categorizer {
                     | AllocOp::PosixMemalign
                         if a.addr != 0 =>
                     {
-                        self.paint(
-                            asid,
-                            a.addr,
-                            end(a.addr, a.size),
-                            self.of_block(a.size, a.callsite),
-                        )
+                        let c = self.of_block(a.size, a.callsite);
+                        self.note_callsite(a.callsite, a.size, c);
+                        self.paint(asid, a.addr, end(a.addr, a.size), c)
                     }
                     AllocOp::Mmap => {
                         let category = if a.flags & MAP_STACK != 0 {
                             // A thread's stack (glibc maps them so).
                             Category::Stack.id()
                         } else if a.flags & MAP_ANONYMOUS != 0 {
-                            self.of_block(a.size, a.callsite)
+                            let c = self.of_block(a.size, a.callsite);
+                            self.note_callsite(a.callsite, a.size, c);
+                            c
                         } else if a.flags & 4 != 0 {
                             Category::Code.id()
                         } else if a.flags & 2 != 0 {

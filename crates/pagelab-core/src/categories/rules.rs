@@ -99,9 +99,13 @@ pub fn check(rules: &[UserCategory]) -> Result<(), String> {
 pub fn load(path: &Path) -> Result<Vec<UserCategory>, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    let file: File =
-        toml::from_str(&text).map_err(|e| format!("{}: {}", path.display(), e.message()))?;
-    check(&file.category).map_err(|e| format!("{}: {e}", path.display()))?;
+    parse(&text, &path.display().to_string())
+}
+
+/// Parse and check rules from TOML text; errors start with `origin`.
+pub fn parse(text: &str, origin: &str) -> Result<Vec<UserCategory>, String> {
+    let file: File = toml::from_str(text).map_err(|e| format!("{origin}: {}", e.message()))?;
+    check(&file.category).map_err(|e| format!("{origin}: {e}"))?;
     Ok(file.category)
 }
 

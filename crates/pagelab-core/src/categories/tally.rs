@@ -78,6 +78,20 @@ pub struct CategoryCounts {
     /// has only the memory map's categories (no small or large dynamic blocks).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The allocation call sites with the most bytes (the 10 first), for rules of
+    /// user-defined categories to name.
+    pub callsites: Vec<CallSite>,
+}
+
+/// Blocks allocated from one call site.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CallSite {
+    /// The recorder's hash of the calling context, as rules write it ("0x…").
+    pub callsite: String,
+    pub blocks: u64,
+    pub bytes: u64,
+    /// The category its last block took.
+    pub category: String,
 }
 
 /// Counts the references and pages of each category, batch by batch.
@@ -134,6 +148,19 @@ impl CategoryTally {
                 })
                 .collect(),
             note: self.attribution.note(),
+            callsites: {
+                let mut v: Vec<_> = self.attribution.categorizer.callsites.iter().collect();
+                v.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then(a.0.cmp(b.0)));
+                v.into_iter()
+                    .take(10)
+                    .map(|(&site, &(blocks, bytes, c))| CallSite {
+                        callsite: format!("{site:#018x}"),
+                        blocks,
+                        bytes,
+                        category: self.names.get(c as usize).cloned().unwrap_or_default(),
+                    })
+                    .collect()
+            },
         }
     }
 }

@@ -54,6 +54,12 @@ impl InfoBuilder {
         }
     }
 
+    /// With user-defined categories beside the built-in ones.
+    pub fn with_categories(mut self, rules: Vec<crate::categories::UserCategory>) -> InfoBuilder {
+        self.categories = crate::categories::CategoryTally::new(rules);
+        self
+    }
+
     pub fn add(&mut self, batch: &Batch) {
         self.categories.add(batch);
         let info = &mut self.info;
