@@ -98,9 +98,18 @@ fn run_simulation(
     })
 }
 
-fn run_info(trace: &str, format: Option<&str>) -> Result<Output, Failure> {
+/// User-defined categories from TOML text (empty: none).
+fn rules(categories_toml: &str) -> Result<Vec<pagelab_core::categories::UserCategory>, Failure> {
+    if categories_toml.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    pagelab_core::categories::parse_rules(categories_toml, "categories").map_err(Failure::Input)
+}
+
+fn run_info(trace: &str, format: Option<&str>, categories_toml: &str) -> Result<Output, Failure> {
+    let rules = rules(categories_toml)?;
     let (mut reader, format) = open_trace(trace, format)?;
-    let mut builder = InfoBuilder::new();
+    let mut builder = InfoBuilder::new().with_categories(rules);
     let mut batch = Batch::default();
     while reader.next_batch(&mut batch).map_err(input)? {
         builder.add(&batch);
@@ -271,9 +280,100 @@ fn simulate(
 /// events by type, footprint in pages, address range, address spaces, the format read
 /// and the trace's metadata. Raises ValueError on a bad trace.
 #[pyfunction]
-#[pyo3(signature = (trace, format = None))]
-fn trace_info(py: Python<'_>, trace: &str, format: Option<&str>) -> PyResult<String> {
-    detached(py, || run_info(trace, format))
+#[pyo3(signature = (trace, format = None, categories_toml = ""))]
+fn trace_info(
+    py: Python<'_>,
+    trace: &str,
+    format: Option<&str>,
+    categories_toml: &str,
+) -> PyResult<String> {
+    detached(py, || run_info(trace, format, categories_toml))
+}
+
+/// The page-size benefit analysis of a trace on the machine (the preset `machine`, or
+/// the TOML configuration; sandy-bridge when neither is given), with `simulate` the
+/// simulator's ranking beside. Returns JSON text: the analysis, and `validation`.
+#[pyfunction]
+#[pyo3(signature = (trace, config_toml = "", machine = None, format = None, origin = "<config>",
+    page_sizes = Vec::new(), budget = None, tlb_miss_cycles = None, page_fault_cycles = None,
+    page_table_entries = None, seconds = None, clock_ghz = 3.0, sample = 1,
+    categories_toml = "", simulate = false))]
+#[allow(clippy::too_many_arguments)]
+fn benefit(
+    py: Python<'_>,
+    trace: &str,
+    config_toml: &str,
+    machine: Option<&str>,
+    format: Option<&str>,
+    origin: &str,
+    page_sizes: Vec<String>,
+    budget: Option<String>,
+    tlb_miss_cycles: Option<f64>,
+    page_fault_cycles: Option<f64>,
+    page_table_entries: Option<u64>,
+    seconds: Option<f64>,
+    clock_ghz: f64,
+    sample: u64,
+    categories_toml: &str,
+    simulate: bool,
+) -> PyResult<String> {
+    use pagelab_core::analysis::benefit;
+    detached(py, || {
+        let config = machine_config(config_toml, machine, origin, benefit::DEFAULT_MACHINE)?;
+        let mut sizes = Vec::new();
+        for s in &page_sizes {
+            let size = pagelab_core::PageSize::parse(s)
+                .map_err(|e| Failure::Input(format!("page_sizes: {s:?}: {e}")))?;
+            if !sizes.contains(&size) {
+                sizes.push(size);
+            }
+        }
+        let options = benefit::Options {
+            large_sizes: (!sizes.is_empty()).then_some(sizes),
+            tlb_miss_cycles,
+            page_fault_cycles,
+            page_table_entries,
+            budget: budget
+                .as_deref()
+                .map(benefit::Budget::parse)
+                .transpose()
+                .map_err(Failure::Input)?,
+            seconds,
+            clock_ghz,
+            sample,
+            rules: rules(categories_toml)?,
+        };
+        let (mut reader, format) = open_trace(trace, format)?;
+        let result = benefit::analyze_trace(
+            reader.as_mut(),
+            Path::new(trace),
+            &config,
+            &options,
+            |_, _| {},
+        )
+        .map_err(input)?;
+        let validation = if simulate {
+            Some(
+                benefit::simulate::validate(
+                    &result,
+                    &config,
+                    || trace::open(Path::new(trace), Some(format)),
+                    Path::new(trace),
+                    |_, _, _| {},
+                )
+                .map_err(input)?,
+            )
+        } else {
+            None
+        };
+        let bug = |e: serde_json::Error| Failure::Bug(e.to_string());
+        let mut value = serde_json::to_value(&result).map_err(bug)?;
+        value["validation"] = serde_json::to_value(&validation).map_err(bug)?;
+        Ok(Output {
+            json: value.to_string(),
+            warning: reader.warning().map(str::to_string),
+        })
+    })
 }
 
 /// The default machine configuration as TOML text.
@@ -303,6 +403,7 @@ fn _pagelab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(contiguity, m)?)?;
     m.add_function(wrap_pyfunction!(compare_translation, m)?)?;
     m.add_function(wrap_pyfunction!(reuse, m)?)?;
+    m.add_function(wrap_pyfunction!(benefit, m)?)?;
     m.add("PRESETS", pagelab_core::presets::names())?;
     Ok(())
 }

@@ -57,6 +57,8 @@ __all__ = [
     "PRESETS",
     "reuse_distance",
     "ReuseDistance",
+    "benefit",
+    "Benefit",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -261,7 +263,7 @@ def simulate(trace: PathLike, config: Config = None, format: Optional[str] = Non
     return json.loads(_pagelab.simulate(_trace_path(trace), text, format, origin))
 
 
-def trace_info(trace: PathLike, format: Optional[str] = None) -> Dict[str, Any]:
+def trace_info(trace: PathLike, format: Optional[str] = None, categories=None) -> Dict[str, Any]:
     """Read a whole trace and say what it holds.
 
     Returns a dict with ``references``, ``by_kind`` (load/store/fetch/modify → count),
@@ -271,10 +273,15 @@ def trace_info(trace: PathLike, format: Optional[str] = None) -> Dict[str, Any]:
     and 4K pages per data category: static, small-dynamic, large-dynamic, stack,
     code, other, with a ``note`` when the trace lacks the events to tell them), ``format``
     (the format read) and ``metadata`` (what the trace says about itself).
+    ``categories`` adds user-defined categories, as :func:`benefit` takes them (a TOML
+    file's path or a list of rule dicts); ``categories["callsites"]`` lists the
+    allocation call sites with the most bytes, for rules to name.
 
     Raises ValueError if the trace cannot be read or is malformed.
     """
-    return json.loads(_pagelab.trace_info(_trace_path(trace), format))
+    from .benefit import _categories_toml
+
+    return json.loads(_pagelab.trace_info(_trace_path(trace), format, _categories_toml(categories)))
 
 
 def _simulate_text(trace: str, text: str, format: Optional[str], origin: str) -> str:
@@ -443,3 +450,4 @@ def to_frame(reports: Union[Mapping, Sequence[Mapping]]):
 # Range translations (pagelab.ranges), imported last: the module uses the helpers above.
 from .ranges import PRESETS, compare_translation, contiguity  # noqa: E402
 from .reuse import ReuseDistance, reuse_distance  # noqa: E402
+from .benefit import Benefit, benefit  # noqa: E402
