@@ -36,14 +36,24 @@ fn one_line_error(o: &Output) -> String {
 #[test]
 fn a_large_random_block_ranks_first_and_the_outputs_agree() {
     let t = trace("gups-rec.plt");
-    let base = ["analyze", "benefit", "--trace", &t, "--page-size", "2M", "--quiet"];
+    let base = [
+        "analyze",
+        "benefit",
+        "--trace",
+        &t,
+        "--page-size",
+        "2M",
+        "--quiet",
+    ];
     let json: Value = serde_json::from_str(&ok(&pagelab(
         &[&base[..], &["--simulate", "--budget", "512", "--json", "-"]].concat(),
     )))
     .unwrap();
     let rows = json["rows"].as_array().unwrap();
     let rank = |m: &str| {
-        rows.iter().find(|r| r["mapping"] == m).unwrap_or_else(|| panic!("no {m}"))["rank"]
+        rows.iter()
+            .find(|r| r["mapping"] == m)
+            .unwrap_or_else(|| panic!("no {m}"))["rank"]
             .as_u64()
             .unwrap()
     };
@@ -68,13 +78,22 @@ fn a_large_random_block_ranks_first_and_the_outputs_agree() {
     }
     // The table names the agent's choice and the ranking.
     let table = ok(&pagelab(&base));
-    assert!(table.contains("agent: ") && table.contains("large-dynamic@2M"), "{table}");
+    assert!(
+        table.contains("agent: ") && table.contains("large-dynamic@2M"),
+        "{table}"
+    );
 }
 
 #[test]
 fn a_trace_without_allocation_events_is_told_what_is_missing() {
     let out = ok(&pagelab(&[
-        "analyze", "benefit", "--trace", &trace("xz.plt"), "--page-size", "2M", "--quiet",
+        "analyze",
+        "benefit",
+        "--trace",
+        &trace("xz.plt"),
+        "--page-size",
+        "2M",
+        "--quiet",
     ]));
     assert!(out.contains("note: the trace has no"), "{out}");
     assert!(!out.contains("large-dynamic@"), "{out}");
@@ -94,7 +113,11 @@ fn bad_input_gets_one_line_errors_naming_it() {
         (vec!["--page-size", "64K"], "--page-size 64K"),
         (vec!["--categories", &rules], "is already a category"),
     ] {
-        let args = [&["analyze", "benefit", "--trace", &t, "--quiet"][..], &extra].concat();
+        let args = [
+            &["analyze", "benefit", "--trace", &t, "--quiet"][..],
+            &extra,
+        ]
+        .concat();
         let e = one_line_error(&pagelab(&args));
         assert!(e.contains(says), "{extra:?}: {e}");
     }
