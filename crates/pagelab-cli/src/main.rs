@@ -1,10 +1,12 @@
 //! `pagelab`: the command line of the address-translation laboratory.
 
+mod advise;
 mod benefit;
 mod catalogue;
 mod contiguity;
 mod convert;
 mod interrupt;
+mod native;
 mod output;
 mod pagetables;
 mod progress;
@@ -53,6 +55,11 @@ enum Command {
     /// Run a trace once per scheme and compare them side by side.
     #[command(subcommand)]
     Compare(CompareCommand),
+    /// Which data categories of a program gain from huge pages, predicted and checked
+    /// on this machine: record it, analyse it (analyze benefit), run it natively with
+    /// each category backed by transparent huge pages, and compare:
+    /// `pagelab advise -- ./app args`.
+    Advise(advise::AdviseArgs),
     /// Print a machine configuration with every default filled in.
     Config {
         #[command(flatten)]
@@ -575,6 +582,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Analyze(AnalyzeCommand::Benefit(args)) => benefit::run(&args),
         Command::Compare(CompareCommand::Translation(args)) => translation::run(&args),
         Command::Record(_) => unreachable!("ran above"),
+        Command::Advise(args) => advise::run(&args),
         Command::Machines { json } => machines(json),
         Command::Workloads { json } => workloads::list(json),
         Command::Config { machine } => {

@@ -117,6 +117,31 @@ pub struct Significance {
     pub passes: bool,
 }
 
+impl Significance {
+    /// The test on the all-small row over `seconds` of run time.
+    pub fn of(all_small: &Row, seconds: f64, estimated: bool) -> Significance {
+        let tlb_rate = all_small.tlb_misses as f64 / seconds;
+        let pf_rate = all_small.page_faults as f64 / seconds;
+        Significance {
+            seconds,
+            estimated,
+            tlb_misses_per_second: tlb_rate,
+            page_faults_per_second: pf_rate,
+            passes: tlb_rate >= TLB_MISSES_PER_SECOND || pf_rate >= PAGE_FAULTS_PER_SECOND,
+        }
+    }
+}
+
+impl Benefit {
+    /// The significance test and the agent's choice again, over the program's
+    /// measured run time.
+    pub fn with_seconds(mut self, seconds: f64) -> Benefit {
+        self.significance = Significance::of(&self.rows[0], seconds, false);
+        self.choice = agent::choose(&self.rows, self.budget, self.significance.passes);
+        self
+    }
+}
+
 /// Everything the analysis found.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Benefit {
@@ -376,15 +401,7 @@ pub fn analyze_trace(
             true,
         ),
     };
-    let tlb_rate = base.tlb_misses as f64 / seconds;
-    let pf_rate = base.page_faults as f64 / seconds;
-    let significance = Significance {
-        seconds,
-        estimated,
-        tlb_misses_per_second: tlb_rate,
-        page_faults_per_second: pf_rate,
-        passes: tlb_rate >= TLB_MISSES_PER_SECOND || pf_rate >= PAGE_FAULTS_PER_SECOND,
-    };
+    let significance = Significance::of(base, seconds, estimated);
     let choice = agent::choose(&rows, options.budget, significance.passes);
     Ok(Benefit {
         machine: config.name.clone(),

@@ -1,0 +1,410 @@
+//! `pagelab advise`: the benefit analysis checked on this machine. Record the program
+//! (or take `--trace`), analyse it for 2M pages on this machine's preset, then run the
+//! program natively once per mapping the preload library can make (all small; static,
+//! small dynamic, large dynamic; the three together), `--runs` times each, the
+//! mappings interleaved so that drift of the machine spreads over all of them; report
+//! per mapping the predicted benefit, the measured wall-clock speedup over all small,
+//! and the huge pages the process really got.
+//!
+//! The prediction in seconds is the MissCycles saved at this machine's clock; the
+//! predicted speedup is the all-small median over that median less the saving.
+
+use crate::native::{self, Run, BACKED};
+use crate::target::Target;
+use crate::MachineArgs;
+use anyhow::{bail, Context, Result};
+use pagelab_core::analysis::benefit::{self, Benefit, Budget, Options};
+use pagelab_core::PageSize;
+use serde::Serialize;
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct AdviseArgs {
+    /// A trace of the program already recorded (with the same inputs); default:
+    /// record it first.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Run a workload of the catalogue instead of a command.
+    #[arg(long)]
+    workload: Option<String>,
+    /// The machine the analysis models. Default: this machine's preset (zen4 on AMD,
+    /// skylake on Intel).
+    #[command(flatten)]
+    machine: MachineArgs,
+    /// Native runs of each mapping.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    runs: u32,
+    /// Large pages available to the agent: a count ("512") or bytes ("1G").
+    #[arg(long, allow_hyphen_values = true)]
+    budget: Option<String>,
+    /// C_TLBmiss and C_PF; default from the machine.
+    #[arg(long, allow_negative_numbers = true)]
+    tlb_miss_cycles: Option<f64>,
+    #[arg(long, allow_negative_numbers = true)]
+    page_fault_cycles: Option<f64>,
+    /// This machine's clock, for cycles to seconds. Default: /proc/cpuinfo's.
+    #[arg(long)]
+    clock_ghz: Option<f64>,
+    /// Keep the recorded trace in this file (default: a temporary file, removed).
+    #[arg(long)]
+    keep_trace: Option<PathBuf>,
+    /// Also write the results as JSON to this file ("-" for standard output, instead of the table).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Also write the mappings as CSV to this file ("-" for standard output, instead of the table).
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// No progress on standard error.
+    #[arg(long, short)]
+    quiet: bool,
+    /// The program and its arguments (after `--`).
+    #[arg(last = true)]
+    command: Vec<OsString>,
+}
+
+/// One mapping: predicted and measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct Advice {
+    pub mapping: String,
+    pub categories: Vec<String>,
+    /// The sum of base mappings' benefits (the model is additive), not one analysed.
+    pub additive: bool,
+    pub large_pages: u64,
+    pub predicted_pmb: Option<f64>,
+    pub predicted_benefit_cycles: f64,
+    pub predicted_seconds_saved: f64,
+    /// None when the predicted saving is the whole run time or more.
+    pub predicted_speedup: Option<f64>,
+    pub median_seconds: f64,
+    pub min_seconds: f64,
+    pub max_seconds: f64,
+    pub measured_speedup: f64,
+    /// The most huge pages any run got, in MiB.
+    pub anon_huge_mib: f64,
+    pub runs: Vec<Run>,
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+/// Record `target` (by `pagelab record` in a child process) into `path`.
+fn record(args: &AdviseArgs, path: &std::path::Path) -> Result<()> {
+    let exe = std::env::current_exe().context("cannot find pagelab's own executable")?;
+    let mut cmd = std::process::Command::new(exe);
+    // Quiet: Valgrind's banner and the recorder's progress would bury advise's own.
+    cmd.arg("record").arg("-o").arg(path).arg("--quiet");
+    match &args.workload {
+        Some(w) => {
+            cmd.arg("--workload").arg(w);
+        }
+        None => {
+            cmd.arg("--").args(&args.command);
+        }
+    }
+    let status = cmd.status().context("cannot run pagelab record")?;
+    if !status.success() {
+        bail!("recording the program failed ({status})");
+    }
+    Ok(())
+}
+
+pub fn run(args: &AdviseArgs) -> Result<()> {
+    if args.workload.is_some() == !args.command.is_empty() {
+        bail!("give the program after -- or --workload NAME (one of them)");
+    }
+    if args.machine.policy.is_some() || args.machine.mechanism.is_some() {
+        bail!("--policy, --mechanism: advise maps pages itself; name the machine only");
+    }
+    let mut inputs: Vec<&std::path::Path> = args.trace.iter().map(PathBuf::as_path).collect();
+    inputs.extend(args.machine.config.as_deref());
+    for (path, what) in [(&args.json, "--json"), (&args.csv, "--csv")] {
+        if let Some(p) = path {
+            crate::output::check(p, what, &inputs)?;
+        }
+    }
+    let lib = native::library()?;
+    let mut notes = Vec::new();
+    match native::thp_mode().as_deref() {
+        Some("never") => bail!(
+            "transparent huge pages are off (/sys/kernel/mm/transparent_hugepage/enabled is never): no mapping can get huge pages"
+        ),
+        Some("always") => notes.push("transparent huge pages are on for every region (always): the all-small runs get huge pages too".to_string()),
+        Some(_) => {}
+        None => notes.push("this kernel has no transparent huge pages: no mapping can get them".to_string()),
+    }
+    let target: Target = match &args.workload {
+        Some(name) => crate::workloads::target(name, args.quiet)?,
+        None => Target::from_command(&args.command),
+    };
+    let clock = match args.clock_ghz {
+        Some(g) if g.is_finite() && g > 0.0 => g,
+        Some(g) => bail!("--clock-ghz {g}: not a clock rate"),
+        None => {
+            native::clock_ghz().context("--clock-ghz: /proc/cpuinfo gives no clock; name it")?
+        }
+    };
+    let config = if args.machine.config.is_none() && args.machine.machine.is_none() {
+        pagelab_core::presets::load(native::this_machine_preset())?
+    } else {
+        crate::load_config(&args.machine)?
+    };
+    let options = Options {
+        large_sizes: Some(vec![PageSize::M2]),
+        tlb_miss_cycles: args.tlb_miss_cycles,
+        page_fault_cycles: args.page_fault_cycles,
+        budget: args
+            .budget
+            .as_deref()
+            .map(Budget::parse)
+            .transpose()
+            .map_err(anyhow::Error::msg)?,
+        clock_ghz: clock,
+        ..Options::default()
+    };
+
+    // The trace: given, or recorded now.
+    let temp = std::env::temp_dir().join(format!("pagelab-advise-{}.plt", std::process::id()));
+    let trace = match (&args.trace, &args.keep_trace) {
+        (Some(t), _) => t.clone(),
+        (None, keep) => {
+            let path = keep.clone().unwrap_or_else(|| temp.clone());
+            if !args.quiet {
+                eprintln!(
+                    "pagelab: recording {} into {}",
+                    target.label,
+                    path.display()
+                );
+            }
+            record(args, &path)?;
+            path
+        }
+    };
+    let analysed = (|| -> Result<Benefit> {
+        let mut reader = pagelab_core::trace::open(&trace, None)?;
+        let mut progress = crate::progress::Progress::new("analysing", args.quiet);
+        let b = benefit::analyze_trace(reader.as_mut(), &trace, &config, &options, |r, p| {
+            progress.tick(r, p)
+        })?;
+        progress.finish();
+        Ok(b)
+    })();
+    if args.trace.is_none() && args.keep_trace.is_none() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    let analysed = analysed?;
+
+    // The mappings the library can make, as predicted.
+    let mut mappings: Vec<(String, Vec<String>, bool, u64, f64, Option<f64>)> = Vec::new();
+    let mut backed: Vec<&benefit::Row> = Vec::new();
+    for r in &analysed.rows {
+        if r.page_size.is_none() {
+            mappings.push((r.mapping.clone(), Vec::new(), false, 0, 0.0, r.pmb));
+        } else if !r.all && r.categories.len() == 1 && BACKED.contains(&r.categories[0].as_str()) {
+            mappings.push((
+                r.mapping.clone(),
+                r.categories.clone(),
+                false,
+                r.large_pages,
+                r.benefit_cycles,
+                r.pmb,
+            ));
+            backed.push(r);
+        }
+    }
+    if backed.len() >= 2 {
+        let cats: Vec<String> = backed.iter().map(|r| r.categories[0].clone()).collect();
+        let b: f64 = backed.iter().map(|r| r.benefit_cycles).sum();
+        let best = analysed
+            .rows
+            .iter()
+            .map(|r| r.benefit_cycles)
+            .fold(0.0, f64::max);
+        mappings.push((
+            format!("{}@2M", cats.join("+")),
+            cats,
+            true,
+            backed.iter().map(|r| r.large_pages).sum(),
+            b,
+            (best > 0.0).then(|| 100.0 * b.max(0.0) / best),
+        ));
+    }
+    let skipped: Vec<String> = analysed
+        .rows
+        .iter()
+        .filter(|r| r.page_size.is_some() && !mappings.iter().any(|m| m.0 == r.mapping))
+        .map(|r| r.mapping.clone())
+        .collect();
+    if !skipped.is_empty() {
+        notes.push(format!(
+            "not run natively: {} (the preload library backs {} only)",
+            skipped.join(", "),
+            BACKED.join(", ")
+        ));
+    }
+
+    // The native runs, interleaved.
+    let mut runs: Vec<Vec<Run>> = vec![Vec::new(); mappings.len()];
+    for round in 0..args.runs as usize {
+        for k in 0..mappings.len() {
+            let i = (k + round) % mappings.len();
+            let cats: Vec<&str> = mappings[i].1.iter().map(String::as_str).collect();
+            let r = native::run(&target, &lib, &cats)?;
+            if !args.quiet {
+                eprintln!(
+                    "pagelab: run {}/{} {:<40} {:>8.3} s {:>9.1} MiB in huge pages",
+                    round + 1,
+                    args.runs,
+                    mappings[i].0,
+                    r.seconds,
+                    r.anon_huge_kib as f64 / 1024.0
+                );
+            }
+            runs[i].push(r);
+        }
+    }
+    let seconds = |i: usize| runs[i].iter().map(|r| r.seconds).collect::<Vec<_>>();
+    let small = median(&seconds(0));
+    let analysed = analysed.with_seconds(small);
+    let advice: Vec<Advice> = mappings
+        .iter()
+        .enumerate()
+        .map(|(i, (name, cats, additive, pages, b, pmb))| {
+            let s = seconds(i);
+            let saved = b / (clock * 1e9);
+            let m = median(&s);
+            Advice {
+                mapping: name.clone(),
+                categories: cats.clone(),
+                additive: *additive,
+                large_pages: *pages,
+                predicted_pmb: *pmb,
+                predicted_benefit_cycles: *b,
+                predicted_seconds_saved: saved,
+                predicted_speedup: (saved < small).then(|| small / (small - saved)),
+                median_seconds: m,
+                min_seconds: s.iter().copied().fold(f64::INFINITY, f64::min),
+                max_seconds: s.iter().copied().fold(0.0, f64::max),
+                measured_speedup: small / m,
+                anon_huge_mib: runs[i].iter().map(|r| r.anon_huge_kib).max().unwrap_or(0) as f64
+                    / 1024.0,
+                runs: runs[i].clone(),
+            }
+        })
+        .collect();
+    for a in &advice {
+        if a.large_pages > 0 && a.anon_huge_mib == 0.0 {
+            notes.push(format!(
+                "{} got no huge pages in any run: its measured time is of small pages",
+                a.mapping
+            ));
+        }
+    }
+    let json = serde_json::to_string_pretty(&serde_json::json!({
+        "program": target.label,
+        "machine": analysed.machine,
+        "clock_ghz": clock,
+        "runs": args.runs,
+        "mappings": advice,
+        "analysis": analysed,
+        "notes": notes,
+    }))? + "\n";
+    crate::output::emit(
+        &[
+            (args.json.as_ref(), json),
+            (args.csv.as_ref(), csv(&advice)),
+        ],
+        || report(&target.label, &analysed, &advice, clock, args.runs, &notes),
+    )
+}
+
+fn report(
+    program: &str,
+    b: &Benefit,
+    advice: &[Advice],
+    clock: f64,
+    runs: u32,
+    notes: &[String],
+) -> String {
+    let mut s = format!(
+        "{program}: predicted on {} ({} data references, C_TLBmiss {} and C_PF {} cycles, {clock:.2} GHz), measured natively, median of {runs} runs\n\n",
+        b.machine, b.references, b.tlb_miss_cycles, b.page_fault_cycles
+    );
+    let _ = writeln!(
+        s,
+        "{:<44}{:>9}{:>12}{:>11}{:>12}{:>17}{:>11}{:>12}",
+        "mapping",
+        "PMB",
+        "saved (s)",
+        "predicted",
+        "median (s)",
+        "spread (s)",
+        "measured",
+        "huge (MiB)"
+    );
+    for a in advice {
+        let _ = writeln!(
+            s,
+            "{:<44}{:>9}{:>12.3}{:>11}{:>12.3}{:>17}{:>11}{:>12.0}",
+            format!("{}{}", a.mapping, if a.additive { " (sum)" } else { "" }),
+            a.predicted_pmb.map_or("-".into(), |p| format!("{p:.1}%")),
+            a.predicted_seconds_saved,
+            a.predicted_speedup
+                .map_or("all".into(), |x| format!("{x:.2}x")),
+            a.median_seconds,
+            format!("{:.3}-{:.3}", a.min_seconds, a.max_seconds),
+            format!("{:.2}x", a.measured_speedup),
+            a.anon_huge_mib
+        );
+    }
+    s.push_str("(saved: MissCycles saved at the clock; predicted and measured: speedup over all small; huge: AnonHugePages, the most any run got)\n");
+    let g = &b.significance;
+    let _ = writeln!(
+        s,
+        "significance over the measured {:.3} s: {}",
+        g.seconds,
+        if g.passes {
+            "passes"
+        } else {
+            "fails: large pages cannot pay"
+        }
+    );
+    let _ = writeln!(s, "agent: {} ({})", b.choice.mapping, b.choice.why);
+    for n in b.notes.iter().chain(notes) {
+        let _ = writeln!(s, "note: {n}");
+    }
+    s
+}
+
+fn csv(advice: &[Advice]) -> String {
+    let mut s = String::from("mapping,categories,additive,large_pages,predicted_pmb,predicted_benefit_cycles,predicted_seconds_saved,predicted_speedup,median_seconds,min_seconds,max_seconds,measured_speedup,anon_huge_mib\n");
+    for a in advice {
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            a.mapping,
+            a.categories.join(";"),
+            a.additive,
+            a.large_pages,
+            a.predicted_pmb.map_or(String::new(), |p| p.to_string()),
+            a.predicted_benefit_cycles,
+            a.predicted_seconds_saved,
+            a.predicted_speedup.map_or(String::new(), |p| p.to_string()),
+            a.median_seconds,
+            a.min_seconds,
+            a.max_seconds,
+            a.measured_speedup,
+            a.anon_huge_mib
+        );
+    }
+    s
+}
