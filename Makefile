@@ -8,9 +8,9 @@ PAGELAB   := target/release/pagelab
 DEMO_TRACE := data/traces/xz.plt
 
 .PHONY: all build demo test test-rust test-python test-readme fuzz-build bench venv python clean \
-	recorder recorder-deps test-recorder bench-record
+	recorder recorder-deps test-recorder bench-record native test-native
 
-all: build recorder
+all: build recorder native
 
 build:
 	$(CARGO) build --release -p pagelab-cli
@@ -21,9 +21,10 @@ demo: build
 	$(PAGELAB) trace info $(DEMO_TRACE)
 	$(PAGELAB) simulate --trace $(DEMO_TRACE)
 
-test: recorder test-rust test-recorder fuzz-build test-python test-readme
+test: recorder native test-rust test-recorder fuzz-build test-python test-readme test-native
 
-# The CLI's recording tests run pagelab's Valgrind tool: `make recorder` comes first.
+# The CLI's recording tests run pagelab's Valgrind tool, and `advise`'s the preload
+# library: `make recorder native` come first.
 test-rust:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) test --release -p pagelab-core -p pagelab-cli
@@ -48,6 +49,25 @@ recorder: recorder-deps
 # The recorder's tests run under pytest, from the virtual environment.
 test-recorder: recorder venv
 	$(MAKE) -C recorder OUT=$(CURDIR)/target/valgrind PYTHON=$(CURDIR)/$(VENV)/bin/python check
+
+# The LD_PRELOAD library that backs chosen data categories of a program with huge
+# pages (native/pagelab_huge.c, for `pagelab advise`), and two of our workloads built
+# natively to try it on (with the recorder's client requests: valgrind.h).
+NATIVE        := target/native
+NATIVE_CFLAGS := -O2 -Wall -Wextra -Werror
+native: $(NATIVE)/libpagelab_huge.so $(NATIVE)/randread $(NATIVE)/smallheap
+
+$(NATIVE)/libpagelab_huge.so: native/pagelab_huge.c
+	@mkdir -p $(@D)
+	gcc $(NATIVE_CFLAGS) -fPIC -shared -o $@ $<
+
+$(NATIVE)/%: workloads/src/%.c workloads/src/hugereport.h recorder/include/pagelab.h | recorder-deps
+	@mkdir -p $(@D)
+	gcc $(NATIVE_CFLAGS) -I recorder/include -o $@ $<
+
+# Huge pages where the library is asked for them and nowhere else (native/test.sh).
+test-native: native
+	sh native/test.sh
 
 # The fuzz targets must build (running them needs nightly: see fuzz/README.md).
 fuzz-build:

@@ -28,13 +28,15 @@ copy() {
 
 # build NAME: compile our own program src/NAME.c into the work folder (gcc -O2, with
 # the recorder's client requests, recorder/include/pagelab.h), again only when the
-# source, pagelab.h, the flags or gcc changed. -fno-tree-loop-distribute-patterns: gcc
-# would make a loop that fills an array with -1 a call of memset, which glibc does
-# with `rep stosb`, which Valgrind runs and records one byte at a time.
+# source, pagelab.h, src/hugereport.h, the flags or gcc changed.
+# -fno-tree-loop-distribute-patterns: gcc would make a loop that fills an array with
+# -1 a call of memset, which glibc does with `rep stosb`, which Valgrind runs and
+# records one byte at a time.
 build() {
     inc="$W/../recorder/include"
     flags="-O2 -fno-tree-loop-distribute-patterns -Wall"
-    stamp="$(cksum <"$W/src/$1.c" | cut -d' ' -f1) $(cksum <"$inc/pagelab.h" | cut -d' ' -f1) gcc $(gcc -dumpfullversion) $flags"
+    stamp="$(cksum <"$W/src/$1.c" | cut -d' ' -f1) $(cksum <"$inc/pagelab.h" | cut -d' ' -f1)"
+    stamp="$stamp $(cksum <"$W/src/hugereport.h" | cut -d' ' -f1) gcc $(gcc -dumpfullversion) $flags"
     if [ -x "$1" ] && [ -f "$1.stamp" ] && [ "$(cat "$1.stamp")" = "$stamp" ]; then
         return 0
     fi
@@ -106,7 +108,7 @@ gcc-large)
         gcc -E -P prog-12.c -o prog-12.i.tmp && mv prog-12.i.tmp prog-12.i
     fi
     rm -f prog-12.s ;;
-gups | bfs)
+gups | bfs | randread | smallheap)
     build "$1" ;;
 chess-large)
     # stockfish bench's position file: its lines holding "setoption" go to the engine

@@ -1,0 +1,115 @@
+#!/bin/sh
+# native/test.sh: checks of libpagelab_huge.so on the native builds of randread and
+# smallheap (make test-native builds them into target/native/ first). The programs
+# print their own AnonHugePages (PAGELAB_REPORT_HUGE=1, workloads/src/hugereport.h)
+# while their data are still allocated. Where Linux gives no transparent huge pages
+# (THP `never`) the checks that some were given are skipped; where it gives them
+# unasked (`always`), so are the checks that none were. About 3 s.
+set -eu
+cd "$(dirname "$0")/.."
+N=$PWD/target/native
+LIB=$N/libpagelab_huge.so
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+
+thp=$(sed -n 's/.*\[\([a-z]*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || true)
+[ -n "$thp" ] || thp=never
+
+ok() { echo "ok    $*"; }
+bad() { echo "FAIL  $*"; fails=$((fails + 1)); }
+skip() { echo "skip  $*"; }
+
+# run OUT CATEGORIES [NAME=VALUE...] PROGRAM ARGS...: the program with the library
+# preloaded, PAGELAB_HUGE=CATEGORIES (unset for "-"); stdout to OUT, stderr to OUT.err.
+run() {
+    out=$1 cats=$2
+    shift 2
+    if [ "$cats" = - ]; then
+        env -u PAGELAB_HUGE PAGELAB_REPORT_HUGE=1 LD_PRELOAD="$LIB" "$@" >"$out" 2>"$out.err"
+    else
+        env PAGELAB_HUGE="$cats" PAGELAB_REPORT_HUGE=1 LD_PRELOAD="$LIB" "$@" >"$out" 2>"$out.err"
+    fi
+}
+huge() { sed -n 's/^AnonHugePages: \([0-9]*\) kB$/\1/p' "$1"; }
+checksum() { sed -n 's/.*checksum \(0x[0-9a-f]*\),.*/\1/p' "$1"; }
+
+# expect_huge WHAT OUT: some huge pages (unless THP is `never`).
+expect_huge() {
+    kb=$(huge "$2")
+    if [ "$thp" = never ]; then
+        skip "$1: THP is never here"
+    elif [ "${kb:-0}" -gt 0 ]; then
+        ok "$1: AnonHugePages $kb kB"
+    else
+        bad "$1: AnonHugePages ${kb:-missing}, expected > 0"
+    fi
+}
+
+# expect_none WHAT OUT: no huge pages (checked where THP is `madvise`).
+expect_none() {
+    kb=$(huge "$2")
+    if [ "$thp" != madvise ]; then
+        skip "$1: THP is $thp here, not madvise"
+    elif [ "$kb" = 0 ]; then
+        ok "$1: AnonHugePages 0 kB"
+    else
+        bad "$1: AnonHugePages ${kb:-missing}, expected 0"
+    fi
+}
+
+# expect_same WHAT A B: the same checksum, both runs having printed one.
+expect_same() {
+    a=$(checksum "$2") b=$(checksum "$3")
+    if [ -n "$a" ] && [ "$a" = "$b" ]; then
+        ok "$1: checksum $a"
+    else
+        bad "$1: checksums ${a:-missing} and ${b:-missing}"
+    fi
+}
+
+# randread: its array, one 256 MiB malloc, is large-dynamic.
+run "$T/rr-large" large-dynamic "$N/randread" 256 3000000 || bad "randread large-dynamic: exit $?"
+expect_huge "randread 256 MiB, large-dynamic" "$T/rr-large"
+run "$T/rr-unset" - "$N/randread" 256 3000000 || bad "randread, PAGELAB_HUGE unset: exit $?"
+expect_none "randread 256 MiB, PAGELAB_HUGE unset" "$T/rr-unset"
+expect_same "randread with and without huge pages" "$T/rr-large" "$T/rr-unset"
+# The padded heap must not take the array: it is mapped, as glibc would.
+run "$T/rr-small" small-dynamic "$N/randread" 256 1000 || bad "randread small-dynamic: exit $?"
+expect_none "randread 256 MiB, small-dynamic" "$T/rr-small"
+
+# smallheap: 100,000 small blocks in the brk heap, small-dynamic and nothing else.
+run "$T/sh-small" small-dynamic "$N/smallheap" 2000000 || bad "smallheap small-dynamic: exit $?"
+expect_huge "smallheap, small-dynamic" "$T/sh-small"
+run "$T/sh-large" large-dynamic "$N/smallheap" 2000000 || bad "smallheap large-dynamic: exit $?"
+expect_none "smallheap, large-dynamic" "$T/sh-large"
+run "$T/sh-unset" - "$N/smallheap" 2000000 || bad "smallheap, PAGELAB_HUGE unset: exit $?"
+expect_same "smallheap small-dynamic and unset" "$T/sh-small" "$T/sh-unset"
+expect_same "smallheap large-dynamic and unset" "$T/sh-large" "$T/sh-unset"
+
+# An unknown category: exit status 2 before the program runs, one line naming it.
+status=0
+run "$T/unknown" large-dynamic,bogus "$N/randread" 1 1 || status=$?
+if [ "$status" = 2 ] && [ ! -s "$T/unknown" ] && [ "$(wc -l <"$T/unknown.err")" -eq 1 ] \
+    && grep -q '"bogus"' "$T/unknown.err"; then
+    ok "unknown category: exit 2, $(cat "$T/unknown.err")"
+else
+    bad "unknown category: exit $status, stderr: $(cat "$T/unknown.err")"
+fi
+
+# PAGELAB_HUGE_VERBOSE=1: one summary line at exit; randread 4 MiB is one large block.
+status=0
+run "$T/verbose" static,small-dynamic,large-dynamic PAGELAB_HUGE_VERBOSE=1 "$N/randread" 4 1000 \
+    || status=$?
+line=$(cat "$T/verbose.err")
+case $status:$(($(wc -l <"$T/verbose.err"))):$line in
+0:1:"pagelab_huge["*"]: advised static "[1-9]*" ranges "*"; small-dynamic "*"; large-dynamic 1 ranges 4"*" bytes 0 errors")
+    ok "verbose summary: $line" ;;
+*)
+    bad "verbose summary: exit $status, stderr: $line" ;;
+esac
+
+if [ "$fails" -gt 0 ]; then
+    echo "native/test.sh: $fails check(s) failed"
+    exit 1
+fi
