@@ -6,6 +6,9 @@
 //! per mapping the predicted benefit, the measured wall-clock speedup over all small,
 //! and the huge pages the process really got.
 //!
+//! Each timed run follows `--warmup` untimed ones of the same mapping, so that every
+//! timed run finds memory as the one before it left it.
+//!
 //! The prediction in seconds is the MissCycles saved at this machine's clock; the
 //! predicted speedup is the all-small median over that median less the saving.
 
@@ -36,6 +39,12 @@ pub struct AdviseArgs {
     /// Native runs of each mapping.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     runs: u32,
+    /// Untimed runs of a mapping right before each timed one: in a virtual machine
+    /// that gives freed memory back to its host (free page reporting), the first run
+    /// to touch memory again pays the host's faults, and huge pages, taken from the
+    /// largest free blocks, pay them most.
+    #[arg(long, default_value_t = 1)]
+    warmup: u32,
     /// Large pages available to the agent: a count ("512") or bytes ("1G").
     #[arg(long, allow_hyphen_values = true)]
     budget: Option<String>,
@@ -111,6 +120,10 @@ fn record(args: &AdviseArgs, path: &std::path::Path) -> Result<()> {
             cmd.arg("--").args(&args.command);
         }
     }
+    // The program's own output goes to standard error: standard output is advise's.
+    use std::os::fd::AsFd;
+    let err = std::io::stderr().as_fd().try_clone_to_owned()?;
+    cmd.stdout(std::process::Stdio::from(err));
     let status = cmd.status().context("cannot run pagelab record")?;
     if !status.success() {
         bail!("recording the program failed ({status})");
@@ -258,6 +271,9 @@ pub fn run(args: &AdviseArgs) -> Result<()> {
         for k in 0..mappings.len() {
             let i = (k + round) % mappings.len();
             let cats: Vec<&str> = mappings[i].1.iter().map(String::as_str).collect();
+            for _ in 0..args.warmup {
+                native::run(&target, &lib, &cats)?;
+            }
             let r = native::run(&target, &lib, &cats)?;
             if !args.quiet {
                 eprintln!(
@@ -301,6 +317,12 @@ pub fn run(args: &AdviseArgs) -> Result<()> {
             }
         })
         .collect();
+    if advice[0].anon_huge_mib > 0.0 {
+        notes.push(format!(
+            "all small got {:.0} MiB of huge pages: the program (or its allocator) asks for them itself, so the speedups do not compare small pages with huge",
+            advice[0].anon_huge_mib
+        ));
+    }
     for a in &advice {
         if a.large_pages > 0 && a.anon_huge_mib == 0.0 {
             notes.push(format!(
