@@ -8,6 +8,12 @@
 //! those in its `large` set as pages of its large size; each page a reference spans
 //! is one translation. Keys tag pages with their address space (above bit 52) and
 //! large pages with bit 51.
+//!
+//! A stream that differs from the all-small stream of its TLB only in categories the
+//! trace has not referenced yet is that stream so far: it *follows* it, and runs no
+//! engine of its own until a batch references one of those categories, when it takes
+//! a copy of the all-small stream's state. Categories a trace never references cost
+//! nothing.
 
 use crate::addr::{PageSize, BASE_SHIFT};
 use crate::analysis::reuse::stack::StackDistance;
@@ -48,8 +54,12 @@ pub struct StreamCounts {
     pub large_page_starts: Vec<u64>,
 }
 
+// Aligned so that two threads' streams share no cache line.
+#[repr(align(128))]
 struct Stream {
     spec: StreamSpec,
+    /// (the stream it is so far, the categories it treats differently).
+    follows: Option<(usize, u16)>,
     engine: StackDistance,
     tlb: Histogram,
     pf_engine: StackDistance,
@@ -75,6 +85,8 @@ pub struct Pass {
     attribution: Attribution,
     ids: Vec<CategoryId>,
     kept: Vec<Kept>,
+    /// The categories of the batch's kept references (a bit each).
+    batch_categories: u16,
     asids: Vec<u16>,
     /// Data references seen, and of them kept (one in `sample`).
     pub references: u64,
@@ -105,6 +117,7 @@ impl Pass {
                 .iter()
                 .map(|&spec| Stream {
                     spec,
+                    follows: follows(specs, spec),
                     engine: StackDistance::new(),
                     tlb: Histogram::default(),
                     pf_engine: StackDistance::new(),
@@ -119,6 +132,7 @@ impl Pass {
             attribution: Attribution::new(rules),
             ids: Vec::new(),
             kept: Vec::new(),
+            batch_categories: 0,
             asids: Vec::new(),
             references: 0,
             kept_references: 0,
@@ -136,20 +150,45 @@ impl Pass {
         let done = self.keep(batch, &ids);
         self.ids = ids;
         done?;
+        // Streams that part from the one they follow take its state before the batch.
+        for i in 0..self.streams.len() {
+            if let Some((j, differ)) = self.streams[i].follows {
+                if differ & self.batch_categories != 0 {
+                    let from = &self.streams[j];
+                    let (engine, tlb, pf_engine, pf, translations) = (
+                        from.engine.clone(),
+                        from.tlb.clone(),
+                        from.pf_engine.clone(),
+                        from.pf.clone(),
+                        from.translations,
+                    );
+                    let to = &mut self.streams[i];
+                    to.engine = engine;
+                    to.tlb = tlb;
+                    to.pf_engine = pf_engine;
+                    to.pf = pf;
+                    to.translations = translations;
+                    to.follows = None;
+                }
+            }
+        }
         let kept = &self.kept;
         let page_table = self.page_table_entries;
-        if self.streams.len() > 1 && kept.len() >= 4096 {
+        let mut active: Vec<&mut Stream> = self
+            .streams
+            .iter_mut()
+            .filter(|s| s.follows.is_none())
+            .collect();
+        if active.len() > 1 && kept.len() >= 4096 {
             // Streams are independent: two halves on two threads.
-            let half = self.streams.len().div_ceil(2);
-            let (a, b) = self.streams.split_at_mut(half);
+            let half = active.len().div_ceil(2);
+            let (a, b) = active.split_at_mut(half);
             std::thread::scope(|s| {
                 s.spawn(|| a.iter_mut().for_each(|st| st.run(kept, page_table)));
                 b.iter_mut().for_each(|st| st.run(kept, page_table));
             });
         } else {
-            self.streams
-                .iter_mut()
-                .for_each(|st| st.run(kept, page_table));
+            active.iter_mut().for_each(|st| st.run(kept, page_table));
         }
         Ok(())
     }
@@ -157,6 +196,7 @@ impl Pass {
     /// The data references of `batch` the pass keeps, into `self.kept`.
     fn keep(&mut self, batch: &Batch, ids: &[CategoryId]) -> Result<(), String> {
         self.kept.clear();
+        self.batch_categories = 0;
         let mut last_space: Option<(u16, u64)> = None;
         for (r, &category) in batch.refs.iter().zip(ids) {
             if r.kind == AccessKind::Fetch {
@@ -193,6 +233,7 @@ impl Pass {
             self.until_sample = self.sample - 1;
             self.kept_references += 1;
             self.category_references[category as usize] += 1;
+            self.batch_categories |= 1 << category;
             self.kept.push(Kept {
                 tag: tag << TAG_SHIFT,
                 first: r.addr.0,
@@ -228,6 +269,10 @@ impl Pass {
         self.streams
             .iter()
             .map(|s| {
+                let (s, own) = match s.follows {
+                    Some((j, _)) => (&self.streams[j], false),
+                    None => (s, true),
+                };
                 let pf = match self.page_table_entries {
                     Some(n) => s.pf.misses(&[n])[0],
                     None => s.pf.cold,
@@ -236,8 +281,12 @@ impl Pass {
                     translations: s.translations * scale,
                     tlb_misses: s.tlb.misses(&[s.spec.entries])[0] * scale,
                     page_faults: pf * scale,
-                    large_pages: s.large_pages,
-                    large_page_starts: s.large_page_starts.clone(),
+                    large_pages: if own { s.large_pages } else { 0 },
+                    large_page_starts: if own {
+                        s.large_page_starts.clone()
+                    } else {
+                        Vec::new()
+                    },
                 }
             })
             .collect()
@@ -265,6 +314,23 @@ impl Pass {
                 .sum(),
         )
     }
+}
+
+/// The stream `spec` is so far, and the categories it treats differently from it:
+/// the all-small stream of its TLB, if `spec` treats some category as it does.
+fn follows(specs: &[StreamSpec], spec: StreamSpec) -> Option<(usize, u16)> {
+    let (j, base) = specs
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.large == 0 && s.entries == spec.entries)
+        .max_by_key(|(i, s)| (s.small.count_ones(), std::cmp::Reverse(*i)))?;
+    if *base == spec {
+        return None;
+    }
+    let differ = (base.small ^ spec.small) | spec.large;
+    // A stream that agrees with the base on no category would follow it only while
+    // the trace is empty: it runs its own engine.
+    (differ != base.small | spec.small | spec.large).then_some((j, differ))
 }
 
 impl Stream {

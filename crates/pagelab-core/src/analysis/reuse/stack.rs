@@ -33,6 +33,7 @@ struct Slot {
 }
 
 /// The stack-distance engine over keys (page numbers, tagged with an address space).
+#[derive(Clone)]
 pub struct StackDistance {
     slots: Vec<Slot>,
     mask: usize,
