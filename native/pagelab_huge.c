@@ -29,16 +29,33 @@
      huge pages: Linux gives none to the private pages of a file mapping.
 
    Ranges are rounded out to 4 KiB pages; errors of madvise are counted, never fatal.
-   PAGELAB_HUGE unset or empty: nothing is done (every call goes straight to glibc).
-   An unknown name: one line on stderr, exit status 2. PAGELAB_HUGE_VERBOSE=1 prints
-   one line on stderr at exit (to a copy of it made at start, fd 100 or above):
-   ranges advised, bytes and errors by category.
-   Calls made before the constructor has run pass through unadvised. glibc only. */
+   PAGELAB_HUGE unset or empty: nothing is done (every call goes straight to the
+   allocator). An unknown name: one line on stderr, exit status 2.
+   PAGELAB_HUGE_VERBOSE=1 prints one line on stderr at exit (to a copy of it made at
+   start, fd 100 or above): ranges advised, bytes and errors by category.
+
+   The allocator is the next definition of malloc (dlsym(RTLD_NEXT); the program's own
+   if that comes before ours: preloaded before us, or the executable's), looked up at
+   the first call, before the constructor if need be; dlsym's own requests meanwhile
+   come from a small static arena, whose blocks free ignores and realloc moves out.
+   Calls made before the constructor has run pass through unadvised. The allocator is
+   glibc's unless the program links or preloads another that defines malloc (Debian's
+   redis-server links libjemalloc.so.2): all the above is for glibc's. Another's gets
+   every call (a function it lacks, as jemalloc lacks pvalloc, is made of its malloc
+   or aligned allocation: glibc's would take the block from glibc's heap).
+   large-dynamic then advises the blocks of 128 KiB and more it returns, rounded in to
+   pages (they share pages with other blocks), and the program's anonymous mmaps of
+   that size but not the allocator's own (they hold its small blocks too).
+   small-dynamic is glibc's heap, so it is not honoured: one line on stderr at start
+   says so, and the rest goes on without it. static is as with glibc's. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gnu/libc-version.h>
+#include <link.h>
 #include <malloc.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,9 +70,11 @@
 #define PAGE          ((uintptr_t)4096)
 #define HDR           ((size_t)16)          /* glibc's chunk header: prev_size, size */
 #define IS_MMAPPED    ((size_t)2)           /* a flag of the size word */
+#define BOOT_BYTES    ((size_t)64 << 10)    /* the arena for dlsym's requests */
 
-/* Categories, then OWN: large blocks are mapped by own_block (the heap is padded). */
-enum { STATIC, SMALL, LARGE, NCATS, OWN = NCATS };
+/* Categories, then OWN: large blocks are mapped by own_block (the heap is padded);
+   SHARED: the allocator is not glibc's, its large blocks share pages with others. */
+enum { STATIC, SMALL, LARGE, NCATS, OWN = NCATS, SHARED };
 static const char *const NAMES[NCATS] = { "static", "small-dynamic", "large-dynamic" };
 
 extern void *__libc_malloc(size_t n);
@@ -68,8 +87,26 @@ extern void __libc_free(void *p);
 /* glibc's cached program break (what sbrk(0) returns); weak: sbrk(0) without it. */
 extern void *__curbrk __attribute__((weak));
 
-/* A bit per category, and OWN; 0 until the constructor has run. */
-static unsigned enabled;
+/* The allocator, as looked up (resolve): the state, then its functions. */
+enum { UNRESOLVED, RESOLVING, GLIBC, FOREIGN };
+static int state;
+static long resolver;                     /* the thread looking it up (RESOLVING) */
+static struct {
+    void *(*malloc)(size_t);
+    void *(*calloc)(size_t, size_t);
+    void *(*realloc)(void *, size_t);
+    void *(*memalign)(size_t, size_t);
+    void *(*aligned_alloc)(size_t, size_t);
+    int (*posix_memalign)(void **, size_t, size_t);
+    void *(*valloc)(size_t);
+    void *(*pvalloc)(size_t);
+    void (*free)(void *);
+} next;                                   /* FOREIGN: null where it has none */
+static uintptr_t alloc_lo, alloc_hi;      /* FOREIGN: its object's segments (start) */
+
+/* The categories PAGELAB_HUGE names; then the bits of those done, OWN and SHARED, 0
+   until the constructor has run. */
+static unsigned asked, enabled;
 static int summary_fd = -1;               /* the summary's fd (stderr's copy), or -1 */
 static uintptr_t heap_end;                /* the brk heap's end as last advised */
 static size_t threshold = LARGE_BYTES;    /* glibc's mmap threshold, as followed (OWN) */
@@ -103,6 +140,15 @@ static void advise(int cat, uintptr_t lo, uintptr_t hi)
     errno = saved;
 }
 
+/* [lo, hi) rounded in to pages: a block sharing its first and last pages. */
+static void advise_inside(int cat, uintptr_t lo, uintptr_t hi)
+{
+    lo = (lo + PAGE - 1) & ~(PAGE - 1);
+    hi &= ~(PAGE - 1);
+    if (hi > lo)
+        advise(cat, lo, hi);
+}
+
 /* The program break; __curbrk is null until glibc's first sbrk. */
 static uintptr_t brk_now(void)
 {
@@ -131,7 +177,9 @@ static inline void *placed(void *p, size_t n)
     unsigned cats = on();
     if (cats && p) {
         if (n >= LARGE_BYTES) {
-            if (cats & 1u << LARGE)
+            if ((cats & 1u << LARGE) && (cats & 1u << SHARED))
+                advise_inside(LARGE, (uintptr_t)p, (uintptr_t)p + n);
+            else if (cats & 1u << LARGE)
                 advise(LARGE, (uintptr_t)p, (uintptr_t)p + n);
         } else if ((cats & 1u << SMALL)
                    && brk_now() != __atomic_load_n(&heap_end, __ATOMIC_RELAXED)) {
@@ -206,24 +254,188 @@ static int glibc_maps_like_us(void)
     return same;
 }
 
+/* Whether f is defined in the object where g is. */
+static int same_object(const void *f, const void *g)
+{
+    Dl_info a, b;
+    return f && dladdr(f, &a) && dladdr(g, &b) && a.dli_fbase == b.dli_fbase;
+}
+
+static int in_libc(const void *f)
+{
+    return same_object(f, (const void *)gnu_get_libc_version);
+}
+
+static int resolve(void);
+
+/* The allocator's function called name, from handle (RTLD_NEXT, or RTLD_DEFAULT when
+   the program's malloc comes before ours), or after us if handle gives ours. */
+static void *lookup(void *handle, const char *name)
+{
+    void *f = dlsym(handle, name);
+    return same_object(f, (const void *)resolve) ? dlsym(RTLD_NEXT, name) : f;
+}
+
+/* Look the allocator up, once (a thread finding another at it waits); returns the
+   state, RESOLVING to the thread looking up when dlsym calls the allocator. It is the
+   next definition of malloc, unless the program's (the first) is neither ours nor
+   glibc's: preloaded before us, or the executable's. */
+static __attribute__((noinline)) int resolve(void)
+{
+    long self = syscall(SYS_gettid);
+    int s = UNRESOLVED;
+    if (!__atomic_compare_exchange_n(&state, &s, RESOLVING, 0, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_ACQUIRE)) {
+        while (s == RESOLVING) {
+            if (__atomic_load_n(&resolver, __ATOMIC_RELAXED) == self)
+                return RESOLVING;
+            sched_yield();
+            s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+        }
+        return s;
+    }
+    __atomic_store_n(&resolver, self, __ATOMIC_RELAXED);
+    int saved = errno;
+    next_mmap = (void *(*)(void *, size_t, int, int, int, off_t))dlsym(RTLD_NEXT, "mmap");
+    void *first = dlsym(RTLD_DEFAULT, "malloc");
+    void *handle = first && !same_object(first, (const void *)resolve) && !in_libc(first)
+                   ? RTLD_DEFAULT : RTLD_NEXT;
+#define NEXT(f) (next.f = (__typeof__(next.f))lookup(handle, #f))
+    NEXT(malloc), NEXT(calloc), NEXT(realloc), NEXT(memalign), NEXT(aligned_alloc);
+    NEXT(posix_memalign), NEXT(valloc), NEXT(pvalloc), NEXT(free);
+#undef NEXT
+    s = GLIBC;
+    if (next.malloc && !in_libc((const void *)next.malloc)) {
+        s = FOREIGN;
+        /* What it lacks is made of what it has (foreign_aligned, calloc). */
+#define LACKS(f) (in_libc((const void *)next.f) ? (void)(next.f = NULL) : (void)0)
+        LACKS(calloc), LACKS(memalign), LACKS(aligned_alloc), LACKS(posix_memalign);
+        LACKS(valloc), LACKS(pvalloc);
+#undef LACKS
+    }
+    errno = saved;
+    __atomic_store_n(&state, s, __ATOMIC_RELEASE);
+    return s;
+}
+
+/* The allocator's state, looked up at the first call. */
+static inline int ready(void)
+{
+    int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+    return __builtin_expect(s >= GLIBC, 1) ? s : resolve();
+}
+
+/* The arena for what dlsym asks while resolve looks up (the resolving thread only):
+   each block after a word holding its size (for realloc), never reused, so zeros. */
+static char boot[BOOT_BYTES] __attribute__((aligned(HDR)));
+static size_t boot_used;
+
+static int in_boot(const void *p)
+{
+    return (uintptr_t)p - (uintptr_t)boot < BOOT_BYTES;
+}
+
+static void *boot_alloc(size_t align, size_t n)
+{
+    uintptr_t a = HDR, base = (uintptr_t)boot;
+    while (a < align && a < BOOT_BYTES)
+        a <<= 1;
+    uintptr_t mem = (base + boot_used + sizeof(size_t) + a - 1) & ~(a - 1);
+    if (align > BOOT_BYTES || n > BOOT_BYTES || mem + n > base + BOOT_BYTES) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    ((size_t *)mem)[-1] = n;
+    boot_used = mem + n - base;
+    return (void *)mem;
+}
+
+/* realloc of an arena block: it moves out (free ignores it). */
+static void *boot_move(void *p, size_t n)
+{
+    size_t old = ((size_t *)p)[-1];
+    void *q = malloc(n);
+    if (q)
+        memcpy(q, p, old < n ? old : n);
+    return q;
+}
+
+/* An aligned block (align: a power of two) from a foreign allocator lacking the
+   function asked, by the aligned allocation it has. */
+static void *foreign_aligned(size_t align, size_t n)
+{
+    if (align < sizeof(void *))
+        align = sizeof(void *);
+    if (next.posix_memalign) {
+        void *p;
+        int err = next.posix_memalign(&p, align, n);
+        if (err == 0)
+            return p;
+        errno = err;
+        return NULL;
+    }
+    if (next.memalign)
+        return next.memalign(align, n);
+    if (next.aligned_alloc && n <= SIZE_MAX - (align - 1))
+        return next.aligned_alloc(align, (n + align - 1) & ~(align - 1));
+    errno = ENOMEM;
+    return NULL;
+}
+
 void *malloc(size_t n)
 {
-    return placed(own(n) ? own_block(HDR, n) : __libc_malloc(n), n);
+    switch (ready()) {
+    case GLIBC:
+        return placed(own(n) ? own_block(HDR, n) : __libc_malloc(n), n);
+    case FOREIGN:
+        return placed(next.malloc(n), n);
+    default:
+        return boot_alloc(HDR, n);
+    }
 }
 
 void *calloc(size_t m, size_t n)
 {
     size_t bytes;
-    if (__builtin_mul_overflow(m, n, &bytes))
-        return __libc_calloc(m, n);   /* fails, as glibc's does */
-    /* A fresh mapping reads as zeros. */
-    return placed(own(bytes) ? own_block(HDR, bytes) : __libc_calloc(m, n), bytes);
+    int over = __builtin_mul_overflow(m, n, &bytes);
+    switch (ready()) {
+    case GLIBC:
+        if (over)
+            return __libc_calloc(m, n);   /* fails, as glibc's does */
+        /* A fresh mapping reads as zeros. */
+        return placed(own(bytes) ? own_block(HDR, bytes) : __libc_calloc(m, n), bytes);
+    case FOREIGN:
+        if (next.calloc)
+            return placed(next.calloc(m, n), bytes);
+        if (!over) {
+            void *p = next.malloc(bytes);
+            if (p)
+                memset(p, 0, bytes);
+            return placed(p, bytes);
+        }
+        break;
+    default:
+        if (!over)
+            return boot_alloc(HDR, bytes);
+        break;
+    }
+    errno = ENOMEM;
+    return NULL;
 }
 
 /* As glibc's free, which raises its mmap threshold to the size of a mapped block it
    frees (up to 32 MiB): later requests below it are carved from the heap. */
 void free(void *p)
 {
+    if (in_boot(p))
+        return;
+    int s = ready();
+    if (s == FOREIGN) {
+        next.free(p);
+        return;
+    }
+    if (s != GLIBC)
+        return;   /* while dlsym looks up: not its, and nowhere to go yet */
     if (p && (on() & 1u << OWN)) {
         size_t size = ((size_t *)p)[-1];
         size_t bytes = size & ~(size_t)7;
@@ -238,6 +450,19 @@ void free(void *p)
 
 static void *reallocate(void *p, size_t n)
 {
+    if (in_boot(p))
+        return boot_move(p, n);
+    switch (ready()) {
+    case GLIBC:
+        break;
+    case FOREIGN:
+        return placed(next.realloc(p, n), n);
+    default:
+        if (!p)
+            return boot_alloc(HDR, n);
+        errno = ENOMEM;   /* while dlsym looks up: not its */
+        return NULL;
+    }
     /* A block in the heap that grows large moves to a mapping, as in glibc when the
        heap's top is small; a mapped block stays mapped (mremap). */
     if (p && own(n) && !(((size_t *)p)[-1] & IS_MMAPPED)) {
@@ -267,11 +492,15 @@ void *reallocarray(void *p, size_t m, size_t n)
     return reallocate(p, bytes);
 }
 
-/* memalign, with glibc's rounding of the alignment up to a power of two. */
-static void *aligned(size_t align, size_t n)
+/* memalign, with glibc's rounding of the alignment up to a power of two; *f: a
+   foreign allocator's function for it (null: it has none). */
+static void *aligned(size_t align, size_t n, void *(*const *f)(size_t, size_t))
 {
-    if (!own(n))
+    int s = ready();
+    if (s == GLIBC && !own(n))
         return placed(__libc_memalign(align, n), n);
+    if (s == FOREIGN && *f)
+        return placed((*f)(align, n), n);
     if (align > SIZE_MAX / 2 + 1) {
         errno = EINVAL;
         return NULL;
@@ -279,27 +508,37 @@ static void *aligned(size_t align, size_t n)
     size_t a = HDR;
     while (a < align)
         a <<= 1;
-    return placed(own_block(a, n), n);
+    if (s == GLIBC)
+        return placed(own_block(a, n), n);
+    if (s == FOREIGN)
+        return placed(foreign_aligned(a, n), n);
+    return boot_alloc(a, n);
 }
 
 void *memalign(size_t align, size_t n)
 {
-    return aligned(align, n);
+    return aligned(align, n, &next.memalign);
 }
 
 /* glibc 2.36's aligned_alloc is memalign (later ones reject alignments that are not
    powers of two). */
 void *aligned_alloc(size_t align, size_t n)
 {
-    return aligned(align, n);
+    return aligned(align, n, &next.aligned_alloc);
 }
 
 int posix_memalign(void **out, size_t align, size_t n)
 {
     if (align == 0 || align % sizeof(void *) != 0 || (align & (align - 1)) != 0)
         return EINVAL;
+    if (ready() == FOREIGN && next.posix_memalign) {
+        int err = next.posix_memalign(out, align, n);
+        if (err == 0)
+            placed(*out, n);
+        return err;
+    }
     int saved = errno;
-    void *p = aligned(align, n);
+    void *p = aligned(align, n, &next.memalign);
     errno = saved;
     if (!p)
         return ENOMEM;
@@ -309,13 +548,42 @@ int posix_memalign(void **out, size_t align, size_t n)
 
 void *valloc(size_t n)
 {
-    return placed(own(n) ? own_block(PAGE, n) : __libc_valloc(n), n);
+    switch (ready()) {
+    case GLIBC:
+        return placed(own(n) ? own_block(PAGE, n) : __libc_valloc(n), n);
+    case FOREIGN:
+        return placed(next.valloc ? next.valloc(n) : foreign_aligned(PAGE, n), n);
+    default:
+        return boot_alloc(PAGE, n);
+    }
 }
 
 void *pvalloc(size_t n)
 {
     size_t up = (n + PAGE - 1) & ~(PAGE - 1);
-    return placed(own(n) && up >= n ? own_block(PAGE, up) : __libc_pvalloc(n), n);
+    switch (ready()) {
+    case GLIBC:
+        return placed(own(n) && up >= n ? own_block(PAGE, up) : __libc_pvalloc(n), n);
+    case FOREIGN:
+        if (next.pvalloc)
+            return placed(next.pvalloc(n), n);
+        if (up >= n)
+            return placed(foreign_aligned(PAGE, up ? up : PAGE), n);
+        break;
+    default:
+        if (up >= n)
+            return boot_alloc(PAGE, up ? up : PAGE);
+        break;
+    }
+    errno = ENOMEM;
+    return NULL;
+}
+
+/* Whether code at pc is the foreign allocator's: its mappings hold its small blocks
+   too (its large ones are advised when placed). */
+static int allocators(const void *pc)
+{
+    return (uintptr_t)pc - alloc_lo < alloc_hi - alloc_lo;
 }
 
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
@@ -323,7 +591,8 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
     void *p = next_mmap ? next_mmap(addr, len, prot, flags, fd, off)
                         : (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
     if (p != MAP_FAILED && (flags & MAP_ANONYMOUS) && !(flags & MAP_STACK)
-        && len >= LARGE_BYTES && (on() & 1u << LARGE))
+        && len >= LARGE_BYTES && (on() & 1u << LARGE)
+        && !allocators(__builtin_return_address(0)))
         advise(LARGE, (uintptr_t)p, (uintptr_t)p + len);
     return p;
 }
@@ -399,6 +668,30 @@ static void map_line(char *line, unsigned cats, const char *exe, uintptr_t *afte
         *heap = lo;
 }
 
+/* dl_iterate_phdr: the object whose segments hold the allocator's malloc, its name
+   to *name ("" for the executable). */
+static int allocator_object(struct dl_phdr_info *info, size_t size, void *name)
+{
+    (void)size;
+    uintptr_t lo = UINTPTR_MAX, hi = 0, f = (uintptr_t)next.malloc;
+    int holds = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t a = info->dlpi_addr + ph->p_vaddr, b = a + ph->p_memsz;
+        lo = a < lo ? a : lo;
+        hi = b > hi ? b : hi;
+        holds |= f - a < b - a;
+    }
+    if (!holds)
+        return 0;
+    alloc_lo = lo;
+    alloc_hi = hi;
+    *(const char **)name = info->dlpi_name;
+    return 1;
+}
+
 /* Go through /proc/self/maps (read by hand: no allocation); returns the heap's start
    (0: none yet). */
 static uintptr_t scan_maps(unsigned cats)
@@ -440,11 +733,26 @@ static uintptr_t scan_maps(unsigned cats)
 
 __attribute__((constructor)) static void start(void)
 {
-    next_mmap = (void *(*)(void *, size_t, int, int, int, off_t))dlsym(RTLD_NEXT, "mmap");
+    int foreign = ready() == FOREIGN;
     const char *spec = getenv("PAGELAB_HUGE");
     if (!spec || !*spec)
         return;
     unsigned cats = parse(spec);
+    asked = cats;
+    if (foreign) {
+        const char *name = NULL;
+        dl_iterate_phdr(allocator_object, &name);
+        cats |= 1u << SHARED;
+        if (cats & 1u << SMALL) {
+            char line[640];
+            snprintf(line, sizeof line,
+                     "pagelab_huge: small-dynamic: the program's allocator (%.500s) is not "
+                     "glibc's malloc; its small blocks are not advised\n",
+                     name && *name ? name : "the executable's");
+            say(2, line);
+            cats &= ~(1u << SMALL);
+        }
+    }
     /* The summary goes to a copy of stderr: some programs (coreutils) close theirs
        at exit, before the destructor runs. */
     const char *v = getenv("PAGELAB_HUGE_VERBOSE");
@@ -476,14 +784,17 @@ __attribute__((destructor)) static void finish(void)
     len += (size_t)snprintf(line, sizeof line, "pagelab_huge[%d]: advised", (int)getpid());
     const char *sep = "";
     for (int c = 0; c < NCATS && len < sizeof line; c++) {
-        if (!(cats & 1u << c))
+        if (!(asked & 1u << c))
             continue;
         len += (size_t)snprintf(line + len, sizeof line - len,
                                 "%s %s %llu ranges %llu bytes %llu errors%s", sep, NAMES[c],
                                 (unsigned long long)__atomic_load_n(&tally[c].ranges, __ATOMIC_RELAXED),
                                 (unsigned long long)__atomic_load_n(&tally[c].bytes, __ATOMIC_RELAXED),
                                 (unsigned long long)__atomic_load_n(&tally[c].errors, __ATOMIC_RELAXED),
-                                c == SMALL && !(cats & 1u << OWN) ? " (heap not padded)" : "");
+                                c != SMALL                 ? ""
+                                : !(cats & 1u << SMALL)    ? " (not glibc's malloc)"
+                                : !(cats & 1u << OWN)      ? " (heap not padded)"
+                                                           : "");
         sep = ";";
     }
     if (len < sizeof line - 1) {

@@ -4,11 +4,13 @@
 # print their own AnonHugePages (PAGELAB_REPORT_HUGE=1, workloads/src/hugereport.h)
 # while their data are still allocated. Where Linux gives no transparent huge pages
 # (THP `never`) the checks that some were given are skipped; where it gives them
-# unasked (`always`), so are the checks that none were. About 3 s.
+# unasked (`always`), so are the checks that none were. Then the library under another
+# allocator (jemalloc, where installed), and redis-server, which links it. About 3 s.
 set -eu
 cd "$(dirname "$0")/.."
 N=$PWD/target/native
 LIB=$N/libpagelab_huge.so
+PRELOAD=$LIB   # LD_PRELOAD of run
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fails=0
@@ -20,15 +22,16 @@ ok() { echo "ok    $*"; }
 bad() { echo "FAIL  $*"; fails=$((fails + 1)); }
 skip() { echo "skip  $*"; }
 
-# run OUT CATEGORIES [NAME=VALUE...] PROGRAM ARGS...: the program with the library
-# preloaded, PAGELAB_HUGE=CATEGORIES (unset for "-"); stdout to OUT, stderr to OUT.err.
+# run OUT CATEGORIES [NAME=VALUE...] PROGRAM ARGS...: the program with $PRELOAD (the
+# library) preloaded, PAGELAB_HUGE=CATEGORIES (unset for "-"); stdout to OUT, stderr
+# to OUT.err.
 run() {
     out=$1 cats=$2
     shift 2
     if [ "$cats" = - ]; then
-        env -u PAGELAB_HUGE PAGELAB_REPORT_HUGE=1 LD_PRELOAD="$LIB" "$@" >"$out" 2>"$out.err"
+        env -u PAGELAB_HUGE PAGELAB_REPORT_HUGE=1 LD_PRELOAD="$PRELOAD" "$@" >"$out" 2>"$out.err"
     else
-        env PAGELAB_HUGE="$cats" PAGELAB_REPORT_HUGE=1 LD_PRELOAD="$LIB" "$@" >"$out" 2>"$out.err"
+        env PAGELAB_HUGE="$cats" PAGELAB_REPORT_HUGE=1 LD_PRELOAD="$PRELOAD" "$@" >"$out" 2>"$out.err"
     fi
 }
 huge() { sed -n 's/^AnonHugePages: \([0-9]*\) kB$/\1/p' "$1"; }
@@ -108,6 +111,53 @@ case $status:$(($(wc -l <"$T/verbose.err"))):$line in
 *)
     bad "verbose summary: exit $status, stderr: $line" ;;
 esac
+
+# Another allocator: jemalloc preloaded after the library defines malloc & co., which
+# the library then forwards every call to (glibc's would crash it: its pointers given
+# to jemalloc's free). The checksum is that of randread with nothing preloaded.
+JEMALLOC=/lib/x86_64-linux-gnu/libjemalloc.so.2
+if [ ! -f "$JEMALLOC" ]; then
+    JEMALLOC=$( (ldconfig -p || /sbin/ldconfig -p) 2>/dev/null \
+                | sed -n 's/^[[:space:]]*libjemalloc\.so\.2 .*=> //p' | head -n 1)
+fi
+if [ -n "$JEMALLOC" ] && [ -f "$JEMALLOC" ]; then
+    PRELOAD=
+    run "$T/je-plain" - "$N/randread" 64 300000 || bad "randread 64 MiB, nothing preloaded: exit $?"
+    PRELOAD="$LIB $JEMALLOC"
+    run "$T/je-unset" - "$N/randread" 64 300000 || bad "jemalloc randread, PAGELAB_HUGE unset: exit $?"
+    expect_same "jemalloc randread, PAGELAB_HUGE unset" "$T/je-plain" "$T/je-unset"
+    expect_none "jemalloc randread 64 MiB, PAGELAB_HUGE unset" "$T/je-unset"
+    run "$T/je-large" large-dynamic "$N/randread" 64 300000 || bad "jemalloc randread large-dynamic: exit $?"
+    expect_same "jemalloc randread, large-dynamic" "$T/je-plain" "$T/je-large"
+    expect_huge "jemalloc randread 64 MiB, large-dynamic" "$T/je-large"
+    status=0
+    run "$T/je-small" small-dynamic "$N/randread" 64 300000 || status=$?
+    expect_same "jemalloc randread, small-dynamic" "$T/je-plain" "$T/je-small"
+    expect_none "jemalloc randread 64 MiB, small-dynamic" "$T/je-small"
+    line=$(cat "$T/je-small.err")
+    case $status:$(($(wc -l <"$T/je-small.err"))):$line in
+    0:1:"pagelab_huge: small-dynamic: "*"not glibc's malloc"*)
+        ok "jemalloc, small-dynamic: $line" ;;
+    *)
+        bad "jemalloc, small-dynamic: exit $status, stderr: $line" ;;
+    esac
+    PRELOAD=$LIB
+else
+    skip "another allocator: no libjemalloc.so.2 here"
+fi
+
+# redis-server (Debian's links libjemalloc.so.2) starts with the library.
+if command -v redis-server >/dev/null; then
+    status=0
+    PAGELAB_HUGE=large-dynamic LD_PRELOAD="$LIB" redis-server --version >"$T/redis" 2>&1 || status=$?
+    if [ "$status" = 0 ]; then
+        ok "redis-server --version, large-dynamic: $(head -c 60 "$T/redis")"
+    else
+        bad "redis-server --version, large-dynamic: exit $status, $(head -c 200 "$T/redis")"
+    fi
+else
+    skip "redis-server: not installed"
+fi
 
 if [ "$fails" -gt 0 ]; then
     echo "native/test.sh: $fails check(s) failed"
