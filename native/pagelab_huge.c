@@ -33,6 +33,10 @@
    allocator). An unknown name: one line on stderr, exit status 2.
    PAGELAB_HUGE_VERBOSE=1 prints one line on stderr at exit (to a copy of it made at
    start, fd 100 or above): ranges advised, bytes and errors by category.
+   PAGELAB_HUGE_ONLY=1 makes the categories named the only memory with huge pages: the
+   program's own madvise(MADV_HUGEPAGE) calls succeed and do nothing (stockfish asks
+   for huge pages for its hash table itself, which would give "all small" huge pages).
+   The library's own advice goes to the system call directly.
 
    The allocator is the next definition of malloc (dlsym(RTLD_NEXT); the program's own
    if that comes before ours: preloaded before us, or the executable's), looked up at
@@ -123,6 +127,25 @@ static void count(uint64_t *n, uint64_t by)
     __atomic_fetch_add(n, by, __ATOMIC_RELAXED);
 }
 
+/* PAGELAB_HUGE_ONLY=1: the program's own MADV_HUGEPAGE requests are dropped (and
+   counted); set by the constructor. */
+static int only_ours;
+static uint64_t dropped;
+
+static int sys_madvise(void *addr, size_t len, int advice)
+{
+    return (int)syscall(SYS_madvise, addr, len, advice);
+}
+
+int madvise(void *addr, size_t len, int advice)
+{
+    if (advice == MADV_HUGEPAGE && __atomic_load_n(&only_ours, __ATOMIC_ACQUIRE)) {
+        count(&dropped, 1);
+        return 0;
+    }
+    return sys_madvise(addr, len, advice);
+}
+
 /* madvise(MADV_HUGEPAGE) [lo, hi) rounded out to pages, for category cat. */
 static void advise(int cat, uintptr_t lo, uintptr_t hi)
 {
@@ -131,7 +154,7 @@ static void advise(int cat, uintptr_t lo, uintptr_t hi)
     if (hi <= lo)
         return;
     int saved = errno;
-    if (madvise((void *)lo, hi - lo, MADV_HUGEPAGE) == 0) {
+    if (sys_madvise((void *)lo, hi - lo, MADV_HUGEPAGE) == 0) {
         count(&tally[cat].ranges, 1);
         count(&tally[cat].bytes, hi - lo);
     } else {
@@ -734,6 +757,14 @@ static uintptr_t scan_maps(unsigned cats)
 __attribute__((constructor)) static void start(void)
 {
     int foreign = ready() == FOREIGN;
+    const char *only = getenv("PAGELAB_HUGE_ONLY");
+    if (only && strcmp(only, "1") == 0)
+        __atomic_store_n(&only_ours, 1, __ATOMIC_RELEASE);
+    /* The summary goes to a copy of stderr: some programs (coreutils) close theirs
+       at exit, before the destructor runs. */
+    const char *v = getenv("PAGELAB_HUGE_VERBOSE");
+    if (v && strcmp(v, "1") == 0)
+        summary_fd = fcntl(2, F_DUPFD_CLOEXEC, 100);
     const char *spec = getenv("PAGELAB_HUGE");
     if (!spec || !*spec)
         return;
@@ -753,11 +784,6 @@ __attribute__((constructor)) static void start(void)
             cats &= ~(1u << SMALL);
         }
     }
-    /* The summary goes to a copy of stderr: some programs (coreutils) close theirs
-       at exit, before the destructor runs. */
-    const char *v = getenv("PAGELAB_HUGE_VERBOSE");
-    if (v && strcmp(v, "1") == 0)
-        summary_fd = fcntl(2, F_DUPFD_CLOEXEC, 100);
     /* Without a padded heap, small-dynamic still advises the heap as it grows by
        glibc's small steps: few of its regions are then whole when first touched. */
     if ((cats & 1u << SMALL) && glibc_maps_like_us()) {
@@ -777,7 +803,7 @@ __attribute__((constructor)) static void start(void)
 __attribute__((destructor)) static void finish(void)
 {
     unsigned cats = on();
-    if (summary_fd < 0 || !cats)
+    if (summary_fd < 0)
         return;
     char line[512];
     size_t len = 0;
@@ -797,6 +823,9 @@ __attribute__((destructor)) static void finish(void)
                                                            : "");
         sep = ";";
     }
+    if (only_ours && len < sizeof line)
+        len += (size_t)snprintf(line + len, sizeof line - len, "%s the program's own requests dropped: %llu",
+                                sep, (unsigned long long)__atomic_load_n(&dropped, __ATOMIC_RELAXED));
     if (len < sizeof line - 1) {
         line[len] = '\n';
         line[len + 1] = '\0';

@@ -159,6 +159,38 @@ else
     skip "redis-server: not installed"
 fi
 
+# A program that asks for huge pages itself gets them, unless PAGELAB_HUGE_ONLY=1
+# makes the categories named the only ones.
+cat >"$T/asks.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+int main(void)
+{
+    size_t n = 8 << 20;
+    char *p = mmap(0, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED || madvise(p, n, MADV_HUGEPAGE) != 0)
+        return 1;
+    memset(p, 1, n);
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    char line[256];
+    long kb;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+            printf("AnonHugePages: %ld kB\n", kb);
+    return 0;
+}
+C
+if gcc -O1 -o "$T/asks" "$T/asks.c"; then
+    run "$T/asks-own" - "$T/asks" || bad "asks: exit $?"
+    expect_huge "a program's own madvise, PAGELAB_HUGE unset" "$T/asks-own"
+    env -u PAGELAB_HUGE PAGELAB_HUGE_ONLY=1 LD_PRELOAD="$LIB" "$T/asks" >"$T/asks-only" 2>&1 ||
+        bad "asks, PAGELAB_HUGE_ONLY=1: exit $?"
+    expect_none "a program's own madvise, PAGELAB_HUGE_ONLY=1" "$T/asks-only"
+else
+    bad "cannot compile the program that asks for huge pages"
+fi
+
 if [ "$fails" -gt 0 ]; then
     echo "native/test.sh: $fails check(s) failed"
     exit 1

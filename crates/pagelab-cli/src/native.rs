@@ -1,7 +1,8 @@
 //! Running a program natively with chosen data categories backed by transparent huge
 //! pages (`pagelab advise`): the preload library `make native` builds
 //! (native/pagelab_huge.c) calls `madvise(MADV_HUGEPAGE)` on the regions of the
-//! categories named in `PAGELAB_HUGE`; each run is timed (wall clock, from start to
+//! categories named in `PAGELAB_HUGE`, and only those (`PAGELAB_HUGE_ONLY`: the
+//! program's own requests for huge pages are dropped); each run is timed (wall clock, from start to
 //! exit) and the huge pages the process really got are read from
 //! /proc/PID/smaps_rollup while it runs, and from the `AnonHugePages:` line our own
 //! programs print at exit with `PAGELAB_REPORT_HUGE=1`.
@@ -102,6 +103,9 @@ pub fn run(target: &Target, lib: &Path, categories: &[&str]) -> Result<Run> {
     }
     cmd.env("LD_PRELOAD", lib)
         .env("PAGELAB_HUGE", categories.join(","))
+        // The categories named are the only memory with huge pages: a program's own
+        // requests (stockfish asks for its hash table) are dropped.
+        .env("PAGELAB_HUGE_ONLY", "1")
         .env("PAGELAB_REPORT_HUGE", "1");
     match &target.stdout {
         Some(out) => {
