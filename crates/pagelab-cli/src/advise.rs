@@ -54,7 +54,7 @@ pub struct AdviseArgs {
     #[arg(long, allow_negative_numbers = true)]
     page_fault_cycles: Option<f64>,
     /// This machine's clock, for cycles to seconds. Default: /proc/cpuinfo's.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     clock_ghz: Option<f64>,
     /// Keep the recorded trace in this file (default: a temporary file, removed).
     #[arg(long)]
@@ -71,6 +71,16 @@ pub struct AdviseArgs {
     /// The program and its arguments (after `--`).
     #[arg(last = true)]
     command: Vec<OsString>,
+}
+
+/// A mapping to run, as predicted.
+struct Planned {
+    name: String,
+    categories: Vec<String>,
+    additive: bool,
+    large_pages: u64,
+    benefit: f64,
+    pmb: Option<f64>,
 }
 
 /// One mapping: predicted and measured.
@@ -124,6 +134,8 @@ fn record(args: &AdviseArgs, path: &std::path::Path) -> Result<()> {
     use std::os::fd::AsFd;
     let err = std::io::stderr().as_fd().try_clone_to_owned()?;
     cmd.stdout(std::process::Stdio::from(err));
+    // Native runs read no standard input: neither does the recording.
+    cmd.stdin(std::process::Stdio::null());
     let status = cmd.status().context("cannot run pagelab record")?;
     if !status.success() {
         bail!("recording the program failed ({status})");
@@ -153,7 +165,7 @@ pub fn run(args: &AdviseArgs) -> Result<()> {
         ),
         Some("always") => notes.push("transparent huge pages are on for every region (always): the all-small runs get huge pages too".to_string()),
         Some(_) => {}
-        None => notes.push("this kernel has no transparent huge pages: no mapping can get them".to_string()),
+        None => bail!("this kernel has no transparent huge pages (/sys/kernel/mm/transparent_hugepage/enabled): no mapping can get them"),
     }
     let target: Target = match &args.workload {
         Some(name) => crate::workloads::target(name, args.quiet)?,
@@ -198,7 +210,12 @@ pub fn run(args: &AdviseArgs) -> Result<()> {
                     path.display()
                 );
             }
-            record(args, &path)?;
+            if let Err(e) = record(args, &path) {
+                if keep.is_none() {
+                    let _ = std::fs::remove_file(&path);
+                }
+                return Err(e);
+            }
             path
         }
     };
@@ -217,44 +234,47 @@ pub fn run(args: &AdviseArgs) -> Result<()> {
     let analysed = analysed?;
 
     // The mappings the library can make, as predicted.
-    let mut mappings: Vec<(String, Vec<String>, bool, u64, f64, Option<f64>)> = Vec::new();
+    let mut mappings: Vec<Planned> = Vec::new();
     let mut backed: Vec<&benefit::Row> = Vec::new();
     for r in &analysed.rows {
-        if r.page_size.is_none() {
-            mappings.push((r.mapping.clone(), Vec::new(), false, 0, 0.0, r.pmb));
-        } else if !r.all && r.categories.len() == 1 && BACKED.contains(&r.categories[0].as_str()) {
-            mappings.push((
-                r.mapping.clone(),
-                r.categories.clone(),
-                false,
-                r.large_pages,
-                r.benefit_cycles,
-                r.pmb,
-            ));
-            backed.push(r);
+        let base = r.page_size.is_none();
+        if base || !r.all && r.categories.len() == 1 && BACKED.contains(&r.categories[0].as_str()) {
+            mappings.push(Planned {
+                name: r.mapping.clone(),
+                categories: r.categories.clone(),
+                additive: false,
+                large_pages: r.large_pages,
+                benefit: r.benefit_cycles,
+                pmb: r.pmb,
+            });
+            if !base {
+                backed.push(r);
+            }
         }
     }
     if backed.len() >= 2 {
-        let cats: Vec<String> = backed.iter().map(|r| r.categories[0].clone()).collect();
-        let b: f64 = backed.iter().map(|r| r.benefit_cycles).sum();
+        // The model is additive (§3.2): the sum of the base mappings' benefits, as a
+        // share of the best analysed mapping's (so it may pass 100 %).
+        let categories: Vec<String> = backed.iter().map(|r| r.categories[0].clone()).collect();
+        let benefit: f64 = backed.iter().map(|r| r.benefit_cycles).sum();
         let best = analysed
             .rows
             .iter()
             .map(|r| r.benefit_cycles)
             .fold(0.0, f64::max);
-        mappings.push((
-            format!("{}@2M", cats.join("+")),
-            cats,
-            true,
-            backed.iter().map(|r| r.large_pages).sum(),
-            b,
-            (best > 0.0).then(|| 100.0 * b.max(0.0) / best),
-        ));
+        mappings.push(Planned {
+            name: format!("{}@2M", categories.join("+")),
+            categories,
+            additive: true,
+            large_pages: backed.iter().map(|r| r.large_pages).sum(),
+            benefit,
+            pmb: (best > 0.0).then(|| 100.0 * benefit.max(0.0) / best),
+        });
     }
     let skipped: Vec<String> = analysed
         .rows
         .iter()
-        .filter(|r| r.page_size.is_some() && !mappings.iter().any(|m| m.0 == r.mapping))
+        .filter(|r| r.page_size.is_some() && !mappings.iter().any(|m| m.name == r.mapping))
         .map(|r| r.mapping.clone())
         .collect();
     if !skipped.is_empty() {
@@ -270,7 +290,7 @@ pub fn run(args: &AdviseArgs) -> Result<()> {
     for round in 0..args.runs as usize {
         for k in 0..mappings.len() {
             let i = (k + round) % mappings.len();
-            let cats: Vec<&str> = mappings[i].1.iter().map(String::as_str).collect();
+            let cats: Vec<&str> = mappings[i].categories.iter().map(String::as_str).collect();
             for _ in 0..args.warmup {
                 native::run(&target, &lib, &cats)?;
             }
@@ -280,7 +300,7 @@ pub fn run(args: &AdviseArgs) -> Result<()> {
                     "pagelab: run {}/{} {:<40} {:>8.3} s {:>9.1} MiB in huge pages",
                     round + 1,
                     args.runs,
-                    mappings[i].0,
+                    mappings[i].name,
                     r.seconds,
                     r.anon_huge_kib as f64 / 1024.0
                 );
@@ -290,21 +310,21 @@ pub fn run(args: &AdviseArgs) -> Result<()> {
     }
     let seconds = |i: usize| runs[i].iter().map(|r| r.seconds).collect::<Vec<_>>();
     let small = median(&seconds(0));
-    let analysed = analysed.with_seconds(small);
+    let analysed = analysed.with_seconds(small).map_err(anyhow::Error::msg)?;
     let advice: Vec<Advice> = mappings
         .iter()
         .enumerate()
-        .map(|(i, (name, cats, additive, pages, b, pmb))| {
+        .map(|(i, p)| {
             let s = seconds(i);
-            let saved = b / (clock * 1e9);
+            let saved = p.benefit / (clock * 1e9);
             let m = median(&s);
             Advice {
-                mapping: name.clone(),
-                categories: cats.clone(),
-                additive: *additive,
-                large_pages: *pages,
-                predicted_pmb: *pmb,
-                predicted_benefit_cycles: *b,
+                mapping: p.name.clone(),
+                categories: p.categories.clone(),
+                additive: p.additive,
+                large_pages: p.large_pages,
+                predicted_pmb: p.pmb,
+                predicted_benefit_cycles: p.benefit,
                 predicted_seconds_saved: saved,
                 predicted_speedup: (saved < small).then(|| small / (small - saved)),
                 median_seconds: m,

@@ -37,19 +37,24 @@ pub struct BenefitArgs {
     page_fault_cycles: Option<f64>,
     /// Entries of the page table page faults are counted at (H_PF). Default: every
     /// page stays mapped (faults are first touches).
-    #[arg(long)]
-    page_table_entries: Option<u64>,
+    #[arg(long, allow_negative_numbers = true)]
+    page_table_entries: Option<i64>,
     /// The program's run time with small pages, in seconds, for the significance
     /// test. Default: estimated from the references and the miss cycles.
     #[arg(long, allow_negative_numbers = true)]
     seconds: Option<f64>,
     /// The clock the run time is estimated at.
-    #[arg(long, default_value_t = 3.0)]
+    #[arg(long, default_value_t = 3.0, allow_negative_numbers = true)]
     clock_ghz: f64,
     /// Analyse one data reference in N (§5.1) and report the Hellinger affinity of
     /// the sampled page accesses to all of them.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    sample: u64,
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        allow_negative_numbers = true
+    )]
+    sample: i64,
     /// User-defined categories: a TOML file of [[category]] rules (name, callsites,
     /// min_size, max_size).
     #[arg(long)]
@@ -89,16 +94,23 @@ fn options(args: &BenefitArgs) -> Result<Options> {
         Some(p) => pagelab_core::categories::load_rules(p).map_err(anyhow::Error::msg)?,
         None => Vec::new(),
     };
+    let counted = |what: &str, n: i64| {
+        u64::try_from(n).map_err(|_| anyhow::anyhow!("{what} {n}: cannot be negative"))
+    };
     Ok(Options {
         large_sizes: (!large_sizes.is_empty()).then_some(large_sizes),
         tlb_miss_cycles: args.tlb_miss_cycles,
         page_fault_cycles: args.page_fault_cycles,
-        page_table_entries: args.page_table_entries,
+        page_table_entries: args
+            .page_table_entries
+            .map(|n| counted("--page-table-entries", n))
+            .transpose()?,
         budget,
         seconds: args.seconds,
         clock_ghz: args.clock_ghz,
-        sample: args.sample,
+        sample: counted("--sample", args.sample)?,
         rules,
+        ..Options::default()
     })
 }
 
@@ -325,6 +337,9 @@ fn report(trace: &Path, b: &Benefit, v: Option<&simulate::Validation>) -> String
                     "{e:.2} points"
                 ))
         );
+        for n in &v.notes {
+            let _ = writeln!(s, "note: {n}");
+        }
     }
     for n in &b.notes {
         let _ = writeln!(s, "note: {n}");

@@ -10,7 +10,6 @@
 use crate::target::Target;
 use anyhow::{bail, Context, Result};
 use std::fs::File;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -88,8 +87,18 @@ fn anon_huge(text: &str) -> Option<u64> {
 }
 
 /// Run `target` once with `categories` backed by huge pages (none: the library is
-/// loaded and does nothing, so that every run pays the same interposition).
+/// loaded and does nothing, so that every run pays the same interposition). The
+/// program's output goes to files (its own, or temporary ones read afterwards), so
+/// that nothing it leaves running can hold a pipe open.
 pub fn run(target: &Target, lib: &Path, categories: &[&str]) -> Result<Run> {
+    let scratch = tempfile::tempdir().context("cannot make a temporary folder")?;
+    let out_path = target
+        .stdout
+        .clone()
+        .unwrap_or_else(|| scratch.path().join("stdout"));
+    let err_path = scratch.path().join("stderr");
+    let create =
+        |p: &Path| File::create(p).with_context(|| format!("{}: cannot create", p.display()));
     let mut cmd = Command::new(&target.command[0]);
     cmd.args(&target.command[1..]);
     if let Some(cwd) = &target.cwd {
@@ -101,22 +110,23 @@ pub fn run(target: &Target, lib: &Path, categories: &[&str]) -> Result<Run> {
     for (k, v) in &target.env {
         cmd.env(k, v);
     }
-    cmd.env("LD_PRELOAD", lib)
+    // Ours first, then whatever the program is run with already (an allocator).
+    let mut preload = lib.as_os_str().to_os_string();
+    if let Some(more) = (!target.clean_env)
+        .then(|| std::env::var_os("LD_PRELOAD"))
+        .flatten()
+    {
+        preload.push(" ");
+        preload.push(more);
+    }
+    cmd.env("LD_PRELOAD", preload)
         .env("PAGELAB_HUGE", categories.join(","))
         // The categories named are the only memory with huge pages: a program's own
         // requests (stockfish asks for its hash table) are dropped.
         .env("PAGELAB_HUGE_ONLY", "1")
-        .env("PAGELAB_REPORT_HUGE", "1");
-    match &target.stdout {
-        Some(out) => {
-            cmd.stdout(
-                File::create(out).with_context(|| format!("{}: cannot create", out.display()))?,
-            );
-        }
-        None => {
-            cmd.stdout(Stdio::piped());
-        }
-    }
+        .env("PAGELAB_REPORT_HUGE", "1")
+        .stdout(create(&out_path)?)
+        .stderr(create(&err_path)?);
     match &target.stdin {
         Some(p) => {
             cmd.stdin(File::open(p).with_context(|| format!("{}: cannot open", p.display()))?);
@@ -125,33 +135,28 @@ pub fn run(target: &Target, lib: &Path, categories: &[&str]) -> Result<Run> {
             cmd.stdin(Stdio::null());
         }
     }
-    cmd.stderr(Stdio::piped());
     let start = Instant::now();
     let mut child = cmd
         .spawn()
         .with_context(|| format!("cannot run {}", target.label))?;
-    let pid = child.id();
-    let mut driver = match &target.driver {
-        Some(script) => {
-            let mut d = Command::new("sh");
-            d.arg("-c").arg(script).stdout(Stdio::null());
-            if let Some(cwd) = &target.cwd {
-                d.current_dir(cwd);
-            }
-            if target.clean_env {
-                d.env_clear();
-            }
-            for (k, v) in &target.env {
-                d.env(k, v);
-            }
-            Some(d.spawn().context("cannot start the workload's driver")?)
+    let mut driver = match target
+        .driver_command()
+        .map(|mut d| d.stdout(Stdio::null()).spawn())
+    {
+        Some(Ok(d)) => Some(d),
+        Some(Err(e)) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(e).context("cannot start the workload's driver");
         }
         None => None,
     };
-    // Sample the huge pages while it runs.
+    // Sample the huge pages while it runs (each read walks the process's page
+    // tables: not too often).
+    let pid = child.id();
     let done = AtomicBool::new(false);
     let most = AtomicU64::new(0);
-    let (stdout, stderr, status) = std::thread::scope(|s| -> Result<_> {
+    let (status, seconds) = std::thread::scope(|s| {
         s.spawn(|| {
             let path = format!("/proc/{pid}/smaps_rollup");
             while !done.load(Ordering::Relaxed) {
@@ -162,34 +167,36 @@ pub fn run(target: &Target, lib: &Path, categories: &[&str]) -> Result<Run> {
                 {
                     most.fetch_max(kb, Ordering::Relaxed);
                 }
-                std::thread::sleep(Duration::from_millis(20));
+                std::thread::sleep(Duration::from_millis(50));
             }
         });
-        let mut out = String::new();
-        let mut err = String::new();
-        let mut child_out = child.stdout.take();
-        let mut child_err = child.stderr.take();
-        let reader = s.spawn(move || {
-            let mut e = String::new();
-            if let Some(p) = child_err.as_mut() {
-                let _ = p.read_to_string(&mut e);
-            }
-            e
-        });
-        if let Some(p) = child_out.as_mut() {
-            let _ = p.read_to_string(&mut out);
-        }
         let status = child.wait();
+        let seconds = start.elapsed().as_secs_f64();
         done.store(true, Ordering::Relaxed);
-        err.push_str(&reader.join().unwrap_or_default());
-        Ok((out, err, status?))
-    })?;
-    let seconds = start.elapsed().as_secs_f64();
+        (status, seconds)
+    });
+    let status = status?;
     if let Some(d) = driver.as_mut() {
-        let _ = d.wait();
+        let s = d.wait()?;
+        if !s.success() {
+            bail!(
+                "{}: the workload's driver ended with {s}: the run measured nothing",
+                target.label
+            );
+        }
     }
+    // The last lines of a file, as text, however long or binary it is.
+    let lines_of = |p: &Path| -> Vec<String> {
+        let bytes = std::fs::read(p).unwrap_or_default();
+        let tail = &bytes[bytes.len().saturating_sub(64 << 10)..];
+        String::from_utf8_lossy(tail)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
     if !status.success() {
-        let tail: Vec<&str> = stderr.lines().rev().take(3).collect();
+        let err = lines_of(&err_path);
+        let tail: Vec<&str> = err.iter().rev().take(3).rev().map(String::as_str).collect();
         bail!(
             "{} with PAGELAB_HUGE={:?} failed ({status}){}",
             target.label,
@@ -197,14 +204,15 @@ pub fn run(target: &Target, lib: &Path, categories: &[&str]) -> Result<Run> {
             if tail.is_empty() {
                 String::new()
             } else {
-                format!(
-                    ": {}",
-                    tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
-                )
+                format!(": {}", tail.join(" / "))
             }
         );
     }
-    let reported = stdout.lines().filter_map(anon_huge).max().unwrap_or(0);
+    let reported = lines_of(&out_path)
+        .iter()
+        .filter_map(|l| anon_huge(l))
+        .max()
+        .unwrap_or(0);
     Ok(Run {
         seconds,
         anon_huge_kib: most.load(Ordering::Relaxed).max(reported),

@@ -463,19 +463,8 @@ fn record(
 ) -> Result<String> {
     let file = open_when_written(&fifo.path, child)?;
     // The program runs: start what drives it (a server's load), which ends it.
-    let mut driver = match &target.driver {
-        Some(script) => {
-            let mut d = Command::new("sh");
-            d.arg("-c").arg(script);
-            if let Some(cwd) = &target.cwd {
-                d.current_dir(cwd);
-            }
-            if target.clean_env {
-                d.env_clear();
-            }
-            for (k, v) in &target.env {
-                d.env(k, v);
-            }
+    let mut driver = match target.driver_command() {
+        Some(mut d) => {
             if args.quiet {
                 d.stdout(std::process::Stdio::null());
             }

@@ -36,6 +36,23 @@ impl Target {
             .find(|p| p.is_file())
     }
 
+    /// The driver, as a command to spawn in the target's folder and environment.
+    pub fn driver_command(&self) -> Option<std::process::Command> {
+        let script = self.driver.as_ref()?;
+        let mut d = std::process::Command::new("sh");
+        d.arg("-c").arg(script);
+        if let Some(cwd) = &self.cwd {
+            d.current_dir(cwd);
+        }
+        if self.clean_env {
+            d.env_clear();
+        }
+        for (k, v) in &self.env {
+            d.env(k, v);
+        }
+        Some(d)
+    }
+
     pub fn from_command(command: &[OsString]) -> Target {
         let line: Vec<String> = command
             .iter()

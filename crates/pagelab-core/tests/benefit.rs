@@ -75,6 +75,12 @@ fn malloc(addr: u64, size: u64) -> Event {
 /// 70 % of references at random pages of the large block, 20 % in the heap's small
 /// blocks, 10 % in the data segment; `events` false leaves the allocations out.
 fn trace(events: bool) -> Vec<Batch> {
+    trace_from(events, 0)
+}
+
+/// The same, the first `late` batches referencing the heap only, the next as many
+/// the heap and the data segment: the categories appear one after another.
+fn trace_from(events: bool, late: usize) -> Vec<Batch> {
     let mut first = Batch::default();
     if events {
         first.push_event(Event::Segment(Segment {
@@ -91,13 +97,19 @@ fn trace(events: bool) -> Vec<Batch> {
     }
     let mut x: u64 = 0x2545_f491_4f6c_dd1d;
     let mut batches = vec![first];
-    for _ in 0..20 {
+    for batch in 0..20 {
         let mut b = Batch::default();
         for _ in 0..10_000 {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            let addr = match x % 10 {
+            let pick = match x % 10 {
+                _ if batch < late => 7,
+                p @ 7..=9 if batch < 2 * late => p,
+                _ if batch < 2 * late => 9,
+                p => p,
+            };
+            let addr = match pick {
                 0..=6 => LARGE + (x >> 8) % (64 << 20),
                 7 | 8 => HEAP + (x >> 8) % (16 << 12),
                 _ => DATA + (x >> 8) % (64 << 12),
@@ -123,26 +135,14 @@ fn analyze(batches: &[Batch], options: &Options) -> Result<benefit::Benefit, Tra
     benefit::analyze_trace(r.as_mut(), Path::new("t"), &machine(), options, |_, _| {})
 }
 
-#[test]
-fn predictions_equal_the_simulation_of_a_fully_associative_lru_tlb() {
-    let batches = trace(true);
-    let b = analyze(&batches, &Options::default()).unwrap();
-    let names: Vec<&str> = b.rows.iter().map(|r| r.mapping.as_str()).collect();
-    // No stack reference: no stack row.
-    assert_eq!(
-        names,
-        [
-            "all small",
-            "static@2M",
-            "small-dynamic@2M",
-            "large-dynamic@2M",
-            "all@2M"
-        ]
-    );
+/// Every mapping's predicted TLB misses, faults and large pages are the simulated
+/// walks, faults and large faults.
+fn equal_to_the_simulation(batches: &[Batch]) -> (benefit::Benefit, simulate::Validation) {
+    let b = analyze(batches, &Options::default()).unwrap();
     let v = simulate::validate(
         &b,
         &machine(),
-        || Ok(reader(&batches)),
+        || Ok(reader(batches)),
         Path::new("t"),
         |_, _, _| {},
     )
@@ -156,6 +156,57 @@ fn predictions_equal_the_simulation_of_a_fully_associative_lru_tlb() {
         );
         assert_eq!(s.large_faults, p.large_pages, "{}", p.mapping);
     }
+    (b, v)
+}
+
+#[test]
+fn streams_that_follow_all_small_until_their_category_appears_count_the_same() {
+    // Static and large dynamic follow all small for the first batches, then part.
+    let (b, _) = equal_to_the_simulation(&trace_from(true, 4));
+    assert_eq!(b.rows.len(), 5);
+    // The same counts as every stream run from the start, with a page table of
+    // limited size (its engine copied too) and sampled.
+    let batches = trace_from(true, 4);
+    for options in [
+        Options::default(),
+        Options {
+            page_table_entries: Some(100),
+            ..Options::default()
+        },
+        Options {
+            sample: 3,
+            ..Options::default()
+        },
+    ] {
+        let followed = analyze(&batches, &options).unwrap();
+        let own = analyze(
+            &batches,
+            &Options {
+                follow: false,
+                ..options.clone()
+            },
+        )
+        .unwrap();
+        assert_eq!(followed.rows, own.rows);
+    }
+}
+
+#[test]
+fn predictions_equal_the_simulation_of_a_fully_associative_lru_tlb() {
+    let batches = trace(true);
+    let (b, v) = equal_to_the_simulation(&batches);
+    let names: Vec<&str> = b.rows.iter().map(|r| r.mapping.as_str()).collect();
+    // No stack reference: no stack row.
+    assert_eq!(
+        names,
+        [
+            "all small",
+            "static@2M",
+            "small-dynamic@2M",
+            "large-dynamic@2M",
+            "all@2M"
+        ]
+    );
     let row = |m: &str| b.rows.iter().find(|r| r.mapping == m).unwrap();
     // Pages: 32 large ones for the block, 16 + 64 small ones for the rest (140,000
     // random references leave a few of the block's 16,384 small pages untouched).
@@ -238,6 +289,11 @@ fn sampling_keeps_the_ranking_and_reports_the_affinity() {
     assert!(!sampled.exact);
     let a = sampled.hellinger_affinity.unwrap();
     assert!(a > 0.5 && a <= 1.0 + 1e-9, "{a}");
+    // Pages are not scaled: a sample sees at most the trace's.
+    for (e, s) in exact.rows.iter().zip(&sampled.rows) {
+        assert!(s.page_faults <= e.page_faults && s.large_pages <= e.large_pages);
+        assert_eq!(s.translations, e.translations);
+    }
     let ranks = |b: &benefit::Benefit| b.rows.iter().map(|r| r.rank).collect::<Vec<_>>();
     assert_eq!(ranks(&sampled)[..], ranks(&exact)[..]);
 }

@@ -310,10 +310,10 @@ fn benefit(
     budget: Option<String>,
     tlb_miss_cycles: Option<f64>,
     page_fault_cycles: Option<f64>,
-    page_table_entries: Option<u64>,
+    page_table_entries: Option<i64>,
     seconds: Option<f64>,
     clock_ghz: f64,
-    sample: u64,
+    sample: i64,
     categories_toml: &str,
     simulate: bool,
 ) -> PyResult<String> {
@@ -328,11 +328,16 @@ fn benefit(
                 sizes.push(size);
             }
         }
+        let counted = |what: &str, n: i64| {
+            u64::try_from(n).map_err(|_| Failure::Input(format!("{what} {n}: cannot be negative")))
+        };
         let options = benefit::Options {
             large_sizes: (!sizes.is_empty()).then_some(sizes),
             tlb_miss_cycles,
             page_fault_cycles,
-            page_table_entries,
+            page_table_entries: page_table_entries
+                .map(|n| counted("page_table_entries", n))
+                .transpose()?,
             budget: budget
                 .as_deref()
                 .map(benefit::Budget::parse)
@@ -340,8 +345,9 @@ fn benefit(
                 .map_err(Failure::Input)?,
             seconds,
             clock_ghz,
-            sample,
+            sample: counted("sample", sample)?,
             rules: rules(categories_toml)?,
+            ..benefit::Options::default()
         };
         let (mut reader, format) = open_trace(trace, format)?;
         let result = benefit::analyze_trace(

@@ -51,5 +51,7 @@ def test_bad_options_are_named():
         pagelab.benefit(trace, budget=-1)
     with pytest.raises(ValueError, match="C_TLBmiss"):
         pagelab.benefit(trace, tlb_miss_cycles=-5)
+    with pytest.raises(ValueError, match="sample -2"):
+        pagelab.benefit(trace, sample=-2)
     with pytest.raises(ValueError, match="already a category"):
         pagelab.benefit(trace, categories=[{"name": "stack", "min_size": 1}])

@@ -2,7 +2,8 @@
 //! is attributed to exactly one, from the memory map and the allocation events the
 //! recorder captures. The paper's three, after glibc's split of small and large
 //! requests, and three more so that nothing is left out:
-//! - `static`: the data and BSS segments of the memory map;
+//! - `static`: the data and BSS segments of the memory map, and writable file
+//!   mappings (shared libraries' data);
 //! - `small-dynamic`: blocks of `malloc`, `calloc`, `realloc` and `posix_memalign`
 //!   under 128 KiB, the heap segment and what `brk` adds to it, anonymous `mmap`s
 //!   under 128 KiB (allocators' arenas);
@@ -11,9 +12,7 @@
 //! - `stack`: the stack segment, and the 64 MiB below it it grows into;
 //! - `code`: text segments, and file mappings that can be executed (shared
 //!   libraries' code, which the loader maps after the memory map is taken);
-//! - `static` also takes writable file mappings (shared libraries' data);
-//! - `other`: other file mappings, and every address no event names.
-//!
+//! - `other`: other file mappings, and every address no event names;
 //! - categories a user defines ([`rules`]): blocks by call site or size range.
 //!
 //! Categories are painted over address ranges as the events come, the latest event
@@ -37,6 +36,7 @@ pub type CategoryId = u8;
 
 /// User-defined categories a run may have (ids fit a 16-bit mask with the built-in).
 pub const MAX_USER: usize = 10;
+const _: () = assert!(Category::ALL.len() + MAX_USER <= 16);
 
 /// The size from which an allocation is large (glibc's default mmap threshold).
 pub const LARGE_BYTES: u64 = 128 << 10;

@@ -83,6 +83,14 @@ pub fn check(rules: &[UserCategory]) -> Result<(), String> {
                 "{field}: give callsites, min_size or max_size (a rule without one would take every block)"
             ));
         }
+        if r.max_size.is_some_and(|m| m.0 == 0) {
+            return Err(format!("{field}.max_size: 0 matches no block"));
+        }
+        if r.callsites.is_empty() && r.max_size.is_none() && r.min_size.is_some_and(|m| m.0 == 0) {
+            return Err(format!(
+                "{field}.min_size: 0 alone takes every block; give a size above 0, max_size or callsites"
+            ));
+        }
         if let (Some(lo), Some(hi)) = (r.min_size, r.max_size) {
             if lo.0 >= hi.0 {
                 return Err(format!(
@@ -169,6 +177,14 @@ mod tests {
             ("[[category]]\nname = \"static\"\nmin_size = 1\n", "already"),
             ("[[category]]\nname = \"a b\"\nmin_size = 1\n", "not a name"),
             ("[[category]]\nname = \"x\"\n", "give callsites"),
+            (
+                "[[category]]\nname = \"x\"\nmin_size = 0\n",
+                "takes every block",
+            ),
+            (
+                "[[category]]\nname = \"x\"\nmax_size = 0\n",
+                "matches no block",
+            ),
             (
                 "[[category]]\nname = \"x\"\nmin_size = 9\nmax_size = 9\n",
                 "not below",

@@ -95,7 +95,6 @@ pub struct CallSite {
 }
 
 /// Counts the references and pages of each category, batch by batch.
-#[derive(Default)]
 pub struct CategoryTally {
     attribution: Attribution,
     names: Vec<String>,
@@ -117,9 +116,6 @@ impl CategoryTally {
     }
 
     pub fn add(&mut self, batch: &Batch) {
-        if self.names.is_empty() {
-            *self = CategoryTally::new(Vec::new());
-        }
         self.attribution.categorize(batch, &mut self.ids);
         let mut last = None;
         for (r, &c) in batch.refs.iter().zip(&self.ids) {

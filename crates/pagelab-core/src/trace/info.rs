@@ -50,7 +50,7 @@ impl InfoBuilder {
             kinds: [0; 4],
             asids: HashSet::new(),
             last_asid: None,
-            categories: Default::default(),
+            categories: crate::categories::CategoryTally::new(Vec::new()),
         }
     }
 

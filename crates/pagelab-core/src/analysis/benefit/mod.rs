@@ -61,6 +61,10 @@ pub struct Options {
     /// Keep one data reference in this many (§5.1); 1: every one.
     pub sample: u64,
     pub rules: Vec<UserCategory>,
+    /// Let streams follow the all-small one while their categories are unreferenced
+    /// (an optimisation that changes no count; off only to test that it does not).
+    #[doc(hidden)]
+    pub follow: bool,
 }
 
 impl Default for Options {
@@ -75,6 +79,7 @@ impl Default for Options {
             clock_ghz: 3.0,
             sample: 1,
             rules: Vec::new(),
+            follow: true,
         }
     }
 }
@@ -135,10 +140,13 @@ impl Significance {
 impl Benefit {
     /// The significance test and the agent's choice again, over the program's
     /// measured run time.
-    pub fn with_seconds(mut self, seconds: f64) -> Benefit {
+    pub fn with_seconds(mut self, seconds: f64) -> Result<Benefit, String> {
+        if !(seconds.is_finite() && seconds > 0.0) {
+            return Err(format!("{seconds} s: not a run time"));
+        }
         self.significance = Significance::of(&self.rows[0], seconds, false);
         self.choice = agent::choose(&self.rows, self.budget, self.significance.passes);
-        self
+        Ok(self)
     }
 }
 
@@ -307,8 +315,11 @@ pub fn analyze_trace(
             "--page-table-entries 0: a page table holds at least one page".into(),
         ));
     }
-    if options.sample == 0 {
-        return Err(fail("--sample 0: keep one reference in 1 or more".into()));
+    if !(1..=1 << 32).contains(&options.sample) {
+        return Err(fail(format!(
+            "--sample {}: keep one reference in 1 to 2^32",
+            options.sample
+        )));
     }
     let sizes = match &options.large_sizes {
         None => m.large_sizes.clone(),
@@ -339,6 +350,9 @@ pub fn analyze_trace(
         options.sample,
         options.page_table_entries,
     );
+    if !options.follow {
+        pass.follow_none();
+    }
     let mut batch = crate::event::Batch::default();
     while reader.next_batch(&mut batch)? {
         pass.add_batch(&batch).map_err(fail)?;

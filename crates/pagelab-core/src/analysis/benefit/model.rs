@@ -56,6 +56,11 @@ pub fn model(
     tlb_miss_cycles: Option<f64>,
     page_fault_cycles: Option<f64>,
 ) -> Result<MachineModel, String> {
+    // Whatever the machine's own checks refuse (zero-way arrays, costs that are not
+    // numbers), refused here too.
+    crate::Machine::build(config)
+        .map_err(|e| e.to_string())
+        .map(drop)?;
     if config.base_page != PageSize::K4 {
         return Err(format!(
             "base_page: the analysis maps small pages of 4K; the machine's are {}",

@@ -144,6 +144,13 @@ impl Pass {
         }
     }
 
+    /// Every stream runs its own engine from the start.
+    pub fn follow_none(&mut self) {
+        for s in &mut self.streams {
+            s.follows = None;
+        }
+    }
+
     pub fn add_batch(&mut self, batch: &Batch) -> Result<(), String> {
         let mut ids = std::mem::take(&mut self.ids);
         self.attribution.categorize(batch, &mut ids);
@@ -262,8 +269,13 @@ impl Pass {
         self.attribution.note()
     }
 
-    /// The counts of each stream, in the order of the specs; counts of a sampled pass
-    /// are scaled by the sampling interval.
+    /// The counts of each stream, in the order of the specs. Of a sampled pass,
+    /// counts of references (translations, TLB misses) are scaled by the sampling
+    /// interval, each kept reference standing for as many; counts of pages (first
+    /// touches, which are the page faults while every page stays mapped, and large
+    /// pages) are not: they are the pages the sample saw, at most the trace's. The
+    /// estimates serve the ranking (§5.1): a first touch stands for as many misses as
+    /// any kept reference, so mappings of few pages are charged more than they miss.
     pub fn finish(&self) -> Vec<StreamCounts> {
         let scale = self.sample;
         self.streams
@@ -273,14 +285,18 @@ impl Pass {
                     Some((j, _)) => (&self.streams[j], false),
                     None => (s, true),
                 };
+                // First touches as they are; references at a distance scaled.
+                let scaled = |h: &Histogram, entries: u64| {
+                    h.cold + (h.misses(&[entries])[0] - h.cold) * scale
+                };
                 let pf = match self.page_table_entries {
-                    Some(n) => s.pf.misses(&[n])[0],
+                    Some(n) => scaled(&s.pf, n),
                     None => s.pf.cold,
                 };
                 StreamCounts {
                     translations: s.translations * scale,
                     tlb_misses: s.tlb.misses(&[s.spec.entries])[0] * scale,
-                    page_faults: pf * scale,
+                    page_faults: pf,
                     large_pages: if own { s.large_pages } else { 0 },
                     large_page_starts: if own {
                         s.large_page_starts.clone()

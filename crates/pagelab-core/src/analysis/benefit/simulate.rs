@@ -42,6 +42,7 @@ pub struct Validation {
     pub rows: Vec<SimulatedRow>,
     /// Mean |predicted PMB − simulated PMB| over the mappings both rank.
     pub ranking_error: Option<f64>,
+    pub notes: Vec<String>,
 }
 
 /// The regions of a mapping's large pages, adjacent pages joined.
@@ -74,12 +75,29 @@ pub fn validate(
     mut progress: impl FnMut(&str, u64, u64),
 ) -> Result<Validation, TraceError> {
     let fail = |e: String| TraceError::new(path, Location::File, e);
+    if benefit.sampled_one_in > 1 || benefit.page_table_entries.is_some() {
+        return Err(fail(
+            "the simulation runs every reference with every page kept mapped: compare it with an analysis without --sample and --page-table-entries".into(),
+        ));
+    }
     // The 4K machine of the translation comparison: demand paging on a buddy
     // allocator that has large blocks.
     let plain = crate::analysis::translation::schemes(config, &[])
         .map_err(|e| fail(format!("{}: {e}", config.name)))?
         .remove(0)
         .config;
+    let mut plain = plain;
+    // The fault cost the prediction used; a walk costs what the machine says.
+    let crate::config::CostConfig::Simple(cost) = &mut plain.cost;
+    cost.page_fault_cycles = benefit.page_fault_cycles;
+    let mut notes = Vec::new();
+    let preset = super::model(config, None, None).map_err(fail)?;
+    if preset.tlb_miss_cycles != benefit.tlb_miss_cycles {
+        notes.push(format!(
+            "the prediction charged {} cycles a TLB miss; the simulation charges walks as {} does ({} cycles a reference)",
+            benefit.tlb_miss_cycles, config.name, cost.walk_ref_cycles
+        ));
+    }
     let mut simulated: Vec<Row> = Vec::new();
     for row in &benefit.rows {
         let mut c = plain.clone();
@@ -130,5 +148,6 @@ pub fn validate(
         machine: config.name.clone(),
         ranking_error: super::agent::ranking_error(&pairs),
         rows,
+        notes,
     })
 }
