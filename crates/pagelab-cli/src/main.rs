@@ -14,13 +14,14 @@ mod record;
 mod reuse;
 mod target;
 mod trace_args;
+mod trace_info;
 mod translation;
 mod workloads;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
-use pagelab_core::trace::{self, info::InfoBuilder, TraceFormat};
-use pagelab_core::{Batch, Machine, MachineConfig};
+use pagelab_core::trace::{self, TraceFormat};
+use pagelab_core::{Machine, MachineConfig};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -276,119 +277,7 @@ fn machines(json: bool) -> Result<()> {
     Ok(())
 }
 
-fn trace_info(
-    file: &Path,
-    format: Option<TraceFormat>,
-    json: bool,
-    salvage: bool,
-    categories: Option<&Path>,
-) -> Result<()> {
-    let rules = match categories {
-        Some(p) => pagelab_core::categories::load_rules(p).map_err(anyhow::Error::msg)?,
-        None => Vec::new(),
-    };
-    let mut reader = trace::open_salvaging(file, format, salvage)?;
-    let mut builder = InfoBuilder::new().with_categories(rules);
-    let mut batch = Batch::default();
-    let mut progress = progress::Progress::new("reading", false);
-    while reader.next_batch(&mut batch)? {
-        builder.add(&batch);
-        progress.tick(batch.refs.len() as u64, reader.position());
-    }
-    let elapsed = progress.finish();
-    if let Some(w) = reader.warning() {
-        eprintln!("pagelab: warning: {w}");
-    }
-    let info = builder.finish();
-    let metadata = reader.metadata().clone();
-    let mut out = std::io::stdout().lock();
-    if json {
-        // A salvaged trace is marked in every output: `salvaged` holds what was lost.
-        let value = serde_json::json!({
-            "file": file,
-            "metadata": metadata,
-            "info": info,
-            "salvaged": reader.warning(),
-        });
-        writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
-        return Ok(());
-    }
-    let row = |out: &mut dyn Write, k: &str, v: String| writeln!(out, "  {k:<28} {v:>16}");
-    writeln!(out, "trace {}", file.display())?;
-    if !metadata.source_format.is_empty() {
-        row(&mut out, "captured as", metadata.source_format.clone())?;
-    }
-    if !metadata.workload.is_empty() {
-        row(&mut out, "workload", metadata.workload.clone())?;
-    }
-    if reader.warning().is_some() {
-        row(&mut out, "salvaged (cut short)", "yes".into())?;
-    }
-    row(&mut out, "references", info.references.to_string())?;
-    for (kind, n) in &info.by_kind {
-        row(&mut out, &format!("  {kind}"), n.to_string())?;
-    }
-    row(
-        &mut out,
-        "duration (instructions)",
-        info.instructions.to_string(),
-    )?;
-    row(
-        &mut out,
-        "page-crossing references",
-        info.page_crossing.to_string(),
-    )?;
-    for size in trace::info::FOOTPRINT_SIZES {
-        let key = size.to_string();
-        let pages = info.footprint_pages[&key];
-        row(
-            &mut out,
-            &format!("footprint, {key} pages"),
-            format!("{pages} ({})", human_bytes(pages * size.bytes())),
-        )?;
-    }
-    if let (Some(lo), Some(hi)) = (info.min_address, info.max_address) {
-        row(&mut out, "addresses", format!("{lo:#x}..{hi:#x}"))?;
-    }
-    row(
-        &mut out,
-        "address spaces",
-        format!("{:?}", info.address_spaces),
-    )?;
-    for (kind, n) in &info.events {
-        row(&mut out, &format!("events: {kind}"), n.to_string())?;
-    }
-    for (category, refs, pages) in &info.categories.categories {
-        row(
-            &mut out,
-            &format!("category {category}"),
-            format!("{refs} refs, {pages} pages ({})", human_bytes(pages << 12)),
-        )?;
-    }
-    if let Some(note) = &info.categories.note {
-        row(&mut out, "categories", note.clone())?;
-    }
-    for c in &info.categories.callsites {
-        row(
-            &mut out,
-            &format!("call site {}", c.callsite),
-            format!(
-                "{} blocks, {} ({})",
-                c.blocks,
-                human_bytes(c.bytes),
-                c.category
-            ),
-        )?;
-    }
-    row(
-        &mut out,
-        "read in",
-        format!("{:.2} s", elapsed.as_secs_f64()),
-    )?;
-    Ok(())
-}
-
-fn human_bytes(b: u64) -> String {
+pub(crate) fn human_bytes(b: u64) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = b as f64;
     let mut u = 0;
@@ -567,7 +456,7 @@ fn run(cli: Cli) -> Result<u8> {
             json,
             salvage,
             categories,
-        }) => trace_info(
+        }) => trace_info::run(
             &file,
             parse_format(&format)?,
             json,
