@@ -51,15 +51,17 @@ test-recorder: recorder venv
 	$(MAKE) -C recorder OUT=$(CURDIR)/target/valgrind PYTHON=$(CURDIR)/$(VENV)/bin/python check
 
 # The LD_PRELOAD library that backs chosen data categories of a program with huge
-# pages (native/pagelab_huge.c, for `pagelab advise`), and two of our workloads built
-# natively to try it on (with the recorder's client requests: valgrind.h).
+# pages (native/huge*.c, described in native/huge_main.c, for `pagelab advise`), and
+# two of our workloads built natively to try it on (with the recorder's client
+# requests: valgrind.h).
 NATIVE        := target/native
 NATIVE_CFLAGS := -O2 -Wall -Wextra -Werror
+NATIVE_HUGE   := $(wildcard native/huge*.c)
 native: $(NATIVE)/libpagelab_huge.so $(NATIVE)/randread $(NATIVE)/smallheap
 
-$(NATIVE)/libpagelab_huge.so: native/pagelab_huge.c
+$(NATIVE)/libpagelab_huge.so: $(NATIVE_HUGE) native/huge.h
 	@mkdir -p $(@D)
-	gcc $(NATIVE_CFLAGS) -fPIC -shared -o $@ $<
+	gcc $(NATIVE_CFLAGS) -fPIC -shared -o $@ $(NATIVE_HUGE)
 
 $(NATIVE)/%: workloads/src/%.c workloads/src/hugereport.h recorder/include/pagelab.h | recorder-deps
 	@mkdir -p $(@D)

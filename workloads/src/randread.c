@@ -5,7 +5,7 @@
 
    One array of MIB MiB (default 1024) comes from a single malloc: one large-dynamic
    block in pagelab's categories, which `pagelab advise` can back with huge pages
-   (native/pagelab_huge.c). It is filled with t[i] = i, front to back, 16 bytes a
+   (native/huge_main.c). It is filled with t[i] = i, front to back, 16 bytes a
    store (a recording holds half as many fill references as with 8-byte stores; not
    memset, whose `rep stosb` Valgrind records a byte at a time). Then READS (default
    5,000,000) reads: the next index is the next value of a xorshift64 generator

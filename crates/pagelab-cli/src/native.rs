@@ -1,6 +1,6 @@
 //! Running a program natively with chosen data categories backed by transparent huge
 //! pages (`pagelab advise`): the preload library `make native` builds
-//! (native/pagelab_huge.c) calls `madvise(MADV_HUGEPAGE)` on the regions of the
+//! (native/huge_*.c) calls `madvise(MADV_HUGEPAGE)` on the regions of the
 //! categories named in `PAGELAB_HUGE`, and only those (`PAGELAB_HUGE_ONLY`: the
 //! program's own requests for huge pages are dropped); each run is timed (wall clock, from start to
 //! exit) and the huge pages the process really got are read from
