@@ -320,6 +320,20 @@ fn a_page_table_larger_than_the_footprint_misses_first_touches_only() {
 #[test]
 fn bad_options_get_one_line_errors_naming_them() {
     let batches = trace(true);
+    // Sandy Bridge keeps 2M pages apart from 4K ones: two page tables would be made.
+    let mut r = reader(&batches);
+    let split = Options {
+        page_table_entries: Some(100),
+        ..Options::default()
+    };
+    let sandy = pagelab_core::presets::load("sandy-bridge").unwrap();
+    let e = benefit::analyze_trace(r.as_mut(), Path::new("t"), &sandy, &split, |_, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("--page-table-entries") && !e.contains('\n'),
+        "{e}"
+    );
     for (options, says) in [
         (
             Options {

@@ -344,6 +344,15 @@ pub fn analyze_trace(
     }
     let names = names(&options.rules);
     let (maps, specs) = mappings(&m, &names, &sizes);
+    if options.page_table_entries.is_some() {
+        if let Some(split) = maps.iter().find(|map| map.streams.len() > 1) {
+            return Err(fail(format!(
+                "--page-table-entries: on {}, {} pages and 4K pages are in different TLBs, whose misses would go to two page tables of that size; take a machine whose TLB holds both (zen4, skylake at 2M) or leave the page table unlimited",
+                config.name,
+                split.size.map_or("large".into(), |s| s.to_string())
+            )));
+        }
+    }
     let mut pass = Pass::new(
         &specs,
         options.rules.clone(),

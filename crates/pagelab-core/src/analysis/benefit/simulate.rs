@@ -10,7 +10,8 @@
 //! arrays and several levels instead of one fully associative TLB, walks shortened by
 //! paging-structure caches and 2M and 1G walks shorter than 4K ones, instruction
 //! fetches walking too, and a large page backing every reference inside it whatever
-//! the category.
+//! the category (in every address space: regions are addresses, so a trace of
+//! several processes gets a large page wherever any of them touched one).
 
 use super::{rank, Benefit, Row};
 use crate::superpage::{PromotionConfig, StaticPromotionConfig, StaticRegion};
