@@ -28,6 +28,7 @@ use std::path::Path;
 
 mod cost;
 mod frames;
+pub mod overrides;
 mod preset_texts;
 mod pressure;
 mod ranges;
@@ -196,6 +197,15 @@ impl MachineConfig {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ConfigError(format!("{}: cannot read: {e}", path.display())))?;
         MachineConfig::from_toml(&text, &path.display().to_string())
+    }
+
+    /// This configuration with dotted-key overrides (`tlb.levels.stlb.ways = 16`):
+    /// see [`overrides`].
+    pub fn with_overrides(
+        &self,
+        overrides: &[(String, toml::Value)],
+    ) -> Result<MachineConfig, ConfigError> {
+        overrides::apply(self, overrides).map_err(ConfigError)
     }
 
     pub fn to_toml(&self) -> String {

@@ -1,0 +1,161 @@
+//! Overrides of a configuration by dotted keys, as sweeps and `Machine.with_overrides`
+//! name them: `"tlb.levels.stlb.ways" = 16`, `"page_table.kind" = "hashed"`,
+//! `"tlb.levels.0.sets" = 64`. A segment after an array of tables picks an element by
+//! its `name` (TLB levels, cache levels) or by its index; every other segment is a
+//! table key; a TLB level's `sets`, `ways`, `replacement` and `page_sizes` are its
+//! first array's (`tlb.levels.stlb.ways`). A key that does not exist yet is added, so that an override can set a
+//! field left to its default; the result is read back as a whole configuration, so an
+//! unknown field or a bad value is the configuration's own one-line error, naming the
+//! override.
+
+use super::MachineConfig;
+use toml::Value;
+
+/// `base` with each `(dotted key, value)` of `overrides` set, in order.
+pub fn apply(base: &MachineConfig, overrides: &[(String, Value)]) -> Result<MachineConfig, String> {
+    if overrides.is_empty() {
+        return Ok(base.clone());
+    }
+    let mut doc: Value = Value::try_from(base).map_err(|e| format!("{}: {e}", base.name))?;
+    for (key, value) in overrides {
+        set(&mut doc, key, value.clone())?;
+    }
+    let text = toml::to_string(&doc).map_err(|e| format!("{e}"))?;
+    let keys: Vec<&str> = overrides.iter().map(|(k, _)| k.as_str()).collect();
+    MachineConfig::from_toml(&text, &format!("{} with {}", base.name, keys.join(", ")))
+        .map_err(|e| e.0)
+}
+
+/// Set the dotted `key` of `doc` to `value`.
+fn set(doc: &mut Value, key: &str, value: Value) -> Result<(), String> {
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(format!("{key:?}: not a dotted key (an empty segment)"));
+    }
+    let mut at = doc;
+    for (i, part) in parts.iter().enumerate() {
+        let path = parts[..=i].join(".");
+        let last = i + 1 == parts.len();
+        at = match at {
+            Value::Table(t) => {
+                if last {
+                    // A TLB level's sets, ways, replacement or page sizes are those of
+                    // its first array (the one that holds base pages).
+                    let own = t.contains_key(*part);
+                    let first_array = t
+                        .get_mut("arrays")
+                        .and_then(Value::as_array_mut)
+                        .and_then(|a| a.first_mut())
+                        .and_then(Value::as_table_mut)
+                        .filter(|a| !own && a.contains_key(*part));
+                    match first_array {
+                        Some(array) => array.insert(part.to_string(), value),
+                        None => t.insert(part.to_string(), value),
+                    };
+                    return Ok(());
+                }
+                t.entry(part.to_string())
+                    .or_insert_with(|| Value::Table(Default::default()))
+            }
+            Value::Array(items) => {
+                let found = match part.parse::<usize>() {
+                    Ok(n) => n,
+                    Err(_) => items
+                        .iter()
+                        .position(|v| v.get("name").and_then(Value::as_str) == Some(part))
+                        .ok_or_else(|| {
+                            let names: Vec<&str> = items
+                                .iter()
+                                .filter_map(|v| v.get("name").and_then(Value::as_str))
+                                .collect();
+                            format!(
+                                "{key}: no element of {} is named {part:?} (there are {})",
+                                parts[..i].join("."),
+                                if names.is_empty() {
+                                    format!("{} unnamed, by index", items.len())
+                                } else {
+                                    names.join(", ")
+                                }
+                            )
+                        })?,
+                };
+                let len = items.len();
+                let item = items
+                    .get_mut(found)
+                    .ok_or_else(|| format!("{key}: {path} is past the end ({len} elements)"))?;
+                if last {
+                    *item = value;
+                    return Ok(());
+                }
+                item
+            }
+            _ => {
+                return Err(format!(
+                    "{key}: {} is a value, not a table",
+                    parts[..i].join(".")
+                ))
+            }
+        };
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ov(pairs: &[(&str, Value)]) -> Vec<(String, Value)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn dotted_keys_reach_levels_by_name_and_index() {
+        let sky = crate::presets::load("skylake").unwrap();
+        let c = apply(
+            &sky,
+            &ov(&[
+                ("tlb.levels.stlb.ways", Value::Integer(16)),
+                ("tlb.levels.0.arrays.0.sets", Value::Integer(8)),
+                ("cost.page_fault_cycles", Value::Float(1234.0)),
+            ]),
+        )
+        .unwrap();
+        let crate::config::TlbConfig::Hierarchy(h) = &c.tlb else {
+            panic!("a hierarchy")
+        };
+        let stlb = h.levels.iter().find(|l| l.name == "stlb").unwrap();
+        assert_eq!(stlb.arrays[0].ways, 16);
+        assert_eq!(h.levels[0].arrays[0].sets, 8);
+        let crate::config::CostConfig::Simple(cost) = &c.cost;
+        assert_eq!(cost.page_fault_cycles, 1234.0);
+        // Untouched: the rest of the machine.
+        assert_eq!(apply(&sky, &[]).unwrap(), sky);
+    }
+
+    #[test]
+    fn a_bad_override_is_a_one_line_error_naming_it() {
+        let sky = crate::presets::load("skylake").unwrap();
+        for (key, value, says) in [
+            (
+                "tlb.levels.l9.ways",
+                Value::Integer(2),
+                "no element of tlb.levels is named \"l9\"",
+            ),
+            ("tlb.levels.stlb.wayz", Value::Integer(2), "wayz"),
+            (
+                "tlb.levels.stlb.ways",
+                Value::String("x".into()),
+                "tlb.levels.stlb.ways",
+            ),
+            ("name.first", Value::Integer(1), "is a value"),
+            ("tlb..ways", Value::Integer(1), "empty segment"),
+            ("tlb.levels.99.ways", Value::Integer(1), "past the end"),
+        ] {
+            let e = apply(&sky, &ov(&[(key, value)])).unwrap_err();
+            assert!(e.contains(says) && !e.contains('\n'), "{key}: {e}");
+        }
+    }
+}
