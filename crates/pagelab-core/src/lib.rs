@@ -20,6 +20,7 @@ pub mod pressure;
 pub mod range;
 pub mod replacement;
 pub mod superpage;
+pub mod sweep;
 pub mod tlb;
 pub mod trace;
 

@@ -3,7 +3,9 @@
 //! `"tlb.levels.0.sets" = 64`. A segment after an array of tables picks an element by
 //! its `name` (TLB levels, cache levels) or by its index; every other segment is a
 //! table key; a TLB level's `sets`, `ways`, `replacement` and `page_sizes` are its
-//! first array's (`tlb.levels.stlb.ways`). A key that does not exist yet is added, so that an override can set a
+//! first array's (`tlb.levels.stlb.ways`). A `kind` (or `promotion.policy`) starts its
+//! table afresh with that kind's defaults, before the other overrides. A key that
+//! does not exist yet is added, so that an override can set a
 //! field left to its default; the result is read back as a whole configuration, so an
 //! unknown field or a bad value is the configuration's own one-line error, naming the
 //! override.
@@ -17,7 +19,20 @@ pub fn apply(base: &MachineConfig, overrides: &[(String, Value)]) -> Result<Mach
         return Ok(base.clone());
     }
     let mut doc: Value = Value::try_from(base).map_err(|e| format!("{}: {e}", base.name))?;
-    for (key, value) in overrides {
+    // A new kind (`page_table.kind`, `promotion.policy`) starts its table afresh, with
+    // that kind's defaults: first, so that the other overrides land in it.
+    let is_tag = |k: &str| k.ends_with(".kind") || k == "kind" || k == "promotion.policy";
+    for (key, value) in overrides.iter().filter(|(k, _)| is_tag(k)) {
+        let (table, tag) = key.rsplit_once('.').unwrap_or(("", key));
+        let mut fresh = toml::Table::new();
+        fresh.insert(tag.to_string(), value.clone());
+        if table.is_empty() {
+            set(&mut doc, key, value.clone())?;
+        } else {
+            set(&mut doc, table, Value::Table(fresh))?;
+        }
+    }
+    for (key, value) in overrides.iter().filter(|(k, _)| !is_tag(k)) {
         set(&mut doc, key, value.clone())?;
     }
     let text = toml::to_string(&doc).map_err(|e| format!("{e}"))?;

@@ -1,0 +1,6 @@
+//! Sweeps: many runs of the simulator, traces × configuration overrides, named by a
+//! sweep file ([`spec`]).
+
+pub mod spec;
+
+pub use spec::{describe, load, parse, Run, Sweep};

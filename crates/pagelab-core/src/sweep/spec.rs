@@ -1,0 +1,283 @@
+//! A sweep file: traces × configuration overrides, checked whole before any run.
+//!
+//! ```toml
+//! traces = ["data/traces/bunzip2-rec.plt", "data/traces/sqlite-rec.plt"]
+//! machine = "skylake"                # a preset; or config = "machine.toml"
+//!
+//! [grid]                             # every combination of these
+//! "tlb.levels.stlb.ways" = [4, 8, 12]
+//! "tlb.levels.dtlb.replacement" = ["lru", "fifo"]
+//!
+//! [zip]                              # lists of one length, taken together
+//! "cost.walk_ref_cycles" = [8.0, 12.0]
+//! "cost.page_fault_cycles" = [3000.0, 5000.0]
+//! ```
+//!
+//! The runs are every trace with every combination of the grid and every row of the
+//! zip (either may be absent). Each run's configuration is built before the first
+//! one starts, so a key the configuration does not have, a value it refuses, a trace
+//! that does not exist or an empty axis is a one-line error naming it, and nothing
+//! has run.
+
+use crate::config::MachineConfig;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use toml::Value;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    traces: Vec<PathBuf>,
+    #[serde(default)]
+    machine: Option<String>,
+    #[serde(default)]
+    config: Option<PathBuf>,
+    #[serde(default)]
+    grid: BTreeMap<String, Vec<Value>>,
+    #[serde(default)]
+    zip: BTreeMap<String, Vec<Value>>,
+}
+
+/// One run of a sweep.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Run {
+    pub trace: PathBuf,
+    /// The overrides, in key order.
+    pub overrides: Vec<(String, Value)>,
+    /// The base with the overrides: what runs.
+    pub config: MachineConfig,
+}
+
+/// A sweep, expanded and checked.
+#[derive(Clone, Debug)]
+pub struct Sweep {
+    pub base: MachineConfig,
+    pub runs: Vec<Run>,
+}
+
+/// Read a sweep file; relative paths in it are taken from the file's folder.
+pub fn load(path: &Path) -> Result<Sweep, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let folder = path.parent().unwrap_or(Path::new("."));
+    parse(&text, &path.display().to_string(), folder)
+}
+
+/// Parse a sweep from TOML text; `origin` starts every error; relative paths are
+/// taken from `folder`.
+pub fn parse(text: &str, origin: &str, folder: &Path) -> Result<Sweep, String> {
+    let file: File = toml::from_str(text)
+        .map_err(|e| format!("{origin}: {}", e.message().trim().replace('\n', " ")))?;
+    let fail = |m: String| format!("{origin}: {m}");
+    let base = match (&file.machine, &file.config) {
+        (Some(_), Some(_)) => return Err(fail("give machine or config, not both".into())),
+        (Some(name), None) => crate::presets::load(name).map_err(|e| fail(e.to_string()))?,
+        (None, Some(p)) => MachineConfig::load(&folder.join(p)).map_err(|e| fail(e.0))?,
+        (None, None) => MachineConfig::default(),
+    };
+    if file.traces.is_empty() {
+        return Err(fail("traces: name at least one trace".into()));
+    }
+    let traces: Vec<PathBuf> = file.traces.iter().map(|t| folder.join(t)).collect();
+    for (i, t) in traces.iter().enumerate() {
+        if !t.is_file() {
+            return Err(fail(format!("traces[{i}]: {}: no such file", t.display())));
+        }
+    }
+    for (table, axes) in [("grid", &file.grid), ("zip", &file.zip)] {
+        if let Some((key, _)) = axes.iter().find(|(_, v)| v.is_empty()) {
+            return Err(fail(format!("{table}.{key:?}: an empty axis makes no run")));
+        }
+    }
+    if let Some(key) = file.grid.keys().find(|k| file.zip.contains_key(*k)) {
+        return Err(fail(format!("{key:?} is in both grid and zip")));
+    }
+    let zip_rows = match file
+        .zip
+        .values()
+        .map(Vec::len)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        [] => 1,
+        [n, rest @ ..] => {
+            if let Some(m) = rest.iter().find(|m| *m != n) {
+                return Err(fail(format!(
+                    "zip: the lists must have one length ({n} and {m})"
+                )));
+            }
+            *n
+        }
+    };
+    // Every combination: the grid's in order (the last key fastest), each with every
+    // row of the zip.
+    let mut combos: Vec<Vec<(String, Value)>> = vec![Vec::new()];
+    for (key, values) in &file.grid {
+        combos = combos
+            .into_iter()
+            .flat_map(|c| {
+                values.iter().map(move |v| {
+                    let mut c = c.clone();
+                    c.push((key.clone(), v.clone()));
+                    c
+                })
+            })
+            .collect();
+    }
+    let zip = &file.zip;
+    let combos: Vec<Vec<(String, Value)>> = combos
+        .into_iter()
+        .flat_map(|c| {
+            (0..zip_rows).map(move |row| {
+                let mut c = c.clone();
+                c.extend(zip.iter().map(|(k, v)| (k.clone(), v[row].clone())));
+                c.sort_by(|a, b| a.0.cmp(&b.0));
+                c
+            })
+        })
+        .collect();
+    let mut configs = Vec::with_capacity(combos.len());
+    for c in &combos {
+        let config = base.with_overrides(c).map_err(|e| fail(e.0))?;
+        crate::Machine::build(&config).map_err(|e| fail(format!("{}: {e}", describe(c))))?;
+        configs.push(config);
+    }
+    let runs = traces
+        .iter()
+        .flat_map(|t| {
+            combos.iter().zip(&configs).map(|(c, config)| Run {
+                trace: t.clone(),
+                overrides: c.clone(),
+                config: config.clone(),
+            })
+        })
+        .collect();
+    Ok(Sweep { base, runs })
+}
+
+/// `key = value, …` of a run's overrides, for messages and tables.
+pub fn describe(overrides: &[(String, Value)]) -> String {
+    if overrides.is_empty() {
+        return "the base machine".into();
+    }
+    overrides
+        .iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn traces() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/traces")
+    }
+
+    #[test]
+    fn a_grid_and_a_zip_make_every_combination_for_every_trace() {
+        let s = parse(
+            r#"
+traces = ["xz.plt", "sqlite.plt"]
+machine = "skylake"
+[grid]
+"tlb.levels.stlb.ways" = [4, 8, 12]
+"tlb.levels.dtlb.replacement" = ["lru", "fifo"]
+[zip]
+"cost.walk_ref_cycles" = [8.0, 12.0]
+"cost.page_fault_cycles" = [3000.0, 5000.0]
+"#,
+            "t",
+            &traces(),
+        )
+        .unwrap();
+        // 2 traces × 3 × 2 × 2 zip rows.
+        assert_eq!(s.runs.len(), 24);
+        let first = &s.runs[0];
+        assert_eq!(describe(&first.overrides), "cost.page_fault_cycles = 3000.0, cost.walk_ref_cycles = 8.0, tlb.levels.dtlb.replacement = \"lru\", tlb.levels.stlb.ways = 4");
+        // The zip's rows go together, never crossed.
+        for r in &s.runs {
+            let get = |k: &str| {
+                r.overrides
+                    .iter()
+                    .find(|o| o.0 == k)
+                    .unwrap()
+                    .1
+                    .as_float()
+                    .unwrap()
+            };
+            assert_eq!(
+                get("cost.walk_ref_cycles") == 8.0,
+                get("cost.page_fault_cycles") == 3000.0
+            );
+        }
+        // Every run distinct, the traces in order.
+        assert!(s.runs[..12].iter().all(|r| r.trace.ends_with("xz.plt")));
+        let mut keys: Vec<String> = s
+            .runs
+            .iter()
+            .map(|r| format!("{:?}{:?}", r.trace, r.overrides))
+            .collect();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), 24);
+    }
+
+    #[test]
+    fn bad_sweeps_are_one_line_errors_before_any_run() {
+        for (text, says) in [
+            (
+                "traces = [\"xz.plt\"]\n[grid]\n\"tlb.wayz\" = [1]\n",
+                "wayz",
+            ),
+            ("traces = [\"nope.plt\"]\n", "traces[0]"),
+            (
+                "traces = [\"xz.plt\"]\n[grid]\n\"tlb.ways\" = []\n",
+                "empty axis",
+            ),
+            ("traces = []\n", "at least one trace"),
+            (
+                "traces = [\"xz.plt\"]\n[zip]\na = [1]\nb = [1, 2]\n",
+                "one length",
+            ),
+            ("traces = [\"xz.plt\"]\nmachine = \"nope\"\n", "nope"),
+            (
+                "traces = [\"xz.plt\"]\nmachines = \"skylake\"\n",
+                "unknown field",
+            ),
+            ("traces = [\"xz.plt\"]\n[grid]\n\"tlb.ways\" = [0]\n", "tlb"),
+        ] {
+            let e = parse(text, "sweep.toml", &traces()).unwrap_err();
+            assert!(
+                e.starts_with("sweep.toml: ") && e.contains(says) && !e.contains('\n'),
+                "{text}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_new_kind_starts_from_its_defaults_and_a_clash_is_named() {
+        let traces = traces();
+        // The default machine has no walk caches: a hashed table is fine.
+        let s = parse(
+            "traces = [\"xz.plt\"]\n[grid]\n\"page_table.kind\" = [\"radix\", \"hashed\"]\n",
+            "t",
+            &traces,
+        )
+        .unwrap();
+        assert_eq!(s.runs.len(), 2);
+        // Skylake's walk caches hold radix entries: said before any run.
+        let e = parse(
+            "traces = [\"xz.plt\"]\nmachine = \"skylake\"\n[grid]\n\"page_table.kind\" = [\"hashed\"]\n",
+            "t",
+            &traces,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("page_table.kind = \"hashed\"") && e.contains("walk caches"),
+            "{e}"
+        );
+    }
+}
