@@ -11,7 +11,9 @@ mod output;
 mod pagetables;
 mod progress;
 mod record;
+mod results;
 mod reuse;
+mod sweep;
 mod target;
 mod trace_args;
 mod trace_info;
@@ -61,6 +63,13 @@ enum Command {
     /// each category backed by transparent huge pages, and compare:
     /// `pagelab advise -- ./app args`.
     Advise(advise::AdviseArgs),
+    /// Run every configuration of a sweep file over its traces on the local cores,
+    /// each run committed to a SQLite results database as it finishes; run again, it
+    /// runs only what the database lacks: `pagelab sweep sweep.toml -o results.db`.
+    Sweep(sweep::SweepArgs),
+    /// Read a results database.
+    #[command(subcommand)]
+    Results(results::ResultsCommand),
     /// Print a machine configuration with every default filled in.
     Config {
         #[command(flatten)]
@@ -472,6 +481,8 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Compare(CompareCommand::Translation(args)) => translation::run(&args),
         Command::Record(_) => unreachable!("ran above"),
         Command::Advise(args) => advise::run(&args),
+        Command::Sweep(args) => sweep::run(&args),
+        Command::Results(command) => results::run(&command),
         Command::Machines { json } => machines(json),
         Command::Workloads { json } => workloads::list(json),
         Command::Config { machine } => {

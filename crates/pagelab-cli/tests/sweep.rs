@@ -1,0 +1,161 @@
+//! `pagelab sweep` end to end: a sweep of 24 runs over two recordings, killed with
+//! SIGKILL halfway and started again, ends with every run present once and results
+//! identical to a sweep never interrupted; bad sweep files are refused before any run.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+const PAGELAB: &str = env!("CARGO_BIN_EXE_pagelab");
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("pagelab-sweep-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+fn trace(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../data/traces")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn sweep_file() -> PathBuf {
+    let p = scratch("sweep.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "traces = [{:?}, {:?}]\nmachine = \"skylake\"\n[grid]\n\"tlb.levels.stlb.ways\" = [4, 8, 12]\n\"tlb.levels.dtlb.replacement\" = [\"lru\", \"fifo\"]\n[zip]\n\"cost.walk_ref_cycles\" = [8.0, 12.0]\n",
+            trace("chess-large-rec.plt"),
+            trace("gups-rec.plt")
+        ),
+    )
+    .unwrap();
+    p
+}
+
+fn ok(o: Output) -> String {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// The runs of a database, one line each, without the time they took (column 6).
+fn runs(db: &Path) -> Vec<String> {
+    let csv = ok(Command::new(PAGELAB)
+        .args(["results", "export"])
+        .arg(db)
+        .args(["--csv", "-"])
+        .output()
+        .unwrap());
+    let mut lines: Vec<String> = csv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let mut f: Vec<&str> = l.split(',').collect();
+            f.remove(5);
+            f.join(",")
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn a_sweep_killed_halfway_and_restarted_has_every_run_once() {
+    let file = sweep_file();
+    let whole = scratch("whole.db");
+    ok(Command::new(PAGELAB)
+        .arg("sweep")
+        .arg(&file)
+        .arg("-o")
+        .arg(&whole)
+        .arg("--quiet")
+        .output()
+        .unwrap());
+    let expected = runs(&whole);
+    assert_eq!(expected.len(), 24);
+    assert!(expected.iter().all(|l| l.contains(",ok,")), "{expected:?}");
+
+    // One run at a time, killed once 6 runs are in.
+    let cut = scratch("cut.db");
+    let mut child = Command::new(PAGELAB)
+        .arg("sweep")
+        .arg(&file)
+        .arg("-o")
+        .arg(&cut)
+        .args(["--quiet", "-j", "1"])
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        let done = if cut.exists() { runs(&cut).len() } else { 0 };
+        if done >= 6 {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the sweep made no progress"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let partial = runs(&cut);
+    assert!(partial.len() < 24, "the sweep ended before it was killed");
+    let out = Command::new(PAGELAB)
+        .arg("sweep")
+        .arg(&file)
+        .arg("-o")
+        .arg(&cut)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains(&format!("{} already in", partial.len())),
+        "{said}"
+    );
+    // Every run once, the same numbers as the sweep never interrupted.
+    assert_eq!(runs(&cut), expected);
+}
+
+#[test]
+fn bad_sweeps_are_refused_before_any_run() {
+    for (name, text, says) in [
+        (
+            "unknown",
+            "traces = [\"T\"]\n[grid]\n\"tlb.wayz\" = [1]\n",
+            "wayz",
+        ),
+        (
+            "missing",
+            "traces = [\"/nonexistent/t.plt\"]\n",
+            "no such file",
+        ),
+        (
+            "empty",
+            "traces = [\"T\"]\n[grid]\n\"tlb.ways\" = []\n",
+            "empty axis",
+        ),
+    ] {
+        let file = scratch(&format!("{name}.toml"));
+        std::fs::write(&file, text.replace('T', &trace("xz.plt"))).unwrap();
+        let db = scratch(&format!("{name}.db"));
+        let o = Command::new(PAGELAB)
+            .arg("sweep")
+            .arg(&file)
+            .arg("-o")
+            .arg(&db)
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            e.contains(says) && e.trim().lines().count() == 1,
+            "{name}: {e}"
+        );
+        assert!(!db.exists(), "{name}: the database was made");
+    }
+}
