@@ -119,6 +119,16 @@ fn set(doc: &mut Value, key: &str, value: Value) -> Result<(), String> {
 mod tests {
     use super::*;
 
+    /// The skylake preset, from its text (the configuration module does not use
+    /// `crate::presets`, which uses it).
+    fn skylake() -> MachineConfig {
+        let (_, text) = super::super::preset_texts::PRESETS
+            .iter()
+            .find(|(n, _)| *n == "skylake")
+            .unwrap();
+        MachineConfig::from_toml(text, "skylake").unwrap()
+    }
+
     fn ov(pairs: &[(&str, Value)]) -> Vec<(String, Value)> {
         pairs
             .iter()
@@ -128,7 +138,7 @@ mod tests {
 
     #[test]
     fn dotted_keys_reach_levels_by_name_and_index() {
-        let sky = crate::presets::load("skylake").unwrap();
+        let sky = skylake();
         let c = apply(
             &sky,
             &ov(&[
@@ -152,7 +162,7 @@ mod tests {
 
     #[test]
     fn a_bad_override_is_a_one_line_error_naming_it() {
-        let sky = crate::presets::load("skylake").unwrap();
+        let sky = skylake();
         for (key, value, says) in [
             (
                 "tlb.levels.l9.ways",
