@@ -17,15 +17,13 @@
 
 use crate::addr::{PageSize, BASE_SHIFT};
 use crate::analysis::reuse::stack::StackDistance;
-use crate::analysis::reuse::Histogram;
+use crate::analysis::reuse::{Histogram, Tags};
 use crate::categories::{Attribution, CategoryId, UserCategory};
 use crate::event::{AccessKind, Batch};
 use rustc_hash::FxHashMap;
 
 const TAG_SHIFT: u32 = 52;
 const LARGE_BIT: u64 = 1 << 51;
-/// Address spaces a pass tells apart (so that no key is the engine's empty mark).
-const MAX_ADDRESS_SPACES: usize = 4095;
 
 /// Which references a stream takes, at which page sizes, into a TLB of how many
 /// entries.
@@ -87,7 +85,7 @@ pub struct Pass {
     kept: Vec<Kept>,
     /// The categories of the batch's kept references (a bit each).
     batch_categories: u16,
-    asids: Vec<u16>,
+    asids: Tags,
     /// Data references seen, and of them kept (one in `sample`).
     pub references: u64,
     pub kept_references: u64,
@@ -133,7 +131,7 @@ impl Pass {
             ids: Vec::new(),
             kept: Vec::new(),
             batch_categories: 0,
-            asids: Vec::new(),
+            asids: Tags::default(),
             references: 0,
             kept_references: 0,
             category_references: vec![0; categories],
@@ -252,16 +250,7 @@ impl Pass {
     }
 
     fn tag(&mut self, asid: u16) -> Result<u64, String> {
-        if let Some(i) = self.asids.iter().position(|&a| a == asid) {
-            return Ok(i as u64);
-        }
-        if self.asids.len() >= MAX_ADDRESS_SPACES {
-            return Err(format!(
-                "more than {MAX_ADDRESS_SPACES} address spaces: the analysis tells at most that many apart"
-            ));
-        }
-        self.asids.push(asid);
-        Ok((self.asids.len() - 1) as u64)
+        self.asids.tag(asid)
     }
 
     /// Why the attribution is partial, if it is.

@@ -34,6 +34,29 @@ const MAX_ADDRESS_SPACES: usize = 4095;
 /// Bits of a page number in a key.
 const PAGE_BITS: u32 = 52;
 
+/// Address spaces in order of appearance: a page's key carries its index above
+/// [`PAGE_BITS`] (here and in the benefit analysis's keys).
+#[derive(Default)]
+pub(crate) struct Tags {
+    asids: Vec<u16>,
+}
+
+impl Tags {
+    /// The tag of address space `asid`; an error past [`MAX_ADDRESS_SPACES`].
+    pub(crate) fn tag(&mut self, asid: u16) -> Result<u64, String> {
+        if let Some(i) = self.asids.iter().position(|&a| a == asid) {
+            return Ok(i as u64);
+        }
+        if self.asids.len() >= MAX_ADDRESS_SPACES {
+            return Err(format!(
+                "more than {MAX_ADDRESS_SPACES} address spaces: reuse distances tell at most that many apart"
+            ));
+        }
+        self.asids.push(asid);
+        Ok((self.asids.len() - 1) as u64)
+    }
+}
+
 /// Distinct pages an exact pass keeps (its times and slots are 32-bit).
 const MAX_DISTINCT: u64 = 1 << 30;
 
@@ -153,7 +176,7 @@ pub struct ReusePass {
     engines: Vec<StackDistance>,
     histograms: Vec<Histogram>,
     /// Address spaces in order of appearance (their index tags pages).
-    asids: Vec<u16>,
+    asids: Tags,
     keys: Vec<u64>,
     references: u64,
     /// Translations of each page size, sampled or not.
@@ -194,7 +217,7 @@ impl ReusePass {
             sizes: sizes.to_vec(),
             engines: sizes.iter().map(|_| StackDistance::new()).collect(),
             histograms: vec![Histogram::default(); sizes.len()],
-            asids: Vec::new(),
+            asids: Tags::default(),
             keys: Vec::new(),
             references: 0,
         })
@@ -260,18 +283,8 @@ impl ReusePass {
         Ok(())
     }
 
-    /// The tag of address space `asid` (its index in order of appearance).
     fn tag(&mut self, asid: u16) -> Result<u64, String> {
-        if let Some(i) = self.asids.iter().position(|&a| a == asid) {
-            return Ok(i as u64);
-        }
-        if self.asids.len() >= MAX_ADDRESS_SPACES {
-            return Err(format!(
-                "more than {MAX_ADDRESS_SPACES} address spaces: reuse distances take at most that many"
-            ));
-        }
-        self.asids.push(asid);
-        Ok((self.asids.len() - 1) as u64)
+        self.asids.tag(asid)
     }
 
     pub fn finish(&self) -> Reuse {
