@@ -1,10 +1,13 @@
 # pagelab — every target does its own set-up on a fresh machine (Rust and Python 3 are
-# expected; the virtual environment, maturin, pytest and pandas are installed here).
+# expected; the virtual environment and crates/pagelab-py/requirements-test.txt are
+# installed here).
 
 VENV      ?= .venv
 PYTHON    ?= python3
 CARGO     ?= cargo
 PAGELAB   := target/release/pagelab
+# The tests build with the `ci` profile (Cargo.toml): release speed, quicker to link.
+TEST_BIN  := target/ci
 DEMO_TRACE := data/traces/xz.plt
 
 .PHONY: all build demo test test-rust test-python test-readme fuzz-build bench venv python clean \
@@ -27,7 +30,7 @@ test: recorder native test-rust test-recorder fuzz-build test-python test-readme
 # library: `make recorder native` come first.
 test-rust:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) test --release -p pagelab-core -p pagelab-cli
+	$(CARGO) test --profile ci -p pagelab-core -p pagelab-sweep -p pagelab-cli
 
 # pagelab's Valgrind tool (recorder/): Debian's valgrind package ships the headers and
 # archives an out-of-tree tool links against; installed here when missing.
@@ -71,13 +74,14 @@ $(NATIVE)/%: workloads/src/%.c workloads/src/hugereport.h recorder/include/pagel
 test-native: native
 	sh native/test.sh
 
-# The fuzz targets must build (running them needs nightly: see fuzz/README.md).
+# The fuzz targets must build (running them needs nightly: see fuzz/README.md). Built
+# into the workspace's target/, so the Python bindings' debug build reuses the core.
 fuzz-build:
-	$(CARGO) build --manifest-path fuzz/Cargo.toml
+	CARGO_TARGET_DIR=$(CURDIR)/target $(CARGO) build --manifest-path fuzz/Cargo.toml
 
-$(VENV)/.installed:
+$(VENV)/.installed: crates/pagelab-py/requirements-test.txt
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet maturin pytest pandas
+	$(VENV)/bin/pip install --quiet -r crates/pagelab-py/requirements-test.txt
 	touch $@
 
 venv: $(VENV)/.installed
@@ -89,14 +93,17 @@ python: venv
 
 MATURIN_FLAGS ?= --release
 
-# The tests build the bindings unoptimized: quicker to compile, and the tests are small.
+# The tests build the bindings with the tests' profile: the sweeps they run are slow
+# unoptimized, and the core is shared with the Rust tests' build.
 test-python:
-	$(MAKE) python MATURIN_FLAGS=
-	$(VENV)/bin/pytest -q crates/pagelab-py/tests
+	$(MAKE) python MATURIN_FLAGS="--profile ci"
+	$(CARGO) build --profile ci -p pagelab-cli
+	PAGELAB_BIN=$(CURDIR)/$(TEST_BIN)/pagelab $(VENV)/bin/pytest -q crates/pagelab-py/tests
 
-# The README's runnable commands, with the release build on PATH.
-test-readme: build
-	$(PYTHON) tools/readme_check.py
+# The README's runnable commands, with the tests' build on PATH.
+test-readme:
+	$(CARGO) build --profile ci -p pagelab-cli
+	PAGELAB_BIN_DIR=$(CURDIR)/$(TEST_BIN) $(PYTHON) tools/readme_check.py
 
 # Throughput on the standard 100-million-reference trace (several GB in bench/out).
 bench: build

@@ -3,10 +3,10 @@
 
 A code block is runnable when the line before its ```sh fence is `<!-- runnable -->`.
 Each such block runs as one bash script (`set -euo pipefail`) from the repository's
-root, with target/release first on PATH (so `pagelab` is the one just built). Blocks
-write their outputs under /tmp. Exits 1 naming the block's line and showing its output
-when one fails, when the README has no runnable block at all, and when it is longer
-than 300 lines.
+root, with target/release (or $PAGELAB_BIN_DIR) first on PATH (so `pagelab` is the one
+just built). Blocks write their outputs under /tmp. Exits 1 naming the block's line and
+showing its output when one fails, when the README has no runnable block at all, and
+when it is longer than 300 lines.
 
     python3 tools/readme_check.py [README.md]
 """
@@ -45,7 +45,8 @@ def main():
     if not todo:
         sys.exit(f"{readme}: no runnable block ({MARK} before a ```sh fence)")
     env = dict(os.environ)
-    env["PATH"] = os.path.join(root, "target", "release") + os.pathsep + env.get("PATH", "")
+    bin_dir = env.get("PAGELAB_BIN_DIR") or os.path.join(root, "target", "release")
+    env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
     failed = 0
     for line, text in todo:
         run = subprocess.run(["bash", "-c", "set -euo pipefail\n" + text], cwd=root, env=env,

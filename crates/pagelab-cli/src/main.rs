@@ -63,9 +63,10 @@ enum Command {
     /// each category backed by transparent huge pages, and compare:
     /// `pagelab advise -- ./app args`.
     Advise(advise::AdviseArgs),
-    /// Run every configuration of a sweep file over its traces on the local cores,
-    /// each run committed to a SQLite results database as it finishes; run again, it
-    /// runs only what the database lacks: `pagelab sweep sweep.toml -o results.db`.
+    /// Run every configuration of a sweep file over its traces on the local cores (or
+    /// a Ray cluster: --ray), each run committed to a SQLite results database as it
+    /// finishes; run again, it runs only what the database lacks:
+    /// `pagelab sweep sweep.toml -o results.db`.
     Sweep(sweep::SweepArgs),
     /// Read a results database.
     #[command(subcommand)]

@@ -146,14 +146,19 @@ fn umask() -> u32 {
 
 /// Write `text` to `path` whole (standard output for `-`).
 pub fn write_text(path: &Path, text: &str) -> Result<()> {
+    write_bytes(path, text.as_bytes())
+}
+
+/// Write `bytes` to `path` whole (standard output for `-`).
+pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<()> {
     if is_stdout(path) {
-        std::io::stdout().write_all(text.as_bytes())?;
+        std::io::stdout().write_all(bytes)?;
         return Ok(());
     }
     let mut pending = Pending::create(path)?;
     pending
         .file()
-        .write_all(text.as_bytes())
+        .write_all(bytes)
         .with_context(|| format!("{}: cannot write", path.display()))?;
     pending.commit()
 }

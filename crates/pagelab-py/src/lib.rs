@@ -15,6 +15,8 @@ use pyo3::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
+mod sweep;
+
 /// Why a call failed, before it becomes a Python exception.
 enum Failure {
     /// The input is wrong (trace, configuration, format, run): `ValueError`.
@@ -410,6 +412,10 @@ fn _pagelab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compare_translation, m)?)?;
     m.add_function(wrap_pyfunction!(reuse, m)?)?;
     m.add_function(wrap_pyfunction!(benefit, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep::sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep::sweep_run, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep::results_table, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep::export_results, m)?)?;
     m.add("PRESETS", pagelab_core::presets::names())?;
     Ok(())
 }

@@ -8,9 +8,8 @@ import subprocess
 import pytest
 
 import pagelab
-
-TRACES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "data", "traces")
-PAGELAB = os.path.join(os.path.dirname(__file__), "..", "..", "..", "target", "release", "pagelab")
+from conftest import CLI as PAGELAB
+from conftest import TRACES
 
 
 def test_the_table_is_the_clis_and_the_block_ranks_first():

@@ -216,32 +216,6 @@ def test_format_can_be_named(lackey, tmp_path):
     assert r["counts"]["page_crossing"] == 1
 
 
-def test_sweep_matches_sequential_simulate(abacba, tmp_path):
-    config_file = tmp_path / "direct.toml"
-    config_file.write_text('[tlb]\nkind = "set-associative"\nsets = 2\nways = 1\n')
-    configs = [
-        None,
-        ONE_SET_TWO_WAYS,
-        ONE_SET_TWO_WAYS_TOML,
-        config_file,
-        {"name": "one", "tlb": {"kind": "set-associative", "sets": 1, "ways": 1}},
-    ]
-    sequential = [pagelab.simulate(abacba, c) for c in configs]
-    assert pagelab.sweep(abacba, configs, processes=2) == sequential
-    assert pagelab.sweep(abacba, configs, processes=1) == sequential
-    assert pagelab.sweep(abacba, configs) == sequential
-    assert pagelab.sweep(abacba, []) == []
-    assert [r["levels"][0]["entries"] for r in sequential] == [64, 2, 2, 2, 1]
-
-
-def test_sweep_errors_name_the_configuration(abacba):
-    configs = [ONE_SET_TWO_WAYS, {"tlb": {"kind": "set-associative", "wayz": 2}}]
-    with pytest.raises(ValueError, match=r"configs\[1\].*wayz"):
-        pagelab.sweep(abacba, configs, processes=2)
-    with pytest.raises(ValueError, match="processes"):
-        pagelab.sweep(abacba, configs, processes=0)
-
-
 def test_flatten_report(abacba):
     row = pagelab.flatten_report(pagelab.simulate(abacba, ONE_SET_TWO_WAYS))
     assert row["references"] == 6
@@ -257,7 +231,7 @@ def test_flatten_report(abacba):
 
 def test_to_frame(abacba):
     pd = pytest.importorskip("pandas")
-    reports = pagelab.sweep(abacba, [None, ONE_SET_TWO_WAYS], processes=1)
+    reports = [pagelab.simulate(abacba, c) for c in (None, ONE_SET_TWO_WAYS)]
     frame = pagelab.to_frame(reports)
     assert isinstance(frame, pd.DataFrame)
     assert len(frame) == 2
@@ -302,12 +276,16 @@ def test_the_name_lists_come_from_the_core():
 # --- hostile input: every error the command line reports is an exception here ----------
 
 
-def test_a_machine_too_large_for_memory_is_a_value_error(abacba):
+def test_a_machine_too_large_for_memory_is_a_value_error(abacba, tmp_path):
     huge = {"page_table": {"kind": "hashed", "buckets": 1 << 30}}
     with pytest.raises(ValueError, match=r"max_memory.*page_table\.buckets"):
         pagelab.simulate(abacba, huge)
-    with pytest.raises(ValueError, match=r"configs\[1\].*max_memory"):
-        pagelab.sweep(abacba, [ONE_SET_TWO_WAYS, huge], processes=2)
+    # In a sweep, before any run: the database is not even made.
+    db = tmp_path / "r.db"
+    grid = {"page_table.kind": ["hashed"], "page_table.buckets": [1 << 30]}
+    with pytest.raises(ValueError, match=r"max_memory.*page_table\.buckets"):
+        pagelab.sweep({"traces": [str(abacba)], "grid": grid}, db, quiet=True)
+    assert not db.exists()
 
 
 def test_an_endless_line_is_a_value_error(tmp_path):

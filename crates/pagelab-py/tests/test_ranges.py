@@ -8,14 +8,7 @@ import subprocess
 import pytest
 
 import pagelab
-
-ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "..")
-TRACES = os.path.join(ROOT, "data", "traces")
-CLI = os.path.join(ROOT, "target", "release", "pagelab")
-
-
-def trace(name):
-    return os.path.join(TRACES, name)
+from conftest import CLI, trace
 
 
 def test_contiguity_of_gups_as_a_frame():

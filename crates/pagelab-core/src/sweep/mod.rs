@@ -3,4 +3,4 @@
 
 pub mod spec;
 
-pub use spec::{describe, load, parse, Run, Sweep};
+pub use spec::{describe, expand, load, parse, Run, Sweep, SweepFile};

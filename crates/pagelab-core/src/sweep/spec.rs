@@ -25,18 +25,20 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use toml::Value;
 
-#[derive(Deserialize)]
+/// A sweep as written: a sweep file's fields, or the same from any serde source (the
+/// Python bindings pass a dict).
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct File {
-    traces: Vec<PathBuf>,
+pub struct SweepFile {
+    pub traces: Vec<PathBuf>,
     #[serde(default)]
-    machine: Option<String>,
+    pub machine: Option<String>,
     #[serde(default)]
-    config: Option<PathBuf>,
+    pub config: Option<PathBuf>,
     #[serde(default)]
-    grid: BTreeMap<String, Vec<Value>>,
+    pub grid: BTreeMap<String, Vec<Value>>,
     #[serde(default)]
-    zip: BTreeMap<String, Vec<Value>>,
+    pub zip: BTreeMap<String, Vec<Value>>,
 }
 
 /// One run of a sweep.
@@ -67,8 +69,13 @@ pub fn load(path: &Path) -> Result<Sweep, String> {
 /// Parse a sweep from TOML text; `origin` starts every error; relative paths are
 /// taken from `folder`.
 pub fn parse(text: &str, origin: &str, folder: &Path) -> Result<Sweep, String> {
-    let file: File = toml::from_str(text)
+    let file: SweepFile = toml::from_str(text)
         .map_err(|e| format!("{origin}: {}", e.message().trim().replace('\n', " ")))?;
+    expand(&file, origin, folder)
+}
+
+/// Expand and check a sweep: every run's configuration built, every trace found.
+pub fn expand(file: &SweepFile, origin: &str, folder: &Path) -> Result<Sweep, String> {
     let fail = |m: String| format!("{origin}: {m}");
     let base = match (&file.machine, &file.config) {
         (Some(_), Some(_)) => return Err(fail("give machine or config, not both".into())),

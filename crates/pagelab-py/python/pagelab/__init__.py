@@ -22,8 +22,6 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _pagelab
@@ -42,6 +40,9 @@ __all__ = [
     "simulate",
     "trace_info",
     "sweep",
+    "SweepSummary",
+    "results",
+    "export_results",
     "default_config",
     "default_config_toml",
     "to_toml",
@@ -284,71 +285,6 @@ def trace_info(trace: PathLike, format: Optional[str] = None, categories=None) -
     return json.loads(_pagelab.trace_info(_trace_path(trace), format, _categories_toml(categories)))
 
 
-def _simulate_text(trace: str, text: str, format: Optional[str], origin: str) -> str:
-    # Runs in a worker process: returns JSON text, cheaper to send back than a dict.
-    return _pagelab.simulate(trace, text, format, origin)
-
-
-def _local_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))  # the cores this process may run on
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def sweep(
-    trace: PathLike,
-    configs: Sequence[Config],
-    processes: Optional[int] = None,
-    format: Optional[str] = None,
-) -> List[Dict[str, Any]]:
-    """Simulate several machines over one trace in parallel, one process per run.
-
-    Args:
-        trace: the trace file, as for :func:`simulate`.
-        configs: the machines, each as :func:`simulate`'s ``config`` accepts.
-        processes: worker processes; None uses every core this process may run on.
-            With 1 (or a single configuration) the runs happen in this process.
-        format: the trace format, as for :func:`simulate`.
-
-    Returns:
-        The reports, in the order of ``configs``: the same as calling
-        :func:`simulate` on each in turn.
-
-    Raises:
-        ValueError: as :func:`simulate`; the message names the configuration
-            (``configs[i]``, or its file) when the configuration is at fault. The
-            first failure in ``configs`` order is raised and pending runs are cancelled.
-    """
-    if processes is not None and processes < 1:
-        raise ValueError(f"processes must be at least 1, not {processes}")
-    path = _trace_path(trace)
-    # Configurations are turned into TOML here, so a bad dict fails before any work.
-    texts = [_config_text(c, f"configs[{i}]") for i, c in enumerate(configs)]
-    if not texts:
-        return []
-    workers = min(processes or _local_cores(), len(texts))
-    if workers == 1:
-        return [json.loads(_simulate_text(path, text, format, origin)) for text, origin in texts]
-    pool = ProcessPoolExecutor(max_workers=workers)
-    try:
-        futures = [pool.submit(_simulate_text, path, text, format, origin) for text, origin in texts]
-        results = []
-        for future, (_, origin) in zip(futures, texts):
-            try:
-                results.append(json.loads(future.result()))
-            except BrokenProcessPool as e:
-                # A worker died (killed, out of memory): say which run it was doing.
-                raise RuntimeError(
-                    f"{origin}: the worker process running this configuration died ({e})"
-                ) from e
-    except BaseException:
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
-    return results
-
-
 # --- tables -------------------------------------------------------------------------
 
 
@@ -428,7 +364,7 @@ def flatten_report(report: Mapping) -> Dict[str, Any]:
 
 
 def to_frame(reports: Union[Mapping, Sequence[Mapping]]):
-    """Reports (from :func:`simulate` or :func:`sweep`) as a ``pandas.DataFrame``.
+    """Reports (from :func:`simulate`) as a ``pandas.DataFrame``.
 
     One row per report, columns as :func:`flatten_report` names them, among them
     ``machine``, ``references``, ``tlb_hits``, ``tlb_misses``, ``mpki``, ``walks``,
@@ -451,3 +387,4 @@ def to_frame(reports: Union[Mapping, Sequence[Mapping]]):
 from .ranges import PRESETS, compare_translation, contiguity  # noqa: E402
 from .reuse import ReuseDistance, reuse_distance  # noqa: E402
 from .benefit import Benefit, benefit  # noqa: E402
+from .sweep import SweepSummary, export_results, results, sweep  # noqa: E402

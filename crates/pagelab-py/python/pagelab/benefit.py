@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Union
 
 from . import _pagelab
+from ._frames import pandas
 
 __all__ = ["benefit", "Benefit"]
 
@@ -105,10 +106,7 @@ def benefit(
     Raises:
         ValueError: a bad trace, machine, option or rule (the message names it).
     """
-    try:
-        import pandas as pd
-    except ImportError as e:
-        raise ImportError("pagelab.benefit needs pandas, which is not installed: pip install pandas") from e
+    pd = pandas("pagelab.benefit")
     from . import _trace_path, to_toml
 
     if isinstance(page_sizes, str):

@@ -13,6 +13,7 @@ import json
 from typing import Optional, Sequence
 
 from . import _pagelab
+from ._frames import pandas
 
 __all__ = ["contiguity", "compare_translation", "PRESETS"]
 
@@ -21,11 +22,7 @@ PRESETS = list(_pagelab.PRESETS)
 
 
 def _pandas():
-    try:
-        import pandas as pd
-    except ImportError as e:
-        raise ImportError("pagelab.ranges needs pandas, which is not installed: pip install pandas") from e
-    return pd
+    return pandas("pagelab.ranges")
 
 
 def _machine_args(machine, config, regions):

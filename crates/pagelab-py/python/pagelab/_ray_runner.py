@@ -1,0 +1,67 @@
+"""Runs of a sweep as Ray tasks, for ``pagelab sweep --ray ADDRESS`` and
+``pagelab.sweep(..., ray=ADDRESS)``: the sweep engine (Rust) starts this module, writes
+one JSON line per run to its standard input (``{"index", "trace", "config"}``), and
+reads one JSON line per finished run from its standard output, in the order they
+finish (``{"index", "report" | "error", "references", "seconds"}``). Each task runs
+the same function as a local run (``_pagelab.sweep_run``); the nodes must import
+``pagelab`` and see the traces at the same paths.
+
+    python -m pagelab._ray_runner ADDRESS < runs.jsonl
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any, Dict
+
+
+def _run(trace: str, config: str) -> Dict[str, Any]:
+    from pagelab import _pagelab
+
+    start = time.perf_counter()
+    try:
+        report, references = _pagelab.sweep_run(trace, config)
+        out: Dict[str, Any] = {"report": report, "references": references}
+    except Exception as e:  # the run's error is its result
+        out = {"error": f"{e}"}
+    out["seconds"] = time.perf_counter() - start
+    return out
+
+
+def main(argv: list) -> int:
+    if len(argv) != 2:
+        print("usage: python -m pagelab._ray_runner ADDRESS < runs.jsonl", file=sys.stderr)
+        return 2
+    try:
+        import ray
+    except ImportError:
+        print(f"{sys.executable} cannot import ray: pip install 'ray[default]'", file=sys.stderr)
+        return 1
+    jobs = [json.loads(line) for line in sys.stdin if line.strip()]
+    ray.init(address=argv[1], logging_level="ERROR", log_to_driver=False)
+    task = ray.remote(num_cpus=1)(_run)
+    pending = {task.remote(j["trace"], j["config"]): j["index"] for j in jobs}
+    try:
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                index = pending.pop(ref)
+                try:
+                    out = ray.get(ref)
+                except Exception as e:  # the task's worker died: the run failed
+                    out = {"error": f"the Ray task failed: {e}".replace("\n", " "), "seconds": 0.0}
+                out["index"] = index
+                sys.stdout.write(json.dumps(out) + "\n")
+                sys.stdout.flush()
+    except BrokenPipeError:
+        # The sweep stopped reading (killed): what it committed is kept.
+        return 1
+    finally:
+        ray.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

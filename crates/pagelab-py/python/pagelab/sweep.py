@@ -1,0 +1,112 @@
+"""Sweeps: many runs, traces × configuration overrides, each committed to a SQLite
+results database the moment it finishes; the same engine as ``pagelab sweep``.
+
+A sweep is a sweep file's path, or a dict of its fields::
+
+    import pagelab
+    summary = pagelab.sweep(
+        {"traces": ["data/traces/gups-rec.plt"], "machine": "skylake",
+         "grid": {"tlb.levels.stlb.ways": [4, 8, 12, 16]}},
+        "/tmp/results.db")
+    frame = pagelab.results("/tmp/results.db")      # a row per run (pandas)
+
+Run again, a sweep runs only the runs its database lacks. ``ray="HOST:PORT"`` runs the
+same runs as tasks on an existing Ray cluster whose nodes see the traces at the same
+paths and have pagelab and Ray installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional, Union
+
+from . import _pagelab
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+@dataclass(frozen=True)
+class SweepSummary:
+    """What a sweep did."""
+
+    #: Runs in the sweep.
+    total: int
+    #: Runs already in the database, not run again.
+    present: int
+    #: Runs of other pagelab versions in the database, kept apart.
+    other_versions: int
+    #: Runs executed now, and how many of them failed (their errors are in the database).
+    ran: int
+    failed: int
+    #: References simulated by the runs executed now, and the time they took.
+    references: int
+    seconds: float
+
+
+def sweep(
+    spec: Union[PathLike, Mapping[str, Any]],
+    db: PathLike,
+    *,
+    jobs: Optional[int] = None,
+    ray: Optional[str] = None,
+    quiet: bool = False,
+) -> SweepSummary:
+    """Run every run of a sweep that the results database ``db`` lacks.
+
+    Args:
+        spec: a sweep file (TOML), or a dict of its fields: ``traces`` (paths),
+            ``machine`` (a preset) or ``config`` (a TOML file), ``grid`` and ``zip``
+            (dotted configuration keys to lists of values). Relative paths in a dict
+            are taken from the current folder.
+        db: the results database (SQLite), made if missing.
+        jobs: runs at once on this machine; None uses every core this process may use.
+        ray: the address of a Ray cluster ("auto", "HOST:PORT", "ray://HOST:PORT") to
+            run on instead, through this interpreter.
+        quiet: no progress bar on standard error.
+
+    Returns:
+        A :class:`SweepSummary`. Runs that fail are counted in ``failed`` and recorded
+        with their error; they do not raise.
+
+    Raises:
+        ValueError: a bad sweep (unknown field, missing trace, empty axis, a value a
+            configuration refuses), before any run; or a database or executor failure
+            (the runs committed before it are kept).
+    """
+    if jobs is not None and ray is not None:
+        raise ValueError("give jobs or ray, not both")
+    if isinstance(spec, (str, os.PathLike)):
+        spec = os.fspath(spec)
+    elif not isinstance(spec, Mapping):
+        raise TypeError(f"spec: a sweep file or a dict, not {type(spec).__name__}")
+    else:
+        spec = dict(spec)
+    out = _pagelab.sweep(
+        spec, os.fspath(db), jobs=jobs, ray=ray, python=sys.executable, quiet=quiet, folder=os.getcwd()
+    )
+    return SweepSummary(**json.loads(out))
+
+
+def results(db: PathLike):
+    """The runs of a results database as a pandas DataFrame: a row per run, a column per
+    override key, the run's status, error and seconds, and the report's headline counts
+    (the table ``pagelab results export`` writes)."""
+    from ._frames import frame
+
+    table = json.loads(_pagelab.results_table(os.fspath(db)))
+    return frame(table["rows"], columns=table["columns"], what="pagelab.results")
+
+
+def export_results(db: PathLike, *, csv: Optional[PathLike] = None, parquet: Optional[PathLike] = None) -> None:
+    """Write the runs of a results database as CSV and/or Parquet, each file whole or
+    not at all (as ``pagelab results export``)."""
+    if csv is None and parquet is None:
+        raise ValueError("name a csv or a parquet file")
+    _pagelab.export_results(
+        os.fspath(db),
+        csv=None if csv is None else os.fspath(csv),
+        parquet=None if parquet is None else os.fspath(parquet),
+    )

@@ -1,0 +1,136 @@
+//! Sweeps from Python: the same engine as `pagelab sweep` (`pagelab_sweep`), the
+//! one run a Ray task executes, and the results database's table.
+
+use crate::{detached, input, Failure, Output};
+use pagelab_core::sweep::SweepFile;
+use pagelab_core::MachineConfig;
+use pagelab_sweep::{Executor, Local, Ray, TerminalProgress};
+use pyo3::prelude::*;
+use std::path::Path;
+
+/// Run a sweep: `spec` is a sweep file's path or a dict of its fields (traces,
+/// machine or config, grid, zip; relative paths from `folder`). On the local cores
+/// (`jobs` at once), or on the Ray cluster at `ray` through the interpreter `python`.
+/// Returns the summary as JSON text.
+#[pyfunction]
+#[pyo3(signature = (spec, db, jobs = None, ray = None, python = None, quiet = false, folder = "."))]
+#[allow(clippy::too_many_arguments)]
+pub fn sweep(
+    py: Python<'_>,
+    spec: &Bound<'_, PyAny>,
+    db: &str,
+    jobs: Option<usize>,
+    ray: Option<String>,
+    python: Option<String>,
+    quiet: bool,
+    folder: &str,
+) -> PyResult<String> {
+    // The spec is read with the GIL held; the runs go without it.
+    let spec = if let Ok(path) = spec.extract::<std::path::PathBuf>() {
+        pagelab_core::sweep::load(&path)
+    } else {
+        let file: SweepFile = pythonize::depythonize(spec)
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("sweep: {e}")))?;
+        pagelab_core::sweep::expand(&file, "sweep", Path::new(folder))
+    }
+    .map_err(pyo3::exceptions::PyValueError::new_err)?;
+    if jobs == Some(0) {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "jobs must be at least 1",
+        ));
+    }
+    detached(py, || {
+        let executor: Box<dyn Executor> = match ray {
+            Some(address) => Box::new(Ray {
+                address,
+                python: python.unwrap_or_else(|| "python3".into()),
+            }),
+            None => Box::new(Local { jobs }),
+        };
+        let mut progress = TerminalProgress::new(db, quiet);
+        let s = pagelab_sweep::run(&spec, Path::new(db), executor.as_ref(), &mut progress)
+            .map_err(|e| Failure::Input(format!("{e:#}")))?;
+        Ok(Output {
+            json: serde_json::json!({
+                "total": s.total,
+                "present": s.present,
+                "other_versions": s.other_versions,
+                "ran": s.ran,
+                "failed": s.failed,
+                "references": s.references,
+                "seconds": s.seconds,
+            })
+            .to_string(),
+            warning: None,
+        })
+    })
+}
+
+/// One run of a sweep, as a Ray task executes it: the report (JSON text) and the
+/// references simulated. Raises ValueError with the run's error.
+#[pyfunction]
+pub fn sweep_run(py: Python<'_>, trace: &str, config_toml: &str) -> PyResult<(String, u64)> {
+    let mut refs = 0;
+    let json = detached(py, || {
+        let config = MachineConfig::from_toml(config_toml, "config").map_err(input)?;
+        let (json, n) =
+            pagelab_sweep::simulate(Path::new(trace), &config).map_err(Failure::Input)?;
+        refs = n;
+        Ok(Output {
+            json,
+            warning: None,
+        })
+    })?;
+    Ok((json, refs))
+}
+
+/// A results database's runs as one table: JSON text {"columns": [...], "rows": [[...]]}.
+#[pyfunction]
+pub fn results_table(py: Python<'_>, db: &str) -> PyResult<String> {
+    detached(py, || {
+        let t = pagelab_sweep::export::table(Path::new(db))
+            .map_err(|e| Failure::Input(format!("{e:#}")))?;
+        Ok(Output {
+            json: serde_json::json!({"columns": t.columns, "rows": t.rows}).to_string(),
+            warning: None,
+        })
+    })
+}
+
+/// Write a results database's table as CSV and/or Parquet, each file whole or not at all.
+#[pyfunction]
+#[pyo3(signature = (db, csv = None, parquet = None))]
+pub fn export_results(
+    py: Python<'_>,
+    db: &str,
+    csv: Option<String>,
+    parquet: Option<String>,
+) -> PyResult<()> {
+    detached(py, || {
+        let fail = |e: anyhow::Error| Failure::Input(format!("{e:#}"));
+        let t = pagelab_sweep::export::table(Path::new(db)).map_err(fail)?;
+        if let Some(p) = &csv {
+            write_whole(p, &pagelab_sweep::export::csv(&t).map_err(fail)?)?;
+        }
+        if let Some(p) = &parquet {
+            write_whole(p, &pagelab_sweep::export::parquet(&t).map_err(fail)?)?;
+        }
+        Ok(Output {
+            json: String::new(),
+            warning: None,
+        })
+    })?;
+    Ok(())
+}
+
+/// Write `bytes` to `path` through a temporary file in its folder, renamed at the end.
+fn write_whole(path: &str, bytes: &[u8]) -> Result<(), Failure> {
+    let target = Path::new(path);
+    let tmp = target.with_extension("pagelab-partial");
+    std::fs::write(&tmp, bytes)
+        .and_then(|()| std::fs::rename(&tmp, target))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            Failure::Input(format!("{path}: cannot write: {e}"))
+        })
+}

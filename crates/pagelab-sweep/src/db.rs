@@ -1,0 +1,126 @@
+//! The results database: one SQLite table of runs, written with write-ahead logging so
+//! a committed run survives the process being killed.
+
+use anyhow::{Context, Result};
+use rusqlite::{params, Connection, OptionalExtension};
+use sha2::{Digest, Sha256};
+use std::io::Read;
+use std::path::Path;
+
+/// One finished run, as stored.
+pub struct Record<'a> {
+    pub key: &'a str,
+    pub trace: &'a str,
+    pub trace_id: &'a str,
+    /// The overrides as a JSON object.
+    pub overrides: &'a str,
+    /// The normalised configuration (TOML).
+    pub config: &'a str,
+    /// The report (JSON), or the error.
+    pub result: Result<&'a str, &'a str>,
+    pub seconds: f64,
+}
+
+/// Open the results database at `path`, making it and its table if missing.
+pub fn open(path: &Path) -> Result<Connection> {
+    let db = Connection::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    db.pragma_update(None, "journal_mode", "WAL")
+        .and_then(|()| db.pragma_update(None, "synchronous", "NORMAL"))
+        .and_then(|()| {
+            db.execute_batch(
+                "CREATE TABLE IF NOT EXISTS runs (
+                    key TEXT PRIMARY KEY,
+                    trace TEXT NOT NULL,
+                    trace_id TEXT NOT NULL,
+                    overrides TEXT NOT NULL,
+                    config TEXT NOT NULL,
+                    version TEXT NOT NULL,
+                    status TEXT NOT NULL,
+                    error TEXT,
+                    report TEXT,
+                    seconds REAL NOT NULL
+                )",
+            )
+        })
+        .with_context(|| format!("{}: not a pagelab results database", path.display()))?;
+    Ok(db)
+}
+
+/// Open an existing results database (an export or a report never makes one).
+pub fn open_existing(path: &Path) -> Result<Connection> {
+    if !path.is_file() {
+        anyhow::bail!("{}: no such results database", path.display());
+    }
+    open(path)
+}
+
+/// The content id of a trace: the SHA-256 of its bytes.
+pub fn content_id(path: &Path) -> Result<String> {
+    let mut f =
+        std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f
+            .read(&mut buf)
+            .with_context(|| format!("{}: cannot read", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(format!("{:x}", h.finalize()))
+}
+
+/// A run's key: the hash of its trace's content id, its normalised configuration and
+/// pagelab's version, each length-prefixed.
+pub fn key(trace_id: &str, config_toml: &str) -> String {
+    let mut h = Sha256::new();
+    for part in [trace_id, config_toml, crate::VERSION] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    format!("{:x}", h.finalize())
+}
+
+/// Whether the database holds the run `key`.
+pub fn has(db: &Connection, key: &str) -> Result<bool> {
+    Ok(db
+        .query_row("SELECT 1 FROM runs WHERE key = ?1", [key], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+/// How many runs of other pagelab versions the database holds.
+pub fn other_versions(db: &Connection) -> Result<u64> {
+    Ok(db.query_row(
+        "SELECT COUNT(*) FROM runs WHERE version != ?1",
+        [crate::VERSION],
+        |r| r.get(0),
+    )?)
+}
+
+/// Commit one run.
+pub fn insert(db: &Connection, r: &Record) -> Result<()> {
+    let (status, error, report) = match r.result {
+        Ok(report) => ("ok", None, Some(report)),
+        Err(e) => ("error", Some(e), None),
+    };
+    db.execute(
+        "INSERT OR REPLACE INTO runs (key, trace, trace_id, overrides, config, version, status, error, report, seconds)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        params![
+            r.key,
+            r.trace,
+            r.trace_id,
+            r.overrides,
+            r.config,
+            crate::VERSION,
+            status,
+            error,
+            report,
+            r.seconds
+        ],
+    )?;
+    Ok(())
+}

@@ -1,0 +1,94 @@
+//! Where runs execute: the [`Executor`] interface, what one run does ([`simulate`]),
+//! and the local executor (threads on this machine's cores).
+
+use anyhow::Result;
+use pagelab_core::{trace, Machine, MachineConfig};
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Mutex};
+use std::time::Instant;
+
+/// A run to execute.
+pub struct Job {
+    /// The run's place in the sweep.
+    pub index: usize,
+    pub trace: PathBuf,
+    pub config: MachineConfig,
+    /// The normalised configuration: what an executor elsewhere rebuilds it from.
+    pub config_toml: String,
+}
+
+/// A run executed: its report (JSON) and references simulated, or its error.
+pub struct Outcome {
+    pub index: usize,
+    pub result: Result<(String, u64), String>,
+    pub seconds: f64,
+}
+
+/// Executes jobs, handing each outcome to `done` as it arrives (on the calling
+/// thread). An error from `done` stops the executor and is returned.
+pub trait Executor {
+    fn execute(&self, jobs: Vec<Job>, done: &mut dyn FnMut(Outcome) -> Result<()>) -> Result<()>;
+}
+
+/// One run: the machine built from `config` simulates the trace; its report as JSON
+/// and the references simulated, or the error as one line.
+pub fn simulate(trace_path: &Path, config: &MachineConfig) -> Result<(String, u64), String> {
+    let mut machine = Machine::build(config).map_err(|e| e.to_string())?;
+    let mut reader = trace::open(trace_path, None).map_err(|e| e.to_string())?;
+    machine
+        .run_trace(reader.as_mut(), trace_path, |_, _| {})
+        .map_err(|e| e.to_string())?;
+    let report = machine.report();
+    let json = serde_json::to_string(&report).map_err(|e| e.to_string())?;
+    Ok((json, report.counts.references))
+}
+
+/// Threads on this machine: `jobs` runs at once (default: the cores this process may
+/// use).
+pub struct Local {
+    pub jobs: Option<usize>,
+}
+
+impl Executor for Local {
+    fn execute(&self, jobs: Vec<Job>, done: &mut dyn FnMut(Outcome) -> Result<()>) -> Result<()> {
+        let threads = self
+            .jobs
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .clamp(1, jobs.len().max(1));
+        let queue = Mutex::new(jobs.into_iter().collect::<VecDeque<_>>());
+        let (tx, rx) = mpsc::channel::<Outcome>();
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                let (queue, tx) = (&queue, tx.clone());
+                s.spawn(move || loop {
+                    // A poisoned queue means another worker panicked: stop too.
+                    let Some(job) = queue.lock().ok().and_then(|mut q| q.pop_front()) else {
+                        break;
+                    };
+                    let t = Instant::now();
+                    let result = simulate(&job.trace, &job.config);
+                    let outcome = Outcome {
+                        index: job.index,
+                        result,
+                        seconds: t.elapsed().as_secs_f64(),
+                    };
+                    if tx.send(outcome).is_err() {
+                        break;
+                    }
+                });
+            }
+            drop(tx);
+            for outcome in rx {
+                if let Err(e) = done(outcome) {
+                    // Workers stop at their next job.
+                    if let Ok(mut q) = queue.lock() {
+                        q.clear();
+                    }
+                    return Err(e);
+                }
+            }
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,25 @@
+//! Sweeps of pagelab runs, one implementation for the command line and Python.
+//!
+//! A sweep ([`pagelab_core::sweep`]) is expanded into runs; [`run`] runs the ones its
+//! results database ([`db`]) lacks on an [`Executor`] — threads on the local cores
+//! ([`Local`]) or tasks on a Ray cluster ([`Ray`]) — and commits each run the moment
+//! it finishes, keyed by a hash of the trace's content, the normalised configuration
+//! and pagelab's version. A sweep stopped at any moment and started again runs only
+//! what is missing; results of another version are never taken for this one's; a run
+//! that fails is recorded with its error and the others go on. [`export`] writes a
+//! database's runs as one table (CSV or Parquet).
+
+pub mod db;
+mod execute;
+pub mod export;
+mod progress;
+mod ray;
+mod run;
+
+pub use execute::{simulate, Executor, Job, Local, Outcome};
+pub use progress::TerminalProgress;
+pub use ray::Ray;
+pub use run::{run, Observer, Summary};
+
+/// pagelab's version: part of every run's key.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,117 @@
+//! Running a sweep: the runs its database lacks, on an executor, each committed the
+//! moment it finishes.
+
+use crate::db::{self, Record};
+use crate::{Executor, Job};
+use anyhow::Result;
+use pagelab_core::sweep::Sweep;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// What a sweep did.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    /// Runs in the sweep.
+    pub total: usize,
+    /// Runs already in the database, not run again.
+    pub present: usize,
+    /// Runs of other pagelab versions in the database, kept apart.
+    pub other_versions: u64,
+    /// Runs executed now, and how many of them failed.
+    pub ran: usize,
+    pub failed: usize,
+    /// References simulated by the runs executed now.
+    pub references: u64,
+    pub seconds: f64,
+}
+
+/// Told of a sweep's progress.
+pub trait Observer {
+    /// Before any run: the counts of `summary` known up front.
+    fn planned(&mut self, summary: &Summary);
+    /// After each committed run: the counts so far.
+    fn committed(&mut self, summary: &Summary);
+    /// At the end.
+    fn finished(&mut self, summary: &Summary);
+}
+
+/// Run every run of `sweep` that the database at `db_path` lacks on `executor`.
+/// Failed runs are recorded and counted, not returned as an error; an error is a
+/// database or executor failure (the runs committed before it are kept).
+pub fn run(
+    sweep: &Sweep,
+    db_path: &Path,
+    executor: &dyn Executor,
+    observer: &mut dyn Observer,
+) -> Result<Summary> {
+    let conn = db::open(db_path)?;
+    // Each trace's content read once.
+    let mut ids: HashMap<PathBuf, String> = HashMap::new();
+    let mut keyed = Vec::with_capacity(sweep.runs.len());
+    for r in &sweep.runs {
+        if !ids.contains_key(&r.trace) {
+            ids.insert(r.trace.clone(), db::content_id(&r.trace)?);
+        }
+        let config = r.config.to_toml();
+        let key = db::key(&ids[&r.trace], &config);
+        let overrides = serde_json::to_string(
+            &r.overrides
+                .iter()
+                .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or_default()))
+                .collect::<serde_json::Map<_, _>>(),
+        )?;
+        keyed.push((key, config, overrides));
+    }
+    let mut jobs = Vec::new();
+    for (index, (key, config, _)) in keyed.iter().enumerate() {
+        if !db::has(&conn, key)? {
+            let r = &sweep.runs[index];
+            jobs.push(Job {
+                index,
+                trace: r.trace.clone(),
+                config: r.config.clone(),
+                config_toml: config.clone(),
+            });
+        }
+    }
+    let mut summary = Summary {
+        total: sweep.runs.len(),
+        present: sweep.runs.len() - jobs.len(),
+        other_versions: db::other_versions(&conn)?,
+        ..Summary::default()
+    };
+    observer.planned(&summary);
+    let start = Instant::now();
+    executor.execute(jobs, &mut |outcome| {
+        let r = &sweep.runs[outcome.index];
+        let (key, config, overrides) = &keyed[outcome.index];
+        let trace = r.trace.display().to_string();
+        db::insert(
+            &conn,
+            &Record {
+                key,
+                trace: &trace,
+                trace_id: &ids[&r.trace],
+                overrides,
+                config,
+                result: match &outcome.result {
+                    Ok((report, _)) => Ok(report),
+                    Err(e) => Err(e),
+                },
+                seconds: outcome.seconds,
+            },
+        )?;
+        summary.ran += 1;
+        match &outcome.result {
+            Ok((_, references)) => summary.references += references,
+            Err(_) => summary.failed += 1,
+        }
+        summary.seconds = start.elapsed().as_secs_f64();
+        observer.committed(&summary);
+        Ok(())
+    })?;
+    summary.seconds = start.elapsed().as_secs_f64();
+    observer.finished(&summary);
+    Ok(summary)
+}
