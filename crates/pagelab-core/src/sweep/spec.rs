@@ -86,7 +86,7 @@ pub fn expand(file: &SweepFile, origin: &str, folder: &Path) -> Result<Sweep, St
     if file.traces.is_empty() {
         return Err(fail("traces: name at least one trace".into()));
     }
-    let traces: Vec<PathBuf> = file.traces.iter().map(|t| folder.join(t)).collect();
+    let traces: Vec<PathBuf> = file.traces.iter().map(|t| clean(&folder.join(t))).collect();
     for (i, t) in traces.iter().enumerate() {
         if !t.is_file() {
             return Err(fail(format!("traces[{i}]: {}: no such file", t.display())));
@@ -161,6 +161,28 @@ pub fn expand(file: &SweepFile, origin: &str, folder: &Path) -> Result<Sweep, St
         })
         .collect();
     Ok(Sweep { base, runs })
+}
+
+/// `path` without `.` and with `dir/..` folded, as a person would write it (the file
+/// system is not asked: a sweep names its traces by path).
+fn clean(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
 }
 
 /// `key = value, …` of a run's overrides, for messages and tables.
