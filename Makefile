@@ -10,7 +10,7 @@ PAGELAB   := target/release/pagelab
 TEST_BIN  := target/ci
 DEMO_TRACE := data/traces/xz.plt
 
-.PHONY: all build demo test test-rust test-python test-readme fuzz-build bench venv python clean \
+.PHONY: all build demo test test-rust test-python test-readme fuzz-build bench venv python clean browser \
 	recorder recorder-deps test-recorder bench-record native test-native
 
 all: build recorder native
@@ -93,9 +93,22 @@ python: venv
 
 MATURIN_FLAGS ?= --release
 
+# Debian's Chromium, for the test that opens the HTML report in a headless browser;
+# installed when missing and possible (root and apt-get), else that test is skipped.
+browser:
+	@if ! command -v chromium >/dev/null; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing chromium (apt-get)"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null || \
+				echo "chromium could not be installed: the browser test will be skipped"; \
+		else \
+			echo "no chromium and no apt-get as root: the browser test will be skipped"; \
+		fi; \
+	fi
+
 # The tests build the bindings with the tests' profile: the sweeps they run are slow
 # unoptimized, and the core is shared with the Rust tests' build.
-test-python:
+test-python: browser
 	$(MAKE) python MATURIN_FLAGS="--profile ci"
 	$(CARGO) build --profile ci -p pagelab-cli
 	PAGELAB_BIN=$(CURDIR)/$(TEST_BIN)/pagelab $(VENV)/bin/pytest -q crates/pagelab-py/tests

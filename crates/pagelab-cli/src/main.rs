@@ -10,7 +10,9 @@ mod native;
 mod output;
 mod pagetables;
 mod progress;
+mod python;
 mod record;
+mod report;
 mod results;
 mod reuse;
 mod sweep;
@@ -71,6 +73,11 @@ enum Command {
     /// Read a results database.
     #[command(subcommand)]
     Results(results::ResultsCommand),
+    /// One self-contained HTML page of a results database: its runs, and figures of
+    /// miss ratios, TLB misses, overheads, walk costs, fragmentation and speedups
+    /// (drawn by pagelab's Python package with matplotlib):
+    /// `pagelab report results.db -o report.html`.
+    Report(report::ReportArgs),
     /// Print a machine configuration with every default filled in.
     Config {
         #[command(flatten)]
@@ -483,6 +490,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Record(_) => unreachable!("ran above"),
         Command::Advise(args) => advise::run(&args),
         Command::Sweep(args) => sweep::run(&args),
+        Command::Report(args) => report::run(&args),
         Command::Results(command) => results::run(&command),
         Command::Machines { json } => machines(json),
         Command::Workloads { json } => workloads::list(json),

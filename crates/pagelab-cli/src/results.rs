@@ -27,7 +27,7 @@ pub fn run(command: &ResultsCommand) -> Result<()> {
             crate::output::check(p, flag, &[db.as_path()])?;
         }
     }
-    let table = pagelab_sweep::export::table(db)?;
+    let table = pagelab_sweep::export::table(db, false)?;
     if let Some(p) = csv {
         let bytes = pagelab_sweep::export::csv(&table)?;
         crate::output::write_bytes(p, &bytes)?;

@@ -24,7 +24,7 @@ pub struct SweepArgs {
     #[arg(long, value_name = "ADDRESS")]
     ray: Option<String>,
     /// The Python interpreter that reaches Ray (with pagelab's package). Default:
-    /// $PAGELAB_PYTHON, else python3.
+    /// $PAGELAB_PYTHON, else the repository's .venv, else python3.
     #[arg(long, requires = "ray")]
     python: Option<String>,
     /// No progress on standard error.
@@ -37,11 +37,7 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     let executor: Box<dyn Executor> = match &args.ray {
         Some(address) => Box::new(Ray {
             address: address.clone(),
-            python: args
-                .python
-                .clone()
-                .or_else(|| std::env::var("PAGELAB_PYTHON").ok())
-                .unwrap_or_else(|| "python3".into()),
+            python: crate::python::interpreter(args.python.as_deref()),
         }),
         None => Box::new(Local { jobs: args.jobs }),
     };

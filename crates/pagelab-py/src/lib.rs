@@ -15,6 +15,7 @@ use pyo3::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
+mod machine;
 mod sweep;
 
 /// Why a call failed, before it becomes a Python exception.
@@ -412,6 +413,8 @@ fn _pagelab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compare_translation, m)?)?;
     m.add_function(wrap_pyfunction!(reuse, m)?)?;
     m.add_function(wrap_pyfunction!(benefit, m)?)?;
+    m.add_class::<machine::Machine>()?;
+    m.add_function(wrap_pyfunction!(machine::dict_to_toml, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::sweep, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::sweep_run, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::results_table, m)?)?;

@@ -84,11 +84,13 @@ pub fn sweep_run(py: Python<'_>, trace: &str, config_toml: &str) -> PyResult<(St
     Ok((json, refs))
 }
 
-/// A results database's runs as one table: JSON text {"columns": [...], "rows": [[...]]}.
+/// A results database's runs as one table: JSON text {"columns": [...], "rows": [[...]]};
+/// with `whole`, each run's configuration (TOML) and report (JSON) too.
 #[pyfunction]
-pub fn results_table(py: Python<'_>, db: &str) -> PyResult<String> {
+#[pyo3(signature = (db, whole = false))]
+pub fn results_table(py: Python<'_>, db: &str, whole: bool) -> PyResult<String> {
     detached(py, || {
-        let t = pagelab_sweep::export::table(Path::new(db))
+        let t = pagelab_sweep::export::table(Path::new(db), whole)
             .map_err(|e| Failure::Input(format!("{e:#}")))?;
         Ok(Output {
             json: serde_json::json!({"columns": t.columns, "rows": t.rows}).to_string(),
@@ -108,7 +110,7 @@ pub fn export_results(
 ) -> PyResult<()> {
     detached(py, || {
         let fail = |e: anyhow::Error| Failure::Input(format!("{e:#}"));
-        let t = pagelab_sweep::export::table(Path::new(db)).map_err(fail)?;
+        let t = pagelab_sweep::export::table(Path::new(db), false).map_err(fail)?;
         if let Some(p) = &csv {
             write_whole(p, &pagelab_sweep::export::csv(&t).map_err(fail)?)?;
         }

@@ -31,14 +31,16 @@ pub struct Table {
     pub rows: Vec<Vec<Value>>,
 }
 
-/// The runs of the database at `path`, ordered by trace and overrides.
-pub fn table(path: &Path) -> Result<Table> {
+/// The runs of the database at `path`, ordered by trace and overrides. With `whole`,
+/// two more columns: `config` (the configuration's TOML) and `report` (the whole
+/// report, as JSON).
+pub fn table(path: &Path, whole: bool) -> Result<Table> {
     let conn = crate::db::open_existing(path)?;
     let mut stmt = conn.prepare(
-        "SELECT key, trace, version, status, error, seconds, overrides, report
+        "SELECT key, trace, version, status, error, seconds, overrides, report, config
          FROM runs ORDER BY trace, overrides",
     )?;
-    let raw: Vec<[Value; 8]> = stmt
+    let raw: Vec<[Value; 9]> = stmt
         .query_map([], |r| {
             let text = |i| -> rusqlite::Result<Value> {
                 Ok(r.get::<_, Option<String>>(i)?
@@ -53,6 +55,7 @@ pub fn table(path: &Path) -> Result<Table> {
                 Value::from(r.get::<_, f64>(5)?),
                 text(6)?,
                 text(7)?,
+                text(8)?,
             ])
         })?
         .collect::<Result<_, _>>()
@@ -73,6 +76,9 @@ pub fn table(path: &Path) -> Result<Table> {
         .to_vec();
     columns.extend(keys.iter().cloned());
     columns.extend(REPORT_COLUMNS.iter().map(|(c, _)| c.to_string()));
+    if whole {
+        columns.extend(["config".to_string(), "report".to_string()]);
+    }
     let rows = raw
         .iter()
         .zip(&overrides)
@@ -86,6 +92,9 @@ pub fn table(path: &Path) -> Result<Table> {
                     .cloned()
                     .unwrap_or_default()
             }));
+            if whole {
+                row.extend([r[8].clone(), report]);
+            }
             row
         })
         .collect();

@@ -114,11 +114,14 @@ pub struct Machine {
 }
 
 /// Free memory at one point of a run: how much, and the share of it in blocks large
-/// enough for each superpage size (what a request of that size could still get).
+/// enough for each superpage size (what a request of that size could still get); with
+/// the promotions and walks so far, to plot beside it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FragmentationSample {
     pub references: u64,
     pub free_frames: u64,
+    pub promotions: u64,
+    pub walks: u64,
     /// By size, as `Report::fragmentation_sizes` lists them.
     pub usable_share: Vec<f64>,
 }
@@ -255,6 +258,8 @@ impl Machine {
         Some(FragmentationSample {
             references: self.counts.references,
             free_frames: free,
+            promotions: self.counts.promotions,
+            walks: self.counts.walks,
             usable_share,
         })
     }

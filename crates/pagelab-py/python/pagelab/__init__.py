@@ -16,15 +16,14 @@ message naming the file or field.
 from __future__ import annotations
 
 import json
-import math
-import numbers
 import os
-import re
 import sys
 from collections.abc import Mapping
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _pagelab
+from ._pagelab import Machine
+from .records import Counts, Level, Report, TraceInfo
 
 __version__: str = _pagelab.__version__
 
@@ -37,6 +36,13 @@ PROMOTION_POLICIES: List[str] = list(_pagelab.PROMOTION_POLICIES)
 REPLACEMENT_POLICIES: List[str] = list(_pagelab.REPLACEMENT_POLICIES)
 
 __all__ = [
+    "Machine",
+    "Trace",
+    "Report",
+    "TraceInfo",
+    "Counts",
+    "Level",
+    "report",
     "simulate",
     "trace_info",
     "sweep",
@@ -63,7 +69,7 @@ __all__ = [
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
-Config = Union[None, Mapping, str, "os.PathLike[str]"]
+Config = Union[None, Mapping, str, "os.PathLike[str]", Machine]
 
 # The order of the counts' "by_kind" list (pagelab-core's AccessKind::ALL).
 _KIND_COLUMNS = ("loads", "stores", "fetches", "modifies")
@@ -71,81 +77,12 @@ _KIND_COLUMNS = ("loads", "stores", "fetches", "modifies")
 
 # --- configurations -----------------------------------------------------------------
 
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-
-
-def _toml_key(key: Any, where: str) -> str:
-    if not isinstance(key, str):
-        raise TypeError(f"{where or 'config'}: TOML keys must be strings, not {type(key).__name__} ({key!r})")
-    return key if _BARE_KEY.fullmatch(key) else _toml_string(key)
-
-
-def _toml_string(s: str) -> str:
-    out = ['"']
-    for ch in s:
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
-def _toml_value(value: Any, where: str) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, numbers.Integral):
-        return str(int(value))
-    if isinstance(value, numbers.Real):
-        f = float(value)
-        if math.isnan(f):
-            return "nan"
-        if math.isinf(f):
-            return "inf" if f > 0 else "-inf"
-        return repr(f)
-    if isinstance(value, str):
-        return _toml_string(value)
-    if isinstance(value, Mapping):
-        items = (f"{_toml_key(k, where)} = {_toml_value(v, f'{where}.{k}')}" for k, v in value.items())
-        return "{" + ", ".join(items) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(v, f"{where}[{i}]") for i, v in enumerate(value)) + "]"
-    if value is None:
-        raise TypeError(f"{where}: None has no TOML form (leave the key out to get its default)")
-    raise TypeError(f"{where}: cannot write a {type(value).__name__} as TOML ({value!r})")
-
-
-def _toml_table(table: Mapping, path: List[str], lines: List[str]) -> None:
-    where = ".".join(path)
-    subtables = []
-    for key, value in table.items():
-        name = _toml_key(key, where)
-        if isinstance(value, Mapping):
-            subtables.append((name, value))
-        else:
-            lines.append(f"{name} = {_toml_value(value, f'{where}.{key}' if where else str(key))}")
-    for name, value in subtables:
-        lines.append("")
-        lines.append(f"[{'.'.join(path + [name])}]")
-        _toml_table(value, path + [name], lines)
-
-
 def to_toml(config: Mapping) -> str:
-    """Write a configuration dict as TOML text.
+    """A configuration dict as TOML text, written by the core's TOML library (serde).
 
     ``config`` is a nested dict whose values are str, int, float, bool, lists of
-    those, or dicts (written as ``[tables]``; dicts inside lists become inline tables).
-    ``None`` is refused, since TOML has no null: leave a key out to get its default.
+    those, or dicts. ``None`` is refused, since TOML has no null: leave a key out to
+    get its default.
 
     >>> print(to_toml({"seed": 1, "tlb": {"kind": "set-associative", "ways": 8}}))
     seed = 1
@@ -157,9 +94,7 @@ def to_toml(config: Mapping) -> str:
     """
     if not isinstance(config, Mapping):
         raise TypeError(f"a configuration must be a dict, not {type(config).__name__}")
-    lines: List[str] = []
-    _toml_table(config, [], lines)
-    return "\n".join(lines).lstrip("\n") + "\n"
+    return _pagelab.dict_to_toml(dict(config))
 
 
 def _looks_like_path(text: str) -> bool:
@@ -171,6 +106,8 @@ def _config_text(config: Config, name: str = "<config>") -> Tuple[str, str]:
     """(TOML text, the name errors give it) of a configuration argument."""
     if config is None:
         return "", name
+    if isinstance(config, Machine):
+        return config.to_toml(), f"{name} ({config.name})"
     if isinstance(config, Mapping):
         return to_toml(config), name
     if isinstance(config, os.PathLike) or (isinstance(config, str) and _looks_like_path(config)):
@@ -188,7 +125,22 @@ def _config_text(config: Config, name: str = "<config>") -> Tuple[str, str]:
     )
 
 
-def _trace_path(trace: PathLike) -> str:
+def _machine_choice(machine: Union[None, str, "Machine"], config: Config) -> Tuple[str, Optional[str], str]:
+    """(TOML text, preset name, origin) of the ``machine=`` and ``config=`` arguments the
+    analyses take: a :class:`Machine` or a preset name, or a configuration."""
+    if machine is not None and config is not None:
+        raise ValueError("give machine (a Machine or a preset name) or config, not both")
+    if isinstance(machine, Machine):
+        return machine.to_toml(), None, machine.name
+    if machine is not None and not isinstance(machine, str):
+        raise TypeError(f"machine is a Machine or a preset name, not {type(machine).__name__}")
+    text, origin = _config_text(config)
+    return text, machine, origin
+
+
+def _trace_path(trace: Union[PathLike, "Trace"]) -> str:
+    if isinstance(trace, Trace):
+        return trace.path
     try:
         return os.fsdecode(os.fspath(trace))
     except TypeError:
@@ -232,7 +184,7 @@ def default_config() -> Union[dict, str]:
 # --- running ------------------------------------------------------------------------
 
 
-def simulate(trace: PathLike, config: Config = None, format: Optional[str] = None) -> Dict[str, Any]:
+def simulate(trace: Union[PathLike, "Trace"], config: Config = None, format: Optional[str] = None) -> Report:
     """Simulate a machine over a whole trace and return its report.
 
     Args:
@@ -261,10 +213,12 @@ def simulate(trace: PathLike, config: Config = None, format: Optional[str] = Non
         TypeError: ``config`` holds a value that has no TOML form.
     """
     text, origin = _config_text(config)
-    return json.loads(_pagelab.simulate(_trace_path(trace), text, format, origin))
+    if isinstance(trace, Trace) and format is None:
+        format = trace.format
+    return Report(json.loads(_pagelab.simulate(_trace_path(trace), text, format, origin)))
 
 
-def trace_info(trace: PathLike, format: Optional[str] = None, categories=None) -> Dict[str, Any]:
+def trace_info(trace: Union[PathLike, "Trace"], format: Optional[str] = None, categories=None) -> TraceInfo:
     """Read a whole trace and say what it holds.
 
     Returns a dict with ``references``, ``by_kind`` (load/store/fetch/modify → count),
@@ -282,7 +236,9 @@ def trace_info(trace: PathLike, format: Optional[str] = None, categories=None) -
     """
     from .benefit import _categories_toml
 
-    return json.loads(_pagelab.trace_info(_trace_path(trace), format, _categories_toml(categories)))
+    if isinstance(trace, Trace) and format is None:
+        format = trace.format
+    return TraceInfo(json.loads(_pagelab.trace_info(_trace_path(trace), format, _categories_toml(categories))))
 
 
 # --- tables -------------------------------------------------------------------------
@@ -388,3 +344,5 @@ from .ranges import PRESETS, compare_translation, contiguity  # noqa: E402
 from .reuse import ReuseDistance, reuse_distance  # noqa: E402
 from .benefit import Benefit, benefit  # noqa: E402
 from .sweep import SweepSummary, export_results, results, sweep  # noqa: E402
+from .trace import Trace  # noqa: E402
+from .report import report  # noqa: E402

@@ -1,22 +1,44 @@
-# The compiled half of pagelab (src/lib.rs). Every function returns JSON text.
-from typing import List, Optional
+# Type stubs of pagelab's compiled half (crates/pagelab-py/src). Checked by the tests
+# (tests/test_types.py: mypy over the package and a typed use of it; and the names
+# here against the module's).
+from os import PathLike
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 __version__: str
 TRACE_FORMATS: List[str]
 PAGE_TABLES: List[str]
 PROMOTION_POLICIES: List[str]
 REPLACEMENT_POLICIES: List[str]
-
-def simulate(trace: str, config_toml: str = "", format: Optional[str] = None, origin: str = "<config>") -> str: ...
-def trace_info(trace: str, format: Optional[str] = None) -> str: ...
-def default_config() -> str: ...
 PRESETS: List[str]
 
+class Machine:
+    """A machine configuration held by the core."""
+
+    def __init__(self) -> None: ...
+    @staticmethod
+    def preset(name: str) -> Machine: ...
+    @staticmethod
+    def from_toml(text: str, origin: str = "<config>") -> Machine: ...
+    @staticmethod
+    def load(path: Union[str, PathLike[str]]) -> Machine: ...
+    @staticmethod
+    def from_dict(value: Mapping[str, Any], origin: str = "<config>") -> Machine: ...
+    def with_overrides(self, overrides: Dict[str, Any]) -> Machine: ...
+    def to_toml(self) -> str: ...
+    def to_dict(self) -> Dict[str, Any]: ...
+    @property
+    def name(self) -> str: ...
+    def __eq__(self, other: object) -> bool: ...
+
+def dict_to_toml(value: Mapping[str, Any]) -> str: ...
+def simulate(trace: str, config_toml: str = "", format: Optional[str] = None, origin: str = "<config>") -> str: ...
+def trace_info(trace: str, format: Optional[str] = None, categories_toml: str = "") -> str: ...
+def default_config() -> str: ...
 def contiguity(
     trace: str,
     config_toml: str = "",
     machine: Optional[str] = None,
-    regions: List[str] = ...,
+    regions: Sequence[str] = ...,
     format: Optional[str] = None,
     origin: str = "<config>",
 ) -> str: ...
@@ -24,10 +46,39 @@ def compare_translation(
     trace: str,
     config_toml: str = "",
     machine: Optional[str] = None,
-    regions: List[str] = ...,
+    regions: Sequence[str] = ...,
     format: Optional[str] = None,
     origin: str = "<config>",
 ) -> str: ...
 def reuse(
-    trace: str, page_sizes: List[str] = ..., format: Optional[str] = None, sample_rate: Optional[float] = None
+    trace: str, page_sizes: Sequence[str] = ..., format: Optional[str] = None, sample_rate: Optional[float] = None
 ) -> str: ...
+def benefit(
+    trace: str,
+    config_toml: str = "",
+    machine: Optional[str] = None,
+    format: Optional[str] = None,
+    origin: str = "<config>",
+    page_sizes: Sequence[str] = ...,
+    budget: Optional[str] = None,
+    tlb_miss_cycles: Optional[float] = None,
+    page_fault_cycles: Optional[float] = None,
+    page_table_entries: Optional[int] = None,
+    seconds: Optional[float] = None,
+    clock_ghz: float = 3.0,
+    sample: int = 1,
+    categories_toml: str = "",
+    simulate: bool = False,
+) -> str: ...
+def sweep(
+    spec: Union[str, Dict[str, Any]],
+    db: str,
+    jobs: Optional[int] = None,
+    ray: Optional[str] = None,
+    python: Optional[str] = None,
+    quiet: bool = False,
+    folder: str = ".",
+) -> str: ...
+def sweep_run(trace: str, config_toml: str) -> Tuple[str, int]: ...
+def results_table(db: str, whole: bool = False) -> str: ...
+def export_results(db: str, csv: Optional[str] = None, parquet: Optional[str] = None) -> None: ...

@@ -12,6 +12,7 @@ the same function as a local run (``_pagelab.sweep_run``); the nodes must import
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import time
 from typing import Any, Dict
@@ -40,7 +41,7 @@ def main(argv: list) -> int:
         print(f"{sys.executable} cannot import ray: pip install 'ray[default]'", file=sys.stderr)
         return 1
     jobs = [json.loads(line) for line in sys.stdin if line.strip()]
-    ray.init(address=argv[1], logging_level="ERROR", log_to_driver=False)
+    ray.init(address=argv[1], logging_level=logging.ERROR, log_to_driver=False)
     task = ray.remote(num_cpus=1)(_run)
     pending = {task.remote(j["trace"], j["config"]): j["index"] for j in jobs}
     try:

@@ -49,6 +49,21 @@ class Benefit(NamedTuple):
     significance: Dict[str, Any]
     result: Dict[str, Any]
 
+    def to_frame(self) -> Any:
+        """The mappings, ranked (``table``)."""
+        return self.table
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Every field, tables as lists of row dicts."""
+        return {
+            "table": self.table.to_dict("records"),
+            "simulated": None if self.simulated is None else self.simulated.to_dict("records"),
+            "ranking_error": self.ranking_error,
+            "choice": self.choice,
+            "significance": self.significance,
+            "result": self.result,
+        }
+
 
 def _categories_toml(categories) -> str:
     if categories is None:
@@ -67,8 +82,8 @@ def _categories_toml(categories) -> str:
 
 def benefit(
     trace,
-    machine: Optional[str] = None,
-    config: Optional[Union[Mapping, str]] = None,
+    machine=None,
+    config=None,
     page_sizes: Sequence[str] = (),
     budget: Optional[Union[int, str]] = None,
     tlb_miss_cycles: Optional[float] = None,
@@ -85,8 +100,9 @@ def benefit(
 
     Args:
         trace: path of the trace.
-        machine: a preset name (``pagelab.PRESETS``); or ``config``, a configuration
-            dict or TOML text; sandy-bridge when neither is given.
+        machine: a :class:`pagelab.Machine` or a preset name (``pagelab.PRESETS``); or
+            ``config``, a configuration dict, TOML text or file; sandy-bridge when
+            neither is given.
         page_sizes: the large sizes to analyse, e.g. ``("2M",)``; default every one
             the machine has.
         budget: large pages available to the agent: a count (``512``) or bytes
@@ -107,16 +123,17 @@ def benefit(
         ValueError: a bad trace, machine, option or rule (the message names it).
     """
     pd = pandas("pagelab.benefit")
-    from . import _trace_path, to_toml
+    from . import _machine_choice, _trace_path
 
     if isinstance(page_sizes, str):
         page_sizes = [page_sizes]
-    config_toml = to_toml(config) if isinstance(config, Mapping) else (config or "")
+    config_toml, preset, origin = _machine_choice(machine, config)
     result: Dict[str, Any] = json.loads(
         _pagelab.benefit(
             _trace_path(trace),
             config_toml=config_toml,
-            machine=machine,
+            machine=preset,
+            origin=origin,
             format=format,
             page_sizes=[str(s) for s in page_sizes],
             budget=None if budget is None else str(budget),

@@ -26,22 +26,17 @@ def _pandas():
 
 
 def _machine_args(machine, config, regions):
-    # Imported here: the package's __init__ imports this module.
-    from . import _config_text
+    from . import _machine_choice
 
-    if machine is not None and config is not None:
-        raise ValueError("give machine (a preset name) or config, not both")
-    if machine is not None and not isinstance(machine, str):
-        raise TypeError(f"machine is a preset name, not {type(machine).__name__}")
     if isinstance(regions, str):
         raise TypeError('regions is a list of spans ("0xSTART-0xEND" or "0xSTART+SIZE"), not one string')
-    text, origin = _config_text(config)
-    return text, machine, [str(r) for r in regions], origin
+    text, name, origin = _machine_choice(machine, config)
+    return text, name, [str(r) for r in regions], origin
 
 
 def contiguity(
     trace,
-    machine: Optional[str] = None,
+    machine=None,
     config=None,
     regions: Sequence[str] = (),
     format: Optional[str] = None,
@@ -94,7 +89,7 @@ def contiguity(
 
 def compare_translation(
     trace,
-    machine: Optional[str] = None,
+    machine=None,
     config=None,
     regions: Sequence[str] = (),
     format: Optional[str] = None,

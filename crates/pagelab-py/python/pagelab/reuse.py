@@ -36,6 +36,19 @@ class ReuseDistance(NamedTuple):
     summary: Any
     exact: bool
 
+    def to_frame(self) -> Any:
+        """The miss-ratio curve (``curve``)."""
+        return self.curve
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Every table as a list of row dicts, and ``exact``."""
+        return {
+            "curve": self.curve.to_dict("records"),
+            "histogram": self.histogram.to_dict("records"),
+            "summary": self.summary.to_dict("records"),
+            "exact": self.exact,
+        }
+
 
 def reuse_distance(
     trace,

@@ -1,0 +1,379 @@
+"""One self-contained HTML page of a results database: its tables, and the figures a
+person would rather look at — miss-ratio curves, TLB misses and translation overhead
+by configuration, page-walk cost by page-table structure, free memory and promotions
+over a run, and speedup bars like the papers' figures. The images are PNGs drawn with
+matplotlib and embedded in the page, so the file stands alone::
+
+    import pagelab
+    pagelab.report("results.db", "report.html")
+
+or ``pagelab report results.db -o report.html`` (which runs ``python -m
+pagelab.report``). A figure that has nothing to show for a sweep (no axis varied a
+TLB's entries, no run sampled its free memory) is left out, and the page says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import io
+import json
+import os
+import sys
+import tempfile
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from . import _pagelab
+from ._frames import pandas
+
+#: The most runs a bar figure shows per trace (the ones with the most overhead).
+MAX_BARS = 24
+#: The most lines a figure draws per trace.
+MAX_LINES = 8
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222; }
+h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #ccc; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 1em 0; }
+th, td { border: 1px solid #ddd; padding: 0.25em 0.5em; text-align: right; }
+th { background: #f4f4f4; } td:first-child, th:first-child { text-align: left; }
+figure { margin: 1.5em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
+figcaption { font-size: 0.9em; color: #444; max-width: 60em; }
+.note { color: #666; font-size: 0.9em; }
+"""
+
+
+def _png(fig) -> str:
+    """The figure as a base64 PNG (no date in its metadata: the same runs, the same file)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=96, bbox_inches="tight", metadata={"Software": None})
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _figure(rows: int = 1, cols: int = 1, width: float = 10.0, height: float = 3.6):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height * rows), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False)
+    return fig, [ax for row in axes for ax in row]
+
+
+def _short(trace: str) -> str:
+    return os.path.basename(trace)
+
+
+def _present(value: Any) -> bool:
+    """Whether an override column holds a value for a run (not None or NaN)."""
+    return value is not None and value == value
+
+
+def _value(v: Any) -> str:
+    """An override's value as written (a whole float, from a column with gaps, as an int)."""
+    return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+
+
+def _label(row, keys: Sequence[str]) -> str:
+    """`key=value, …` of a run's overrides among ``keys`` (the keys' last parts)."""
+    parts = [f"{k.rsplit('.', 1)[-1]}={_value(row[k])}" for k in keys if _present(row.get(k))]
+    return ", ".join(parts) or "base machine"
+
+
+class _Runs:
+    """The successful runs of a database, with their reports and what varied."""
+
+    def __init__(self, db: str):
+        pd = pandas("pagelab.report")
+        table = json.loads(_pagelab.results_table(db, whole=True))
+        frame = pd.DataFrame(table["rows"], columns=table["columns"])
+        fixed = {"key", "trace", "version", "status", "error", "seconds", "references", "walks", "page_faults",
+                 "translation_overhead_percent", "tlb_overhead_percent", "config", "report"}
+        self.all = frame
+        self.axes = [c for c in frame.columns if c not in fixed]
+        ok = frame[frame["status"] == "ok"].copy()
+        ok["cycles"] = [sum((r.get("cycles") or {}).values()) for r in ok["report"]]
+        ok["walk_refs_per_walk"] = [r.get("walk_refs_per_walk") for r in ok["report"]]
+        ok["walk_lines_per_walk"] = [r.get("walk_lines_per_walk") for r in ok["report"]]
+        ok["page_table"] = [_config_field(c, ("page_table", "kind")) for c in ok["config"]]
+        ok["promotion"] = [_config_field(c, ("promotion", "policy")) or "none" for c in ok["config"]]
+        ok["mpki"] = 1000.0 * ok["walks"] / ok["references"].where(ok["references"] > 0)
+        ok["label"] = [_label(r, self.axes) for r in ok.to_dict("records")]
+        self.ok = ok
+        self.traces = list(dict.fromkeys(ok["trace"]))
+
+    def numeric_axes(self) -> List[str]:
+        pd = pandas("pagelab.report")
+        return [a for a in self.axes if pd.api.types.is_numeric_dtype(self.ok[a]) and self.ok[a].nunique() > 1]
+
+
+def _config_field(text: Optional[str], path: Tuple[str, ...]) -> Optional[str]:
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11: the figures that need it are left out
+        return None
+    try:
+        value: Any = tomllib.loads(text or "")
+        for p in path:
+            value = value.get(p) if isinstance(value, dict) else None
+        return None if value is None else str(value)
+    except tomllib.TOMLDecodeError:
+        return None
+
+
+# --- the figures: each returns (title, caption, base64 PNG) or None -------------------
+
+Figure = Optional[Tuple[str, str, str]]
+
+
+def _miss_ratio_curves(runs: _Runs) -> Figure:
+    """Miss ratio against entries, for every TLB level whose entries the sweep varied."""
+    curves: Dict[str, List[Tuple[str, int, float, str]]] = {}
+    for row in runs.ok.to_dict("records"):
+        for level in row["report"].get("levels") or []:
+            curves.setdefault(level["name"], []).append(
+                (row["trace"], level["entries"], level["miss_ratio"], row["label"]))
+    # A level varied when some trace ran it at two sizes or more.
+    varied = {name: pts for name, pts in curves.items()
+              if any(len({p[1] for p in pts if p[0] == t}) > 1 for t in {p[0] for p in pts})}
+    if not varied:
+        return None
+    fig, axes = _figure(1, len(varied), width=5.0 * len(varied))
+    for ax, (name, pts) in zip(axes, varied.items()):
+        for trace in dict.fromkeys(p[0] for p in pts):
+            by_entries: Dict[int, float] = {}
+            for t, entries, ratio, _ in pts:
+                if t == trace:
+                    by_entries[entries] = min(ratio, by_entries.get(entries, ratio))
+            if len(by_entries) < 2:
+                continue
+            xs = sorted(by_entries)
+            ax.plot(xs, [by_entries[x] for x in xs], marker="o", label=_short(trace))
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel(f"{name} entries")
+        ax.set_ylabel("miss ratio")
+        ax.set_title(name)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    return ("Miss-ratio curves",
+            "Each TLB level whose entries the sweep varied: its miss ratio against its entries, per trace "
+            "(at each size, the lowest among the runs of that size).", _png(fig))
+
+
+def _misses_by_axis(runs: _Runs) -> Figure:
+    axes = runs.numeric_axes()
+    if not axes:
+        return None
+    fig, plots = _figure(len(axes), 1)
+    for ax, axis in zip(plots, axes):
+        for trace in runs.traces:
+            sub = runs.ok[(runs.ok["trace"] == trace) & runs.ok[axis].notna()]
+            if sub.empty:
+                continue
+            others = [a for a in runs.axes if a != axis and sub[a].notna().any()]
+            groups = sub.groupby([sub[o].astype(str) for o in others], dropna=False) if others else [((), sub)]
+            for i, (_, g) in enumerate(groups):
+                if i >= MAX_LINES:
+                    break
+                g = g.sort_values(axis)
+                label = _short(trace) + (" · " + _label(g.iloc[0].to_dict(), others) if others else "")
+                ax.plot(g[axis], g["mpki"], marker="o", label=label)
+        ax.set_xlabel(axis)
+        ax.set_ylabel("TLB misses per 1,000 refs")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, ncol=2)
+    return ("TLB misses by configuration",
+            "Walks per thousand references (the misses of the last TLB level) against each numeric axis of "
+            f"the sweep; a line per trace and setting of the other axes (at most {MAX_LINES} per trace).",
+            _png(fig))
+
+
+def _bars(traces: Sequence[str], frame, column: str, xlabel: str):
+    """Horizontal bars of ``column``, a panel per trace, largest first."""
+    most = max(int((frame["trace"] == t).sum()) for t in traces)
+    fig, axes = _figure(len(traces), 1, height=0.3 * min(MAX_BARS, most) + 1.2)
+    for ax, trace in zip(axes, traces):
+        sub = frame[frame["trace"] == trace].sort_values(column, ascending=False).head(MAX_BARS)
+        ax.barh(sub["label"], sub[column], color="#4c72b0")
+        ax.invert_yaxis()
+        ax.set_title(_short(trace), fontsize=10)
+        ax.set_xlabel(xlabel)
+        ax.tick_params(axis="y", labelsize=7)
+        ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def _overhead(runs: _Runs) -> Figure:
+    fig = _bars(runs.traces, runs.ok, "translation_overhead_percent", "translation overhead (% of cycles)")
+    return ("Translation overhead by configuration",
+            "The share of each run's cycles spent on translation (TLB hits, walks, faults, promotions), "
+            f"per trace, largest first (at most {MAX_BARS} runs per trace).", _png(fig))
+
+
+def _walk_cost(runs: _Runs) -> Figure:
+    ok = runs.ok.dropna(subset=["walk_refs_per_walk"])
+    ok = ok[ok["walks"] > 0]
+    if ok.empty or ok["page_table"].isna().all():
+        return None
+    table = ok.groupby(["trace", "page_table"])[["walk_refs_per_walk", "walk_lines_per_walk"]].mean().reset_index()
+    fig, axes = _figure(1, 2)
+    kinds = list(dict.fromkeys(table["page_table"]))
+    width = 0.8 / max(1, len(runs.traces))
+    for ax, column, label in zip(axes, ["walk_refs_per_walk", "walk_lines_per_walk"],
+                                 ["memory references per walk", "cache lines per walk"]):
+        for i, trace in enumerate(runs.traces):
+            sub = table[table["trace"] == trace].set_index("page_table").reindex(kinds)
+            ax.bar([k + i * width for k in range(len(kinds))], sub[column], width, label=_short(trace))
+        ax.set_xticks([k + width * (len(runs.traces) - 1) / 2 for k in range(len(kinds))], kinds, rotation=20)
+        ax.set_ylabel(label)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].legend(fontsize=8)
+    return ("Page-walk cost by page-table structure",
+            "Memory references and distinct cache lines per walk, by page-table structure (the mean over "
+            "the runs of each structure), per trace.", _png(fig))
+
+
+def _fragmentation(runs: _Runs) -> Figure:
+    sampled = [r for r in runs.ok.to_dict("records") if len(r["report"].get("fragmentation") or []) > 1]
+    if not sampled:
+        return None
+    traces = list(dict.fromkeys(r["trace"] for r in sampled))
+    fig, axes = _figure(len(traces), 2)
+    for t, trace in enumerate(traces):
+        share_ax, promo_ax = axes[2 * t], axes[2 * t + 1]
+        for r in [r for r in sampled if r["trace"] == trace][:MAX_LINES]:
+            samples = r["report"]["fragmentation"]
+            sizes = r["report"].get("fragmentation_sizes") or ["?"]
+            x = [s["references"] / 1e6 for s in samples]
+            share_ax.plot(x, [s["usable_share"][-1] if s["usable_share"] else 0 for s in samples],
+                          label=f"{r['label']} ({sizes[-1]})")
+            promo_ax.plot(x, [s.get("promotions", 0) for s in samples], label=r["label"])
+        share_ax.set_title(f"{_short(trace)}: free memory in blocks of the largest size", fontsize=10)
+        share_ax.set_ylabel("share of free memory")
+        promo_ax.set_title(f"{_short(trace)}: promotions", fontsize=10)
+        promo_ax.set_ylabel("promotions so far")
+        for ax in (share_ax, promo_ax):
+            ax.set_xlabel("references (millions)")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
+    return ("Fragmentation and promotions over time",
+            "For runs on a buddy allocator that sampled free memory (frames.sample_every): the share of free "
+            "memory still in blocks large enough for the largest superpage size, and the promotions made so far.",
+            _png(fig))
+
+
+def _speedup(runs: _Runs) -> Figure:
+    ok = runs.ok[runs.ok["cycles"] > 0].copy()
+    if len(ok) < 2:
+        return None
+    captions = []
+    for trace in runs.traces:
+        sub = ok[ok["trace"] == trace]
+        none = sub[sub["promotion"] == "none"] if "promotion.policy" in runs.axes else sub.iloc[0:0]
+        base = none["cycles"].max() if len(none) else sub["cycles"].max()
+        ok.loc[sub.index, "speedup"] = base / sub["cycles"]
+        captions.append("base pages" if len(none) else "the slowest configuration")
+    fig = _bars(runs.traces, ok, "speedup", "speedup (×)")
+    for ax in fig.axes:
+        ax.axvline(1.0, color="#888", lw=1)
+    baseline = " or ".join(sorted(set(captions)))
+    return ("Speedup by configuration",
+            f"Each run's total cycles (references and translation) against {baseline} of its trace, as the "
+            "papers' speedup bars; best first.", _png(fig))
+
+
+FIGURES: List[Callable[[_Runs], Figure]] = [_miss_ratio_curves, _misses_by_axis, _overhead, _walk_cost,
+                                            _fragmentation, _speedup]
+
+
+# --- the page ---------------------------------------------------------------------------
+
+
+def _html_table(frame, max_rows: int = 200) -> str:
+    shown = frame.head(max_rows)
+    text = shown.to_html(index=False, border=0, na_rep="", float_format=lambda v: f"{v:.4g}")
+    if len(frame) > max_rows:
+        text += f'<p class="note">The first {max_rows} of {len(frame)} rows; all of them: pagelab results export.</p>'
+    return text
+
+
+def render(db: str, title: Optional[str] = None) -> str:
+    """The report of the database ``db`` as HTML text."""
+    runs = _Runs(db)
+    esc = html.escape
+    title = title or f"pagelab: {os.path.basename(db)}"
+    failed = runs.all[runs.all["status"] != "ok"]
+    versions = sorted(set(runs.all["version"]))
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{esc(title)}</title><style>{_STYLE}</style></head><body>",
+        f"<h1>{esc(title)}</h1>",
+        f'<p>{len(runs.all)} runs of {len(set(runs.all["trace"]))} traces in <code>{esc(db)}</code>: '
+        f"{len(runs.ok)} finished, {len(failed)} failed; pagelab {esc(', '.join(versions))}. "
+        f"Axes of the sweep: {esc(', '.join(runs.axes) or 'none')}.</p>",
+    ]
+    left_out = []
+    if len(runs.ok):
+        for make in FIGURES:
+            made = make(runs)
+            if made is None:
+                left_out.append(make.__name__.strip("_").replace("_", " "))
+                continue
+            name, caption, png = made
+            parts.append(f"<h2>{esc(name)}</h2><figure><img src=\"data:image/png;base64,{png}\" "
+                         f"alt=\"{esc(name)}\"><figcaption>{esc(caption)}</figcaption></figure>")
+    if left_out:
+        parts.append(f'<p class="note">Left out, with nothing to show for these runs: {esc(", ".join(left_out))}.</p>')
+    columns = [c for c in runs.all.columns if c not in ("key", "config", "report")]
+    parts.append("<h2>Runs</h2>" + _html_table(runs.all[columns]))
+    if len(failed):
+        parts.append("<h2>Failed runs</h2>" + _html_table(failed[["trace", *runs.axes, "error"]]))
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def report(db, output, title: Optional[str] = None) -> str:
+    """Write the HTML report of the results database ``db`` to ``output``, whole or not at
+    all; returns the output's path. Needs pandas and matplotlib.
+
+    Raises:
+        ValueError: ``db`` is not a results database.
+    """
+    db, output = os.fspath(db), os.fspath(output)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as e:
+        raise ImportError("pagelab.report needs matplotlib, which is not installed: pip install matplotlib") from e
+    text = render(db, title)
+    folder = os.path.dirname(os.path.abspath(output))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".pagelab-report-", suffix=".html")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        # The permissions of any new file (mkstemp makes it private).
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, output)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return output
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="pagelab report", description="An HTML report of a results database.")
+    parser.add_argument("db", help="the results database (pagelab sweep -o)")
+    parser.add_argument("-o", "--output", required=True, help="the HTML file to write")
+    parser.add_argument("--title", help="the page's title")
+    args = parser.parse_args(argv)
+    try:
+        report(args.db, args.output, args.title)
+    except (ValueError, ImportError, OSError) as e:
+        print(f"pagelab report: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

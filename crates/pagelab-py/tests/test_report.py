@@ -1,0 +1,107 @@
+"""The HTML report (pagelab.report, `pagelab report`): one self-contained page whose
+figures are drawn from the runs; opened in headless Chromium (Debian's chromium, driven
+by Playwright) it renders with every image loaded and no console error."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import pagelab
+from conftest import CLI, trace
+
+pytest.importorskip("matplotlib")
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    """A database of three sweeps: STLB sizes, promotion policies on a buddy allocator
+    (sampling free memory), and page-table structures; one run fails."""
+    path = tmp_path_factory.mktemp("report") / "runs.db"
+    traces = [trace("gups-rec.plt"), trace("chess-large-rec.plt")]
+    pagelab.sweep({"traces": traces, "machine": "skylake",
+                   "grid": {"tlb.levels.stlb.ways": [2, 4, 8, 16]}}, path, quiet=True)
+    pagelab.sweep({"traces": [trace("bunzip2-rec.plt")], "machine": "alpha-21264",
+                   "grid": {"promotion.policy": ["none", "reservation"]}}, path, quiet=True)
+    pagelab.sweep({"traces": [trace("sqlite-rec.plt")],
+                   "grid": {"page_table.kind": ["radix", "hashed", "inverted", "guarded"]}}, path, quiet=True)
+    # A run that fails: memory too small for the trace's footprint.
+    summary = pagelab.sweep({"traces": [trace("gups-rec.plt")], "grid": {"frames.memory": ["1M"]}},
+                            path, quiet=True)
+    assert summary.failed == 1
+    return path
+
+
+def images(text):
+    return re.findall(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"', text)
+
+
+def test_the_page_stands_alone_with_every_figure(db, tmp_path):
+    out = tmp_path / "report.html"
+    assert pagelab.report(db, out) == os.fspath(out)
+    text = out.read_text()
+    titles = re.findall(r"<h2>([^<]+)</h2>", text)
+    for t in ["Miss-ratio curves", "TLB misses by configuration", "Translation overhead by configuration",
+              "Page-walk cost by page-table structure", "Fragmentation and promotions over time",
+              "Speedup by configuration", "Runs", "Failed runs"]:
+        assert t in titles, titles
+    assert len(images(text)) == 6
+    # Nothing fetched from elsewhere: no scripts, links or remote sources.
+    assert not re.search(r"<script|<link|src=\"http|url\(", text)
+    assert "frames.memory" in text and "1 failed" in text
+
+
+def test_the_command_line_writes_the_same_page(db, tmp_path):
+    py, cli = tmp_path / "py.html", tmp_path / "cli.html"
+    pagelab.report(db, py)
+    subprocess.run([CLI, "report", str(db), "-o", str(cli), "--python", sys.executable], check=True)
+    assert py.read_bytes() == cli.read_bytes()
+
+
+def test_bad_input_is_a_clear_error_and_writes_nothing(tmp_path):
+    with pytest.raises(ValueError, match="no such results database"):
+        pagelab.report(tmp_path / "none.db", tmp_path / "r.html")
+    assert not (tmp_path / "r.html").exists()
+    run = subprocess.run([CLI, "report", str(tmp_path / "none.db"), "-o", str(tmp_path / "r.html")],
+                         capture_output=True, text=True)
+    assert run.returncode != 0 and "no such results database" in run.stderr
+    assert not (tmp_path / "r.html").exists()
+
+
+def _chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def test_the_page_renders_in_headless_chromium(db, tmp_path):
+    browser_path = _chromium()
+    if browser_path is None:
+        pytest.skip("no Chromium here (Debian: apt-get install chromium): the page was not opened in a browser")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install playwright)")
+    out = tmp_path / "report.html"
+    pagelab.report(db, out)
+    problems = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=browser_path,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"])
+        page = browser.new_page()
+        page.on("console", lambda m: m.type in ("error", "warning") and problems.append(f"console {m.type}: {m.text}"))
+        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+        page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url[:80]}"))
+        page.goto(out.as_uri(), wait_until="load")
+        loaded = page.evaluate(
+            "Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight])")
+        title = page.title()
+        browser.close()
+    assert problems == []
+    assert len(loaded) == 6
+    assert all(done and w > 100 and h > 100 for done, w, h in loaded), loaded
+    assert title == "pagelab: runs.db"
