@@ -21,7 +21,13 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let refs = (0..64u64)
-        .map(|i| MemRef::new(i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20, 8, AccessKind::Load))
+        .map(|i| {
+            MemRef::new(
+                i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20,
+                8,
+                AccessKind::Load,
+            )
+        })
         .collect();
     let _ = machine.run_batch(&Batch {
         refs,

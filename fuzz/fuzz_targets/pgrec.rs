@@ -33,5 +33,9 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    assert!(refs <= data.len() / 8, "{refs} references from {} bytes", data.len());
+    assert!(
+        refs <= data.len() / 8,
+        "{refs} references from {} bytes",
+        data.len()
+    );
 });

@@ -17,6 +17,15 @@ pub trait Format {
     fn from_bytes(bytes: Vec<u8>, path: &Path) -> Result<Box<dyn TraceReader + Send>, TraceError>;
     /// The bytes every file of this format starts with (none: empty).
     const MAGIC: &'static [u8] = b"";
+    /// Whether `head` (a file's first bytes, as read) is this format's beyond doubt:
+    /// by default, whether it starts with [`Format::MAGIC`].
+    fn recognises(head: &[u8]) -> bool {
+        !Self::MAGIC.is_empty() && head.starts_with(Self::MAGIC)
+    }
+    /// Whether every file of this format has a signature [`Format::recognises`] finds.
+    fn has_signature() -> bool {
+        !Self::MAGIC.is_empty()
+    }
     /// Whether a line of text of a file of unknown name is a line of this format.
     fn text_line(_line: &str) -> bool {
         false
@@ -47,10 +56,14 @@ macro_rules! define_trace_formats {
                     $(TraceFormat::$variant => &[$($ext),*],)*
                 }
             }
-            /// The bytes every file of this format starts with (none: empty).
-            fn magic(self) -> &'static [u8] {
+            fn recognises(self, head: &[u8]) -> bool {
                 match self {
-                    $(TraceFormat::$variant => <$reader as Format>::MAGIC,)*
+                    $(TraceFormat::$variant => <$reader as Format>::recognises(head),)*
+                }
+            }
+            fn has_signature(self) -> bool {
+                match self {
+                    $(TraceFormat::$variant => <$reader as Format>::has_signature(),)*
                 }
             }
             fn text_line(self, line: &str) -> bool {
@@ -111,15 +124,12 @@ impl TraceFormat {
             .find(|f| f.extensions().contains(&ext))
     }
 
-    /// Tell the format of an input: magic bytes first, then the file name's extension
+    /// Tell the format of an input: signatures (magic bytes) first, then the file name's extension
     /// (after any .gz/.xz/.zst), then, for text, the shape of its first lines. A name
     /// that announces a format its content is not is an error naming what was found.
     pub fn detect(source: &Source) -> Result<TraceFormat, TraceError> {
         let head = source.head();
-        if let Some(format) = TraceFormat::ALL
-            .iter()
-            .find(|f| !f.magic().is_empty() && head.starts_with(f.magic()))
-        {
+        if let Some(format) = TraceFormat::ALL.iter().find(|f| f.recognises(head)) {
             return Ok(*format);
         }
         let text = sniff_text(head);
@@ -150,7 +160,7 @@ impl TraceFormat {
     /// What the content shows that this format (announced by a file name) cannot be:
     /// another format's magic bytes or text, or nothing where the format has magic.
     fn contradicted_by(self, head: &[u8], text: Option<TraceFormat>) -> Option<String> {
-        let has_magic = !self.magic().is_empty();
+        let has_magic = self.has_signature();
         if head.is_empty() {
             return has_magic.then(|| "empty".to_string());
         }
@@ -244,6 +254,13 @@ pub fn open_detected(
     format: Option<TraceFormat>,
     salvage: bool,
 ) -> Result<(Box<dyn TraceReader + Send>, TraceFormat), TraceError> {
+    // A folder is a drmemtrace of several threads.
+    if path.is_dir() && matches!(format, None | Some(TraceFormat::Drmemtrace)) {
+        return Ok((
+            drmemtrace::open_dir(path, salvage)?,
+            TraceFormat::Drmemtrace,
+        ));
+    }
     let source = Source::open(path)?;
     let format = match format {
         Some(f) => f,

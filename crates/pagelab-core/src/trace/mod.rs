@@ -8,6 +8,7 @@
 
 pub mod addrs;
 pub mod champsim;
+pub mod drmemtrace;
 pub mod error;
 mod format;
 pub mod info;
@@ -48,6 +49,9 @@ macro_rules! for_each_trace_format {
             "u64" => U64(rawu64::U64Reader, ["u64"]),
             /// The stream of pagelab's Valgrind recorder (recorder/FORMAT.md).
             "pgrec" => Pgrec(pgrec::PgrecReader, ["pgrec"]),
+            /// DynamoRIO drmemtrace final traces, versions 1–6 (a thread's file, a
+            /// `.zip` of chunks, gz/zst/xz; or a folder of threads).
+            "drmemtrace" => Drmemtrace(drmemtrace::Drmemtrace, ["trace", "zip"]),
         }
     };
 }
