@@ -22,6 +22,11 @@ pub enum ResultsCommand {
 
 pub fn run(command: &ResultsCommand) -> Result<()> {
     let ResultsCommand::Export { db, csv, parquet } = command;
+    if let (Some(c), Some(p)) = (csv, parquet) {
+        if crate::output::is_stdout(c) && crate::output::is_stdout(p) || c == p {
+            anyhow::bail!("--csv and --parquet name the same output");
+        }
+    }
     for (path, flag) in [(csv, "--csv"), (parquet, "--parquet")] {
         if let Some(p) = path {
             crate::output::check(p, flag, &[db.as_path()])?;

@@ -244,6 +244,21 @@ fn salvage_reads_a_trace_cut_short_up_to_its_end() {
     let b = read_all(r.as_mut()).unwrap();
     assert_eq!(b.refs, expected());
     assert!(r.warning().unwrap().contains("without its footer"));
+    // Cut inside a record: the records before it, and a warning.
+    let whole = one_thread().finish();
+    let p = put(dir.path(), "cut2.trace", &whole[..whole.len() - 5]);
+    let mut r = trace::open_salvaging(&p, None, true).unwrap();
+    assert_eq!(read_all(r.as_mut()).unwrap().refs, expected());
+    assert!(r.warning().unwrap().contains("7 of its 12 bytes"));
+}
+
+#[test]
+fn a_text_trace_named_trace_is_read_as_its_text() {
+    let dir = scratch();
+    let p = put(dir.path(), "run.trace", b" L 7ff000,8\nI  401000,3\n");
+    let (mut r, format) = trace::open_detected(&p, None, false).unwrap();
+    assert_eq!(format, TraceFormat::Lackey);
+    assert_eq!(read_all(r.as_mut()).unwrap().refs.len(), 2);
 }
 
 #[test]

@@ -1,9 +1,8 @@
 //! Sweeps from Python: the same engine as `pagelab sweep` (`pagelab_sweep`), the
 //! one run a Ray task executes, and the results database's table.
 
-use crate::{detached, input, Failure, Output};
+use crate::{detached, Failure, Output};
 use pagelab_core::sweep::SweepFile;
-use pagelab_core::MachineConfig;
 use pagelab_sweep::{Executor, Local, Ray, TerminalProgress};
 use pyo3::prelude::*;
 use std::path::Path;
@@ -54,6 +53,7 @@ pub fn sweep(
             json: serde_json::json!({
                 "total": s.total,
                 "present": s.present,
+                "duplicates": s.duplicates,
                 "other_versions": s.other_versions,
                 "ran": s.ran,
                 "failed": s.failed,
@@ -72,9 +72,8 @@ pub fn sweep(
 pub fn sweep_run(py: Python<'_>, trace: &str, config_toml: &str) -> PyResult<(String, u64)> {
     let mut refs = 0;
     let json = detached(py, || {
-        let config = MachineConfig::from_toml(config_toml, "config").map_err(input)?;
         let (json, n) =
-            pagelab_sweep::simulate(Path::new(trace), &config).map_err(Failure::Input)?;
+            pagelab_sweep::simulate(Path::new(trace), config_toml).map_err(Failure::Input)?;
         refs = n;
         Ok(Output {
             json,
@@ -110,6 +109,18 @@ pub fn export_results(
 ) -> PyResult<()> {
     detached(py, || {
         let fail = |e: anyhow::Error| Failure::Input(format!("{e:#}"));
+        for (p, what) in [(&csv, "csv"), (&parquet, "parquet")] {
+            if let Some(p) = p {
+                if same_file(Path::new(p), Path::new(db)) {
+                    return Err(Failure::Input(format!(
+                        "{what}: {p} is the results database itself"
+                    )));
+                }
+            }
+        }
+        if csv.is_some() && csv == parquet {
+            return Err(Failure::Input("csv and parquet name the same file".into()));
+        }
         let t = pagelab_sweep::export::table(Path::new(db), false).map_err(fail)?;
         if let Some(p) = &csv {
             write_whole(p, &pagelab_sweep::export::csv(&t).map_err(fail)?)?;
@@ -125,10 +136,20 @@ pub fn export_results(
     Ok(())
 }
 
-/// Write `bytes` to `path` through a temporary file in its folder, renamed at the end.
+/// Whether two paths name one existing file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+}
+
+/// Write `bytes` to `path` through a temporary file in its folder (named for this
+/// process), renamed at the end.
 fn write_whole(path: &str, bytes: &[u8]) -> Result<(), Failure> {
     let target = Path::new(path);
-    let tmp = target.with_extension("pagelab-partial");
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let tmp = target.with_file_name(format!(".{name}.{}.pagelab-partial", std::process::id()));
     std::fs::write(&tmp, bytes)
         .and_then(|()| std::fs::rename(&tmp, target))
         .map_err(|e| {

@@ -66,6 +66,22 @@ def test_the_file_and_the_dict_and_the_cli_agree(tmp_path):
     assert runs(tmp_path / "py.db").equals(runs(tmp_path / "cli.db"))
 
 
+def test_repeats_run_once_and_failures_are_retried(tmp_path):
+    db = tmp_path / "r.db"
+    twice = {"traces": [trace("gups-rec.plt"), trace("gups-rec.plt")], "grid": {"tlb.ways": [2, 4]}}
+    s = pagelab.sweep(twice, db, quiet=True)
+    assert (s.total, s.duplicates, s.ran) == (4, 2, 2)
+    failing = {"traces": [trace("gups-rec.plt")], "grid": {"frames.memory": ["1M"]}}
+    first = pagelab.sweep(failing, db, quiet=True)
+    again = pagelab.sweep(failing, db, quiet=True)
+    assert (first.failed, again.ran, again.failed) == (1, 1, 1)
+    assert len(pagelab.results(db)) == 3
+    with pytest.raises(ValueError, match="results database itself"):
+        pagelab.export_results(db, csv=db)
+    with pytest.raises(ValueError, match="results database itself"):
+        pagelab.report(db, db)
+
+
 def test_exports_are_the_table(tmp_path):
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")

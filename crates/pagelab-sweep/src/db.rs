@@ -46,19 +46,79 @@ pub fn open(path: &Path) -> Result<Connection> {
     Ok(db)
 }
 
-/// Open an existing results database (an export or a report never makes one).
+/// Open an existing results database to read it: read-only, so an export or a report
+/// never changes (or makes) one; a file without a `runs` table is said to be no
+/// results database.
 pub fn open_existing(path: &Path) -> Result<Connection> {
     if !path.is_file() {
         anyhow::bail!("{}: no such results database", path.display());
     }
-    open(path)
+    let db = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .with_context(|| format!("{}: cannot open", path.display()))?;
+    let tables: i64 = db
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'",
+            [],
+            |r| r.get(0),
+        )
+        .with_context(|| format!("{}: not a pagelab results database", path.display()))?;
+    if tables == 0 {
+        anyhow::bail!(
+            "{}: not a pagelab results database (no runs table)",
+            path.display()
+        );
+    }
+    Ok(db)
 }
 
-/// The content id of a trace: the SHA-256 of its bytes.
+/// The content id of a trace: the SHA-256 of its bytes; of a folder (a drmemtrace of
+/// several threads), of the names and bytes of the files in the folder its reader
+/// reads (its `trace/` when it has one), in name order.
 pub fn content_id(path: &Path) -> Result<String> {
+    let mut h = Sha256::new();
+    if path.is_dir() {
+        let root = if path.join("trace").is_dir() {
+            path.join("trace")
+        } else {
+            path.to_path_buf()
+        };
+        let mut files = Vec::new();
+        collect(&root, &mut files)?;
+        files.sort();
+        for (name, file) in files {
+            h.update((name.len() as u64).to_le_bytes());
+            h.update(name.as_bytes());
+            hash_file(&file, &mut h)?;
+        }
+    } else {
+        hash_file(path, &mut h)?;
+    }
+    Ok(format!("{:x}", h.finalize()))
+}
+
+/// The regular files in `dir`, with their names.
+fn collect(dir: &Path, out: &mut Vec<(String, std::path::PathBuf)>) -> Result<()> {
+    let entries =
+        std::fs::read_dir(dir).with_context(|| format!("{}: cannot list", dir.display()))?;
+    for entry in entries {
+        let p = entry
+            .with_context(|| format!("{}: cannot list", dir.display()))?
+            .path();
+        if p.is_file() {
+            let name = p
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .to_string();
+            out.push((name, p));
+        }
+    }
+    Ok(())
+}
+
+fn hash_file(path: &Path, h: &mut Sha256) -> Result<()> {
     let mut f =
         std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {
         let n = f
@@ -69,7 +129,7 @@ pub fn content_id(path: &Path) -> Result<String> {
         }
         h.update(&buf[..n]);
     }
-    Ok(format!("{:x}", h.finalize()))
+    Ok(())
 }
 
 /// A run's key: the hash of its trace's content id, its normalised configuration and
@@ -83,10 +143,16 @@ pub fn key(trace_id: &str, config_toml: &str) -> String {
     format!("{:x}", h.finalize())
 }
 
-/// Whether the database holds the run `key`.
+/// Whether the database holds the run `key`, finished. A run recorded as failed is
+/// run again (a failure may have been passing: a worker lost, a file unreadable for a
+/// moment); its row is then replaced, never doubled.
 pub fn has(db: &Connection, key: &str) -> Result<bool> {
     Ok(db
-        .query_row("SELECT 1 FROM runs WHERE key = ?1", [key], |_| Ok(()))
+        .query_row(
+            "SELECT 1 FROM runs WHERE key = ?1 AND status = 'ok'",
+            [key],
+            |_| Ok(()),
+        )
         .optional()?
         .is_some())
 }

@@ -13,8 +13,8 @@ pub struct Job {
     /// The run's place in the sweep.
     pub index: usize,
     pub trace: PathBuf,
-    pub config: MachineConfig,
-    /// The normalised configuration: what an executor elsewhere rebuilds it from.
+    /// The normalised configuration: what every executor builds the machine from, so
+    /// that a run is the same wherever it runs.
     pub config_toml: String,
 }
 
@@ -31,10 +31,24 @@ pub trait Executor {
     fn execute(&self, jobs: Vec<Job>, done: &mut dyn FnMut(Outcome) -> Result<()>) -> Result<()>;
 }
 
-/// One run: the machine built from `config` simulates the trace; its report as JSON
-/// and the references simulated, or the error as one line.
-pub fn simulate(trace_path: &Path, config: &MachineConfig) -> Result<(String, u64), String> {
-    let mut machine = Machine::build(config).map_err(|e| e.to_string())?;
+/// One run: the machine built from the configuration's TOML simulates the trace; its
+/// report as JSON and the references simulated, or the error as one line. A panic in
+/// the core (a bug) is caught and returned as the run's error, so one run cannot take
+/// the sweep down, and the Ray path (whose bindings catch it too) records the same.
+pub fn simulate(trace_path: &Path, config_toml: &str) -> Result<(String, u64), String> {
+    std::panic::catch_unwind(|| run(trace_path, config_toml)).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(format!("pagelab internal error (please report): {what}"))
+    })
+}
+
+fn run(trace_path: &Path, config_toml: &str) -> Result<(String, u64), String> {
+    let config = MachineConfig::from_toml(config_toml, "config").map_err(|e| e.to_string())?;
+    let mut machine = Machine::build(&config).map_err(|e| e.to_string())?;
     let mut reader = trace::open(trace_path, None).map_err(|e| e.to_string())?;
     machine
         .run_trace(reader.as_mut(), trace_path, |_, _| {})
@@ -62,12 +76,13 @@ impl Executor for Local {
             for _ in 0..threads {
                 let (queue, tx) = (&queue, tx.clone());
                 s.spawn(move || loop {
-                    // A poisoned queue means another worker panicked: stop too.
+                    // The lock is released before the run (the guard ends with the
+                    // closure); a poisoned queue would mean a bug here: stop too.
                     let Some(job) = queue.lock().ok().and_then(|mut q| q.pop_front()) else {
                         break;
                     };
                     let t = Instant::now();
-                    let result = simulate(&job.trace, &job.config);
+                    let result = simulate(&job.trace, &job.config_toml);
                     let outcome = Outcome {
                         index: job.index,
                         result,

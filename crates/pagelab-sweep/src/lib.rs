@@ -21,5 +21,7 @@ pub use progress::TerminalProgress;
 pub use ray::Ray;
 pub use run::{run, Observer, Summary};
 
-/// pagelab's version: part of every run's key.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// pagelab's version and, when built from a git checkout, its commit
+/// (`0.1.0+0123456789ab`): part of every run's key, so a change to the code never
+/// reuses results of the code before it.
+pub const VERSION: &str = env!("PAGELAB_BUILD");

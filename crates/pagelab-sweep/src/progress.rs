@@ -27,15 +27,20 @@ impl Observer for TerminalProgress {
         if self.quiet {
             return;
         }
-        let missing = s.total - s.present;
-        let other = if s.other_versions > 0 {
-            format!(
-                " ({} runs of other pagelab versions kept apart)",
+        let missing = s.total - s.present - s.duplicates;
+        let mut other = String::new();
+        if s.duplicates > 0 {
+            other += &format!(
+                " ({} repeating another run's trace and configuration, run once)",
+                s.duplicates
+            );
+        }
+        if s.other_versions > 0 {
+            other += &format!(
+                " ({} runs of other pagelab builds kept apart)",
                 s.other_versions
-            )
-        } else {
-            String::new()
-        };
+            );
+        }
         eprintln!(
             "pagelab: {} runs, {} already in {}, {missing} to run{other}",
             s.total, s.present, self.db

@@ -9,7 +9,6 @@
 use crate::{Executor, Job, Outcome};
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
-use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
 
@@ -49,9 +48,18 @@ impl Executor for Ray {
             })?;
         let mut input = String::new();
         for job in &jobs {
+            // Absolute, not resolved: a link keeps the name its format is told by.
+            let trace = std::path::absolute(&job.trace).unwrap_or_else(|_| job.trace.clone());
+            let Some(trace) = trace.to_str() else {
+                let _ = child.kill();
+                bail!(
+                    "--ray: {}: a path that is not UTF-8 cannot be sent to Ray",
+                    trace.display()
+                );
+            };
             let line = serde_json::json!({
                 "index": job.index,
-                "trace": job.trace.canonicalize().unwrap_or_else(|_| job.trace.clone()),
+                "trace": trace,
                 "config": job.config_toml,
             });
             input.push_str(&line.to_string());
@@ -66,9 +74,9 @@ impl Executor for Ray {
                 let _ = stdin.write_all(input.as_bytes());
             });
             let errors = s.spawn(move || {
-                let mut text = String::new();
-                let _ = stderr.read_to_string(&mut text);
-                text
+                let mut bytes = Vec::new();
+                let _ = stderr.read_to_end(&mut bytes);
+                String::from_utf8_lossy(&bytes).into_owned()
             });
             let mut seen = 0;
             let mut failure = None;
@@ -96,20 +104,25 @@ impl Executor for Ray {
                     return Err(e);
                 }
             }
+            if let Some(f) = failure {
+                // Stopped before waiting: the runner would go on to its next task.
+                let _ = child.kill();
+                let _ = child.wait();
+                bail!(
+                    "--ray {}: {f} (the runs finished before are kept)",
+                    self.address
+                );
+            }
             let status = child.wait().context("waiting for the Ray runner")?;
             let stderr = errors.join().unwrap_or_default();
-            if let Some(f) = failure {
-                let _ = child.kill();
-                bail!("--ray {}: {f}", self.address);
-            }
             if !status.success() || seen != jobs.len() {
-                let tail: VecDeque<&str> = stderr.lines().rev().take(12).collect();
-                let tail: Vec<&str> = tail.into_iter().rev().collect();
+                // Its last lines, on one line: what Ray said went wrong.
+                let tail: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+                let tail = tail[tail.len().saturating_sub(3)..].join(" | ");
                 bail!(
-                    "--ray {}: {what} stopped ({status}) after {seen} of {} runs (the finished ones are kept):\n{}",
+                    "--ray {}: {what} stopped ({status}) after {seen} of {} runs (the finished ones are kept): {tail}",
                     self.address,
                     jobs.len(),
-                    tail.join("\n")
                 );
             }
             Ok(())

@@ -3,7 +3,7 @@
 
 use crate::db::{self, Record};
 use crate::{Executor, Job};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use pagelab_core::sweep::Sweep;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -18,6 +18,9 @@ pub struct Summary {
     pub present: usize,
     /// Runs of other pagelab versions in the database, kept apart.
     pub other_versions: u64,
+    /// Runs that repeat another of the sweep (the same trace content and
+    /// configuration): run once.
+    pub duplicates: usize,
     /// Runs executed now, and how many of them failed.
     pub ran: usize,
     pub failed: usize,
@@ -64,26 +67,43 @@ pub fn run(
         keyed.push((key, config, overrides));
     }
     let mut jobs = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut duplicates = 0;
     for (index, (key, config, _)) in keyed.iter().enumerate() {
-        if !db::has(&conn, key)? {
+        if !seen.insert(key.as_str()) {
+            duplicates += 1;
+            continue;
+        }
+        let present = db::has(&conn, key).with_context(|| format!("{}", db_path.display()))?;
+        if !present {
             let r = &sweep.runs[index];
             jobs.push(Job {
                 index,
                 trace: r.trace.clone(),
-                config: r.config.clone(),
                 config_toml: config.clone(),
             });
         }
     }
     let mut summary = Summary {
         total: sweep.runs.len(),
-        present: sweep.runs.len() - jobs.len(),
-        other_versions: db::other_versions(&conn)?,
+        present: sweep.runs.len() - duplicates - jobs.len(),
+        duplicates,
+        other_versions: db::other_versions(&conn)
+            .with_context(|| format!("{}", db_path.display()))?,
         ..Summary::default()
     };
     observer.planned(&summary);
     let start = Instant::now();
+    let ran: std::collections::HashSet<usize> = jobs.iter().map(|j| j.index).collect();
+    let mut done = std::collections::HashSet::new();
     executor.execute(jobs, &mut |outcome| {
+        // An executor elsewhere (Ray) is held to the runs it was given, each once.
+        if !ran.contains(&outcome.index) || !done.insert(outcome.index) {
+            anyhow::bail!(
+                "the executor returned run {} it was not given, or twice",
+                outcome.index
+            );
+        }
         let r = &sweep.runs[outcome.index];
         let (key, config, overrides) = &keyed[outcome.index];
         let trace = r.trace.display().to_string();
@@ -101,7 +121,8 @@ pub fn run(
                 },
                 seconds: outcome.seconds,
             },
-        )?;
+        )
+        .with_context(|| format!("{}: cannot record a run", db_path.display()))?;
         summary.ran += 1;
         match &outcome.result {
             Ok((_, references)) => summary.references += references,

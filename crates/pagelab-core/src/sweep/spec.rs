@@ -86,9 +86,22 @@ pub fn expand(file: &SweepFile, origin: &str, folder: &Path) -> Result<Sweep, St
     if file.traces.is_empty() {
         return Err(fail("traces: name at least one trace".into()));
     }
-    let traces: Vec<PathBuf> = file.traces.iter().map(|t| clean(&folder.join(t))).collect();
+    // A trace is named by its tidied path when that is the same file (through links).
+    let traces: Vec<PathBuf> = file
+        .traces
+        .iter()
+        .map(|t| {
+            let joined = folder.join(t);
+            let tidy = clean(&joined);
+            match (tidy.canonicalize(), joined.canonicalize()) {
+                (Ok(a), Ok(b)) if a == b => tidy,
+                _ => joined,
+            }
+        })
+        .collect();
     for (i, t) in traces.iter().enumerate() {
-        if !t.is_file() {
+        // A folder is a trace too: a drmemtrace of several threads.
+        if !t.exists() {
             return Err(fail(format!("traces[{i}]: {}: no such file", t.display())));
         }
     }
@@ -163,8 +176,8 @@ pub fn expand(file: &SweepFile, origin: &str, folder: &Path) -> Result<Sweep, St
     Ok(Sweep { base, runs })
 }
 
-/// `path` without `.` and with `dir/..` folded, as a person would write it (the file
-/// system is not asked: a sweep names its traces by path).
+/// `path` without `.` and with `dir/..` folded, as a person would write it (used only
+/// where it names the same file as `path`).
 fn clean(path: &Path) -> PathBuf {
     use std::path::Component;
     let mut out = PathBuf::new();

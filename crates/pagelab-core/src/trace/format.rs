@@ -134,6 +134,13 @@ impl TraceFormat {
         }
         let text = sniff_text(head);
         if let Some(format) = TraceFormat::from_extension(source.path()) {
+            // `.trace` is a name many text traces have too (a lackey listing named
+            // `run.trace`): what their lines say wins over drmemtrace's name.
+            if format == TraceFormat::Drmemtrace {
+                if let Some(text) = text {
+                    return Ok(text);
+                }
+            }
             // A .txt file may still be another format's text: let its lines say.
             if !format.extensions().contains(&"txt") {
                 if let Some(found) = format.contradicted_by(head, text) {

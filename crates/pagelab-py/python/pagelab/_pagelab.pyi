@@ -2,7 +2,7 @@
 # (tests/test_types.py: mypy over the package and a typed use of it; and the names
 # here against the module's).
 from os import PathLike
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 __version__: str
 TRACE_FORMATS: List[str]
@@ -29,6 +29,7 @@ class Machine:
     @property
     def name(self) -> str: ...
     def __eq__(self, other: object) -> bool: ...
+    __hash__: ClassVar[None]  # type: ignore[assignment]
 
 def dict_to_toml(value: Mapping[str, Any]) -> str: ...
 def simulate(trace: str, config_toml: str = "", format: Optional[str] = None, origin: str = "<config>") -> str: ...

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
 from typing import Any, Dict
@@ -41,6 +42,11 @@ def main(argv: list) -> int:
         print(f"{sys.executable} cannot import ray: pip install 'ray[default]'", file=sys.stderr)
         return 1
     jobs = [json.loads(line) for line in sys.stdin if line.strip()]
+    # The results go to the real standard output, and anything else that prints (Ray,
+    # a library) to standard error, where it cannot break the protocol.
+    results = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     ray.init(address=argv[1], logging_level=logging.ERROR, log_to_driver=False)
     task = ray.remote(num_cpus=1)(_run)
     pending = {task.remote(j["trace"], j["config"]): j["index"] for j in jobs}
@@ -54,8 +60,8 @@ def main(argv: list) -> int:
                 except Exception as e:  # the task's worker died: the run failed
                     out = {"error": f"the Ray task failed: {e}".replace("\n", " "), "seconds": 0.0}
                 out["index"] = index
-                sys.stdout.write(json.dumps(out) + "\n")
-                sys.stdout.flush()
+                results.write(json.dumps(out) + "\n")
+                results.flush()
     except BrokenPipeError:
         # The sweep stopped reading (killed): what it committed is kept.
         return 1

@@ -144,7 +144,7 @@ class Report(_Record):
         """Free-memory samples of a buddy allocator (``frames.sample_every``)."""
         return list(self._raw.get("fragmentation") or [])
 
-    def to_frame(self):
+    def to_frame(self) -> Any:
         """One row of flat columns (:func:`pagelab.flatten_report`) as a pandas DataFrame."""
         from . import to_frame
 
@@ -180,7 +180,7 @@ class TraceInfo(_Record):
     def max_address(self) -> Optional[int]:
         return self._raw.get("max_address")
 
-    def to_frame(self):
+    def to_frame(self) -> Any:
         """One row: the scalar fields and the counts by kind and page size."""
         from ._frames import frame
 

@@ -343,6 +343,8 @@ def report(db, output, title: Optional[str] = None) -> str:
         import matplotlib  # noqa: F401
     except ImportError as e:
         raise ImportError("pagelab.report needs matplotlib, which is not installed: pip install matplotlib") from e
+    if os.path.exists(output) and os.path.exists(db) and os.path.samefile(output, db):
+        raise ValueError(f"{output}: is the results database itself")
     text = render(db, title)
     folder = os.path.dirname(os.path.abspath(output))
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".pagelab-report-", suffix=".html")

@@ -36,7 +36,9 @@ class SweepSummary:
     total: int
     #: Runs already in the database, not run again.
     present: int
-    #: Runs of other pagelab versions in the database, kept apart.
+    #: Runs repeating another's trace content and configuration: run once.
+    duplicates: int
+    #: Runs of other pagelab builds (version and commit) in the database, kept apart.
     other_versions: int
     #: Runs executed now, and how many of them failed (their errors are in the database).
     ran: int
@@ -90,7 +92,7 @@ def sweep(
     return SweepSummary(**json.loads(out))
 
 
-def results(db: PathLike):
+def results(db: PathLike) -> Any:
     """The runs of a results database as a pandas DataFrame: a row per run, a column per
     override key, the run's status, error and seconds, and the report's headline counts
     (the table ``pagelab results export`` writes)."""

@@ -89,27 +89,46 @@ impl Decoder {
         TraceError::at_offset(&self.path, at, format!("{message}{}", self.note))
     }
 
-    /// Refill the buffer; false at the end of the input.
+    /// Refill the buffer; false at the end of the input (or, salvaging, at a damaged
+    /// part: then `ended` is set and `warning` says why).
     fn refill(&mut self) -> Result<bool, TraceError> {
         let partial = self.len - self.at;
         self.buf.copy_within(self.at..self.len, 0);
-        let n = read_full(&mut self.input, &mut self.buf[partial..])
-            .map_err(|e| self.error(self.offset, format!("cannot read: {e}")))?;
+        let read = read_full(&mut self.input, &mut self.buf[partial..]);
         self.at = 0;
+        let n = match read {
+            Ok(n) => n,
+            Err(e) => return self.damaged(format!("cannot read: {e}")),
+        };
         self.len = partial + n;
         if self.len == 0 {
             return Ok(false);
         }
         if self.len < RECORD {
-            return Err(self.error(
-                self.offset,
-                format!(
-                    "truncated: the last record has {} of its {RECORD} bytes",
-                    self.len
-                ),
-            ));
+            let message = format!(
+                "truncated: the last record has {} of its {RECORD} bytes",
+                self.len
+            );
+            return self.damaged(message);
         }
         Ok(true)
+    }
+
+    /// The input cannot be read on from here: an error, or salvaging (after a header)
+    /// the end of the thread with a warning.
+    fn damaged(&mut self, message: String) -> Result<bool, TraceError> {
+        if self.salvage && self.version.is_some() {
+            self.warning = Some(format!(
+                "{}: at offset {}: {message}{}; read up to there",
+                self.path.display(),
+                self.offset,
+                self.note
+            ));
+            self.ended = true;
+            self.len = 0;
+            return Ok(false);
+        }
+        Err(self.error(self.offset, message))
     }
 
     /// Decode references into `out` until it holds `max`, a timestamp, or the end.
@@ -119,7 +138,11 @@ impl Decoder {
                 return Ok(Stop::End);
             }
             if self.len - self.at < RECORD && !self.refill()? {
-                return self.cut_short();
+                return if self.ended {
+                    Ok(Stop::End)
+                } else {
+                    self.cut_short()
+                };
             }
             let r = &self.buf[self.at..self.at + RECORD];
             let kind = u16::from_le_bytes([r[0], r[1]]);

@@ -199,7 +199,7 @@ pub fn open_dir(dir: &Path, salvage: bool) -> Result<Box<dyn TraceReader + Send>
     }
     if files.is_empty() {
         return Err(fail(format!(
-            "no drmemtrace thread files (*.trace, *.trace.zip, *.trace.gz, *.trace.zst) in {}",
+            "no drmemtrace thread files (*.trace, *.trace.zip, .gz, .zst or .xz) in {}",
             folder.display()
         )));
     }
@@ -228,6 +228,8 @@ pub struct DrmemtraceReader {
     last_tid: Option<u64>,
     last_asid: Asid,
     metadata: Metadata,
+    /// What salvaging survived, thread by thread.
+    warnings: Vec<String>,
     warning: Option<String>,
 }
 
@@ -235,6 +237,7 @@ impl DrmemtraceReader {
     fn new(decoders: Vec<Decoder>, path: &Path) -> Result<DrmemtraceReader, TraceError> {
         let mut threads = Vec::with_capacity(decoders.len());
         let mut pids: Vec<u64> = Vec::new();
+        let mut warnings = Vec::new();
         // Each thread read up to its first timestamp: its header, tid and pid.
         for decoder in decoders {
             let mut t = Thread {
@@ -256,6 +259,7 @@ impl DrmemtraceReader {
                 TraceError::at_offset(t.decoder.path(), 0, "more than 65,536 processes")
             })?);
             t.decoder.asid = asid;
+            warnings.extend(t.decoder.warning.take());
             for r in &mut t.pending {
                 r.asid = asid;
             }
@@ -288,7 +292,8 @@ impl DrmemtraceReader {
             last_tid: None,
             last_asid: Asid(0),
             metadata,
-            warning: None,
+            warning: (!warnings.is_empty()).then(|| warnings.join("; ")),
+            warnings,
         })
     }
 
@@ -347,7 +352,8 @@ impl TraceReader for DrmemtraceReader {
                 Stop::End => {
                     t.next = None;
                     if let Some(w) = t.decoder.warning.take() {
-                        self.warning = Some(w);
+                        self.warnings.push(w);
+                        self.warning = Some(self.warnings.join("; "));
                     }
                     self.current = None;
                 }

@@ -135,6 +135,9 @@ struct Checked {
 
 impl Read for Members {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
         loop {
             if self.current.is_none() {
                 let Some(m) = self.members.get(self.next) else {
