@@ -139,6 +139,11 @@ fn bad_sweeps_are_refused_before_any_run() {
             "traces = [\"T\"]\n[grid]\n\"tlb.ways\" = []\n",
             "empty axis",
         ),
+        (
+            "bad-synthetic",
+            "traces = [\"synthetic:column-walk:iterationz=4\"]\n",
+            "traces[0]",
+        ),
     ] {
         let file = scratch(&format!("{name}.toml"));
         std::fs::write(&file, text.replace('T', &trace("xz.plt"))).unwrap();
@@ -158,4 +163,46 @@ fn bad_sweeps_are_refused_before_any_run() {
         );
         assert!(!db.exists(), "{name}: the database was made");
     }
+}
+
+#[test]
+fn a_synthetic_workload_is_a_trace_of_a_sweep() {
+    // The promotion paper's microbenchmark at two repetition counts, with and without
+    // asap: each run as `simulate --synthetic` gives it.
+    let file = scratch("synthetic.toml");
+    std::fs::write(
+        &file,
+        "traces = [\"synthetic:column-walk:iterations=4\", \"synthetic:column-walk:iterations=16\"]\nmachine = \"pa-risc-32\"\n[grid]\n\"promotion.policy\" = [\"none\", \"asap\"]\n",
+    )
+    .unwrap();
+    let db = scratch("synthetic.db");
+    ok(Command::new(PAGELAB)
+        .arg("sweep")
+        .arg(&file)
+        .arg("-o")
+        .arg(&db)
+        .arg("--quiet")
+        .output()
+        .unwrap());
+    let rows = runs(&db);
+    assert_eq!(rows.len(), 4);
+    let report: serde_json::Value = serde_json::from_str(&ok(Command::new(PAGELAB)
+        .args([
+            "simulate",
+            "--machine",
+            "pa-risc-32",
+            "--policy",
+            "asap",
+            "--quiet",
+        ])
+        .args(["--synthetic", "column-walk:iterations=16", "--json", "-"])
+        .output()
+        .unwrap()))
+    .unwrap();
+    let walks = report["report"]["counts"]["walks"].to_string();
+    let row = rows
+        .iter()
+        .find(|r| r.contains("iterations=16") && r.contains("asap"))
+        .unwrap();
+    assert_eq!(row.split(',').nth(7), Some(walks.as_str()), "{row}");
 }

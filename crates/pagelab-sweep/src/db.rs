@@ -76,7 +76,11 @@ pub fn open_existing(path: &Path) -> Result<Connection> {
 /// reads (its `trace/` when it has one), in name order.
 pub fn content_id(path: &Path) -> Result<String> {
     let mut h = Sha256::new();
-    if path.is_dir() {
+    if let Some(spec) = pagelab_core::sweep::synthetic(path) {
+        // A synthetic workload is its description.
+        h.update(pagelab_core::sweep::SYNTHETIC.as_bytes());
+        h.update(spec.as_bytes());
+    } else if path.is_dir() {
         let root = if path.join("trace").is_dir() {
             path.join("trace")
         } else {

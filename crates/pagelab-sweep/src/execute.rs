@@ -2,7 +2,7 @@
 //! and the local executor (threads on this machine's cores).
 
 use anyhow::Result;
-use pagelab_core::{trace, Machine, MachineConfig};
+use pagelab_core::{Machine, MachineConfig};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Mutex};
@@ -49,7 +49,7 @@ pub fn simulate(trace_path: &Path, config_toml: &str) -> Result<(String, u64), S
 fn run(trace_path: &Path, config_toml: &str) -> Result<(String, u64), String> {
     let config = MachineConfig::from_toml(config_toml, "config").map_err(|e| e.to_string())?;
     let mut machine = Machine::build(&config).map_err(|e| e.to_string())?;
-    let mut reader = trace::open(trace_path, None).map_err(|e| e.to_string())?;
+    let mut reader = pagelab_core::sweep::open_trace(trace_path)?;
     machine
         .run_trace(reader.as_mut(), trace_path, |_, _| {})
         .map_err(|e| e.to_string())?;

@@ -49,7 +49,11 @@ impl Executor for Ray {
         let mut input = String::new();
         for job in &jobs {
             // Absolute, not resolved: a link keeps the name its format is told by.
-            let trace = std::path::absolute(&job.trace).unwrap_or_else(|_| job.trace.clone());
+            let trace = if pagelab_core::sweep::synthetic(&job.trace).is_some() {
+                job.trace.clone()
+            } else {
+                std::path::absolute(&job.trace).unwrap_or_else(|_| job.trace.clone())
+            };
             let Some(trace) = trace.to_str() else {
                 let _ = child.kill();
                 bail!(

@@ -3,4 +3,6 @@
 
 pub mod spec;
 
-pub use spec::{describe, expand, load, parse, Run, Sweep, SweepFile};
+pub use spec::{
+    describe, expand, load, open_trace, parse, synthetic, Run, Sweep, SweepFile, SYNTHETIC,
+};

@@ -86,11 +86,15 @@ pub fn expand(file: &SweepFile, origin: &str, folder: &Path) -> Result<Sweep, St
     if file.traces.is_empty() {
         return Err(fail("traces: name at least one trace".into()));
     }
-    // A trace is named by its tidied path when that is the same file (through links).
+    // A trace is named by its tidied path when that is the same file (through links);
+    // a synthetic workload by its description.
     let traces: Vec<PathBuf> = file
         .traces
         .iter()
         .map(|t| {
+            if synthetic(t).is_some() {
+                return t.clone();
+            }
             let joined = folder.join(t);
             let tidy = clean(&joined);
             match (tidy.canonicalize(), joined.canonicalize()) {
@@ -100,6 +104,10 @@ pub fn expand(file: &SweepFile, origin: &str, folder: &Path) -> Result<Sweep, St
         })
         .collect();
     for (i, t) in traces.iter().enumerate() {
+        if let Some(spec) = synthetic(t) {
+            crate::trace::synthetic::parse(spec).map_err(|e| fail(format!("traces[{i}]: {e}")))?;
+            continue;
+        }
         // A folder is a trace too: a drmemtrace of several threads.
         if !t.exists() {
             return Err(fail(format!("traces[{i}]: {}: no such file", t.display())));
@@ -196,6 +204,23 @@ fn clean(path: &Path) -> PathBuf {
         out.push(".");
     }
     out
+}
+
+/// What a sweep's trace names before a synthetic workload's description
+/// (`synthetic:column-walk:iterations=64`, as `simulate --synthetic` takes it).
+pub const SYNTHETIC: &str = "synthetic:";
+
+/// The description of the synthetic workload a sweep's trace names, if it names one.
+pub fn synthetic(trace: &Path) -> Option<&str> {
+    trace.to_str()?.strip_prefix(SYNTHETIC)
+}
+
+/// The references of a sweep's trace: a trace file or folder, or a synthetic workload.
+pub fn open_trace(trace: &Path) -> Result<Box<dyn crate::trace::TraceReader + Send>, String> {
+    match synthetic(trace) {
+        Some(spec) => crate::trace::synthetic::parse(spec),
+        None => crate::trace::open(trace, None).map_err(|e| e.to_string()),
+    }
 }
 
 /// `key = value, …` of a run's overrides, for messages and tables.
