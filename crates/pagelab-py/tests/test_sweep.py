@@ -5,6 +5,7 @@ Ray instance as on the local cores."""
 import json
 import os
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -128,7 +129,10 @@ def ray_cluster(tmp_path_factory):
         pytest.skip("Ray is not installed (pip install 'ray[default]'): the Ray executor is untested")
     temp = tmp_path_factory.mktemp("ray")
     env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
-    port = "6399"
+    # A port nobody holds now (a fixed one may still be held by an earlier instance).
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
     start = subprocess.run(
         [ray, "start", "--head", f"--port={port}", "--num-cpus=2", "--include-dashboard=false",
          "--disable-usage-stats", f"--temp-dir={temp}"],
