@@ -28,3 +28,14 @@ pub use addr::{Asid, PageSize, Pfn, PhysAddr, VirtAddr, Vpn};
 pub use config::MachineConfig;
 pub use event::{AccessKind, Batch, Event, MemRef};
 pub use machine::{Machine, RepeatMode, Report};
+
+/// What a caught panic (a bug in pagelab) says, as the error a caller reports:
+/// `pagelab internal error (please report): …`.
+pub fn internal_error(panic: &(dyn std::any::Any + Send)) -> String {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    format!("pagelab internal error (please report): {what}")
+}

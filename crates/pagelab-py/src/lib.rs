@@ -42,16 +42,8 @@ where
     F: FnOnce() -> Result<Output, Failure> + Send,
 {
     let result = py.allow_threads(|| {
-        catch_unwind(AssertUnwindSafe(work)).unwrap_or_else(|panic| {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(Failure::Bug(format!(
-                "pagelab internal error (please report): {what}"
-            )))
-        })
+        catch_unwind(AssertUnwindSafe(work))
+            .unwrap_or_else(|panic| Err(Failure::Bug(pagelab_core::internal_error(panic.as_ref()))))
     });
     match result {
         Ok(out) => {

@@ -36,14 +36,8 @@ pub trait Executor {
 /// the core (a bug) is caught and returned as the run's error, so one run cannot take
 /// the sweep down, and the Ray path (whose bindings catch it too) records the same.
 pub fn simulate(trace_path: &Path, config_toml: &str) -> Result<(String, u64), String> {
-    std::panic::catch_unwind(|| run(trace_path, config_toml)).unwrap_or_else(|panic| {
-        let what = panic
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".into());
-        Err(format!("pagelab internal error (please report): {what}"))
-    })
+    std::panic::catch_unwind(|| run(trace_path, config_toml))
+        .unwrap_or_else(|panic| Err(pagelab_core::internal_error(panic.as_ref())))
 }
 
 fn run(trace_path: &Path, config_toml: &str) -> Result<(String, u64), String> {
