@@ -17,11 +17,20 @@ pub enum ResultsCommand {
         /// The Parquet file.
         #[arg(long)]
         parquet: Option<PathBuf>,
+        /// Two more columns: each run's configuration (TOML) and its whole result
+        /// (JSON: a simulation's report, or an analysis's output).
+        #[arg(long)]
+        whole: bool,
     },
 }
 
 pub fn run(command: &ResultsCommand) -> Result<()> {
-    let ResultsCommand::Export { db, csv, parquet } = command;
+    let ResultsCommand::Export {
+        db,
+        csv,
+        parquet,
+        whole,
+    } = command;
     if let (Some(c), Some(p)) = (csv, parquet) {
         if crate::output::is_stdout(c) && crate::output::is_stdout(p) || c == p {
             anyhow::bail!("--csv and --parquet name the same output");
@@ -32,7 +41,7 @@ pub fn run(command: &ResultsCommand) -> Result<()> {
             crate::output::check(p, flag, &[db.as_path()])?;
         }
     }
-    let table = pagelab_sweep::export::table(db, false)?;
+    let table = pagelab_sweep::export::table(db, *whole)?;
     if let Some(p) = csv {
         let bytes = pagelab_sweep::export::csv(&table)?;
         crate::output::write_bytes(p, &bytes)?;

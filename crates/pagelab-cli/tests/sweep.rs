@@ -41,7 +41,7 @@ fn ok(o: Output) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
-/// The runs of a database, one line each, without the time they took (column 6).
+/// The runs of a database, one line each, without the time they took (column 7).
 fn runs(db: &Path) -> Vec<String> {
     let csv = ok(Command::new(PAGELAB)
         .args(["results", "export"])
@@ -54,7 +54,7 @@ fn runs(db: &Path) -> Vec<String> {
         .skip(1)
         .map(|l| {
             let mut f: Vec<&str> = l.split(',').collect();
-            f.remove(5);
+            f.remove(6);
             f.join(",")
         })
         .collect();
@@ -204,5 +204,102 @@ fn a_synthetic_workload_is_a_trace_of_a_sweep() {
         .iter()
         .find(|r| r.contains("iterations=16") && r.contains("asap"))
         .unwrap();
-    assert_eq!(row.split(',').nth(7), Some(walks.as_str()), "{row}");
+    assert_eq!(row.split(',').nth(8), Some(walks.as_str()), "{row}");
+}
+
+/// A stored result of the database, by its trace's name (JSON).
+fn stored(db: &Path, trace_ends: &str) -> serde_json::Value {
+    let csv = ok(Command::new(PAGELAB)
+        .args(["results", "export"])
+        .arg(db)
+        .args(["--whole", "--csv", "-"])
+        .output()
+        .unwrap());
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let headers = reader.headers().unwrap().clone();
+    let at = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let row = reader
+        .records()
+        .map(Result::unwrap)
+        .find(|r| r[at("trace")].ends_with(trace_ends))
+        .unwrap();
+    serde_json::from_str(&row[at("report")]).unwrap()
+}
+
+#[test]
+fn an_analysis_sweep_stores_what_its_command_writes() {
+    // Page tables over the three layouts, and contiguity over a trace: each run's
+    // result is the command's --json (less the page tables' lookup rate, a timing).
+    let file = scratch("analyses.toml");
+    std::fs::write(
+        &file,
+        "traces = [\"layout:dense\", \"layout:sparse\", \"layout:shared\"]\nanalysis = \"pagetables\"\n",
+    )
+    .unwrap();
+    let db = scratch("analyses.db");
+    let sweep = |file: &Path| {
+        ok(Command::new(PAGELAB)
+            .arg("sweep")
+            .arg(file)
+            .arg("-o")
+            .arg(&db)
+            .arg("--quiet")
+            .output()
+            .unwrap())
+    };
+    sweep(&file);
+    let untimed = |mut v: serde_json::Value| {
+        for row in v["structures"].as_array_mut().unwrap() {
+            row.as_object_mut().unwrap().remove("lookups_per_second");
+        }
+        v["structures"].clone()
+    };
+    for layout in ["dense", "sparse", "shared"] {
+        let direct: serde_json::Value = serde_json::from_str(&ok(Command::new(PAGELAB)
+            .args(["pagetables", "compare", "--layout", layout, "--json", "-"])
+            .output()
+            .unwrap()))
+        .unwrap();
+        assert_eq!(
+            untimed(stored(&db, &format!("layout:{layout}"))),
+            untimed(direct),
+            "{layout}"
+        );
+    }
+    std::fs::write(
+        &file,
+        format!(
+            "traces = [{:?}]\nanalysis = \"contiguity\"\nmachine = \"sandy-bridge-rmm\"\n",
+            trace("gups-rec.plt")
+        ),
+    )
+    .unwrap();
+    sweep(&file);
+    let direct: serde_json::Value = serde_json::from_str(&ok(Command::new(PAGELAB)
+        .args(["analyze", "contiguity", "--json", "-", "--trace"])
+        .arg(trace("gups-rec.plt"))
+        .output()
+        .unwrap()))
+    .unwrap();
+    let mut direct = direct.as_object().unwrap().clone();
+    direct.remove("trace");
+    assert_eq!(
+        stored(&db, "gups-rec.plt"),
+        serde_json::Value::Object(direct)
+    );
+    // A layout is an input of page tables only, said before any run.
+    std::fs::write(&file, "traces = [\"layout:dense\"]\n").unwrap();
+    let o = Command::new(PAGELAB)
+        .arg("sweep")
+        .arg(&file)
+        .arg("-o")
+        .arg(scratch("never.db"))
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && e.contains("\"pagetables\" only"),
+        "{e}"
+    );
+    assert!(!scratch("never.db").exists());
 }

@@ -66,14 +66,21 @@ pub fn sweep(
     })
 }
 
-/// One run of a sweep, as a Ray task executes it: the report (JSON text) and the
-/// references simulated. Raises ValueError with the run's error.
+/// One run of a sweep, as a Ray task executes it: the result (JSON text) and the
+/// references read; `analysis` is the sweep's analysis as JSON (empty: simulate).
+/// Raises ValueError with the run's error.
 #[pyfunction]
-pub fn sweep_run(py: Python<'_>, trace: &str, config_toml: &str) -> PyResult<(String, u64)> {
+#[pyo3(signature = (trace, config_toml, analysis = ""))]
+pub fn sweep_run(
+    py: Python<'_>,
+    trace: &str,
+    config_toml: &str,
+    analysis: &str,
+) -> PyResult<(String, u64)> {
     let mut refs = 0;
     let json = detached(py, || {
-        let (json, n) =
-            pagelab_sweep::simulate(Path::new(trace), config_toml).map_err(Failure::Input)?;
+        let (json, n) = pagelab_sweep::run_one(Path::new(trace), config_toml, analysis)
+            .map_err(Failure::Input)?;
         refs = n;
         Ok(Output {
             json,

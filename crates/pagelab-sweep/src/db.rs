@@ -12,6 +12,9 @@ pub struct Record<'a> {
     pub key: &'a str,
     pub trace: &'a str,
     pub trace_id: &'a str,
+    /// What the run computed ([`pagelab_core::sweep::Analysis::to_json`]; empty for a
+    /// simulation).
+    pub analysis: &'a str,
     /// The overrides as a JSON object.
     pub overrides: &'a str,
     /// The normalised configuration (TOML).
@@ -38,9 +41,22 @@ pub fn open(path: &Path) -> Result<Connection> {
                     status TEXT NOT NULL,
                     error TEXT,
                     report TEXT,
-                    seconds REAL NOT NULL
+                    seconds REAL NOT NULL,
+                    analysis TEXT NOT NULL DEFAULT ''
                 )",
             )
+        })
+        .and_then(|()| {
+            // A database of simulations only, from before analyses: the column added.
+            let has: i64 = db.query_row(
+                "SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name = 'analysis'",
+                [],
+                |r| r.get(0),
+            )?;
+            if has == 0 {
+                db.execute_batch("ALTER TABLE runs ADD COLUMN analysis TEXT NOT NULL DEFAULT ''")?;
+            }
+            Ok(())
         })
         .with_context(|| format!("{}: not a pagelab results database", path.display()))?;
     Ok(db)
@@ -80,6 +96,10 @@ pub fn content_id(path: &Path) -> Result<String> {
         // A synthetic workload is its description.
         h.update(pagelab_core::sweep::SYNTHETIC.as_bytes());
         h.update(spec.as_bytes());
+    } else if let Some(name) = pagelab_core::sweep::layout(path) {
+        // So is a page-table layout.
+        h.update(pagelab_core::sweep::LAYOUT.as_bytes());
+        h.update(name.as_bytes());
     } else if path.is_dir() {
         let root = if path.join("trace").is_dir() {
             path.join("trace")
@@ -136,13 +156,18 @@ fn hash_file(path: &Path, h: &mut Sha256) -> Result<()> {
     Ok(())
 }
 
-/// A run's key: the hash of its trace's content id, its normalised configuration and
-/// pagelab's version, each length-prefixed.
-pub fn key(trace_id: &str, config_toml: &str) -> String {
+/// A run's key: the hash of its trace's content id, its normalised configuration,
+/// pagelab's version and, for a run other than a simulation, its analysis, each
+/// length-prefixed.
+pub fn key(trace_id: &str, config_toml: &str, analysis: &str) -> String {
     let mut h = Sha256::new();
     for part in [trace_id, config_toml, crate::VERSION] {
         h.update((part.len() as u64).to_le_bytes());
         h.update(part.as_bytes());
+    }
+    if !analysis.is_empty() {
+        h.update((analysis.len() as u64).to_le_bytes());
+        h.update(analysis.as_bytes());
     }
     format!("{:x}", h.finalize())
 }
@@ -177,8 +202,8 @@ pub fn insert(db: &Connection, r: &Record) -> Result<()> {
         Err(e) => ("error", Some(e), None),
     };
     db.execute(
-        "INSERT OR REPLACE INTO runs (key, trace, trace_id, overrides, config, version, status, error, report, seconds)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        "INSERT OR REPLACE INTO runs (key, trace, trace_id, overrides, config, version, status, error, report, seconds, analysis)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         params![
             r.key,
             r.trace,
@@ -189,7 +214,8 @@ pub fn insert(db: &Connection, r: &Record) -> Result<()> {
             status,
             error,
             report,
-            r.seconds
+            r.seconds,
+            r.analysis
         ],
     )?;
     Ok(())

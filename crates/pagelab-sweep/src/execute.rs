@@ -2,7 +2,8 @@
 //! and the local executor (threads on this machine's cores).
 
 use anyhow::Result;
-use pagelab_core::{Machine, MachineConfig};
+use pagelab_core::sweep::Analysis;
+use pagelab_core::MachineConfig;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Mutex};
@@ -13,6 +14,8 @@ pub struct Job {
     /// The run's place in the sweep.
     pub index: usize,
     pub trace: PathBuf,
+    /// What the run computes ([`pagelab_core::sweep::Analysis::to_json`]).
+    pub analysis: String,
     /// The normalised configuration: what every executor builds the machine from, so
     /// that a run is the same wherever it runs.
     pub config_toml: String,
@@ -31,25 +34,22 @@ pub trait Executor {
     fn execute(&self, jobs: Vec<Job>, done: &mut dyn FnMut(Outcome) -> Result<()>) -> Result<()>;
 }
 
-/// One run: the machine built from the configuration's TOML simulates the trace; its
-/// report as JSON and the references simulated, or the error as one line. A panic in
-/// the core (a bug) is caught and returned as the run's error, so one run cannot take
-/// the sweep down, and the Ray path (whose bindings catch it too) records the same.
-pub fn simulate(trace_path: &Path, config_toml: &str) -> Result<(String, u64), String> {
-    std::panic::catch_unwind(|| run(trace_path, config_toml))
-        .unwrap_or_else(|panic| Err(pagelab_core::internal_error(panic.as_ref())))
-}
-
-fn run(trace_path: &Path, config_toml: &str) -> Result<(String, u64), String> {
-    let config = MachineConfig::from_toml(config_toml, "config").map_err(|e| e.to_string())?;
-    let mut machine = Machine::build(&config).map_err(|e| e.to_string())?;
-    let mut reader = pagelab_core::sweep::open_trace(trace_path)?;
-    machine
-        .run_trace(reader.as_mut(), trace_path, |_, _| {})
-        .map_err(|e| e.to_string())?;
-    let report = machine.report();
-    let json = serde_json::to_string(&report).map_err(|e| e.to_string())?;
-    Ok((json, report.counts.references))
+/// One run: the machine built from the configuration's TOML runs the analysis (its
+/// JSON; empty: a simulation) over the trace; the result as JSON and the references
+/// read, or the error as one line. A panic in the core (a bug) is caught and returned
+/// as the run's error, so one run cannot take the sweep down, and the Ray path (whose
+/// bindings catch it too) records the same.
+pub fn run_one(
+    trace_path: &Path,
+    config_toml: &str,
+    analysis: &str,
+) -> Result<(String, u64), String> {
+    std::panic::catch_unwind(|| {
+        let analysis = Analysis::from_json(analysis)?;
+        let config = MachineConfig::from_toml(config_toml, "config").map_err(|e| e.to_string())?;
+        analysis.run(trace_path, &config)
+    })
+    .unwrap_or_else(|panic| Err(pagelab_core::internal_error(panic.as_ref())))
 }
 
 /// Threads on this machine: `jobs` runs at once (default: the cores this process may
@@ -76,7 +76,7 @@ impl Executor for Local {
                         break;
                     };
                     let t = Instant::now();
-                    let result = simulate(&job.trace, &job.config_toml);
+                    let result = run_one(&job.trace, &job.config_toml, &job.analysis);
                     let outcome = Outcome {
                         index: job.index,
                         result,

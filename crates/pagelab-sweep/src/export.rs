@@ -37,10 +37,10 @@ pub struct Table {
 pub fn table(path: &Path, whole: bool) -> Result<Table> {
     let conn = crate::db::open_existing(path)?;
     let mut stmt = conn.prepare(
-        "SELECT key, trace, version, status, error, seconds, overrides, report, config
-         FROM runs ORDER BY trace, overrides",
+        "SELECT key, trace, version, status, error, seconds, overrides, report, config, analysis
+         FROM runs ORDER BY trace, analysis, overrides",
     )?;
-    let raw: Vec<[Value; 9]> = stmt
+    let raw: Vec<[Value; 10]> = stmt
         .query_map([], |r| {
             let text = |i| -> rusqlite::Result<Value> {
                 Ok(r.get::<_, Option<String>>(i)?
@@ -56,6 +56,7 @@ pub fn table(path: &Path, whole: bool) -> Result<Table> {
                 text(6)?,
                 text(7)?,
                 text(8)?,
+                text(9)?,
             ])
         })?
         .collect::<Result<_, _>>()
@@ -71,9 +72,11 @@ pub fn table(path: &Path, whole: bool) -> Result<Table> {
         .filter_map(Value::as_object)
         .flat_map(|o| o.keys().cloned())
         .collect();
-    let mut columns: Vec<String> = ["key", "trace", "version", "status", "error", "seconds"]
-        .map(String::from)
-        .to_vec();
+    let mut columns: Vec<String> = [
+        "key", "trace", "analysis", "version", "status", "error", "seconds",
+    ]
+    .map(String::from)
+    .to_vec();
     columns.extend(keys.iter().cloned());
     columns.extend(REPORT_COLUMNS.iter().map(|(c, _)| c.to_string()));
     if whole {
@@ -83,7 +86,12 @@ pub fn table(path: &Path, whole: bool) -> Result<Table> {
         .iter()
         .zip(&overrides)
         .map(|(r, o)| {
-            let mut row: Vec<Value> = r[..6].to_vec();
+            // The analysis by its kind's name.
+            let analysis = pagelab_core::sweep::Analysis::from_json(r[9].as_str().unwrap_or(""))
+                .map_or_else(|_| r[9].clone(), |a| Value::from(a.name()));
+            let mut row: Vec<Value> = r[..2].to_vec();
+            row.push(analysis);
+            row.extend_from_slice(&r[2..6]);
             row.extend(keys.iter().map(|k| o.get(k).cloned().unwrap_or_default()));
             let report = parse(&r[7]);
             row.extend(REPORT_COLUMNS.iter().map(|(_, path)| {

@@ -16,7 +16,7 @@ mod progress;
 mod ray;
 mod run;
 
-pub use execute::{simulate, Executor, Job, Local, Outcome};
+pub use execute::{run_one, Executor, Job, Local, Outcome};
 pub use progress::TerminalProgress;
 pub use ray::Ray;
 pub use run::{run, Observer, Summary};

@@ -1,6 +1,6 @@
 //! Runs as tasks on an existing Ray cluster. Ray's client is Python: the executor
 //! starts `PYTHON -m pagelab._ray_runner ADDRESS`, writes one JSON line per job to its
-//! standard input (`{"index", "trace", "config"}`, the configuration as normalised
+//! standard input (`{"index", "trace", "config", "analysis"}`, the configuration as normalised
 //! TOML) and reads one JSON line per finished run from its standard output
 //! (`{"index", "report" | "error", "references", "seconds"}`). Each task calls the same
 //! [`crate::simulate`] as the local executor, through the Python bindings. Traces are
@@ -49,7 +49,9 @@ impl Executor for Ray {
         let mut input = String::new();
         for job in &jobs {
             // Absolute, not resolved: a link keeps the name its format is told by.
-            let trace = if pagelab_core::sweep::synthetic(&job.trace).is_some() {
+            let named = pagelab_core::sweep::synthetic(&job.trace).is_some()
+                || pagelab_core::sweep::layout(&job.trace).is_some();
+            let trace = if named {
                 job.trace.clone()
             } else {
                 std::path::absolute(&job.trace).unwrap_or_else(|_| job.trace.clone())
@@ -65,6 +67,7 @@ impl Executor for Ray {
                 "index": job.index,
                 "trace": trace,
                 "config": job.config_toml,
+                "analysis": job.analysis,
             });
             input.push_str(&line.to_string());
             input.push('\n');

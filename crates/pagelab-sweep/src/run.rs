@@ -51,13 +51,14 @@ pub fn run(
     let conn = db::open(db_path)?;
     // Each trace's content read once.
     let mut ids: HashMap<PathBuf, String> = HashMap::new();
+    let analysis = sweep.analysis.to_json();
     let mut keyed = Vec::with_capacity(sweep.runs.len());
     for r in &sweep.runs {
         if !ids.contains_key(&r.trace) {
             ids.insert(r.trace.clone(), db::content_id(&r.trace)?);
         }
         let config = r.config.to_toml();
-        let key = db::key(&ids[&r.trace], &config);
+        let key = db::key(&ids[&r.trace], &config, &analysis);
         let overrides = serde_json::to_string(
             &r.overrides
                 .iter()
@@ -80,6 +81,7 @@ pub fn run(
             jobs.push(Job {
                 index,
                 trace: r.trace.clone(),
+                analysis: analysis.clone(),
                 config_toml: config.clone(),
             });
         }
@@ -113,6 +115,7 @@ pub fn run(
                 key,
                 trace: &trace,
                 trace_id: &ids[&r.trace],
+                analysis: &analysis,
                 overrides,
                 config,
                 result: match &outcome.result {

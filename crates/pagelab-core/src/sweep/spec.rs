@@ -39,6 +39,10 @@ pub struct SweepFile {
     pub grid: BTreeMap<String, Vec<Value>>,
     #[serde(default)]
     pub zip: BTreeMap<String, Vec<Value>>,
+    /// What each run computes: a kind's name or a table with `kind` and its options
+    /// ([`super::Analysis`]); default a simulation.
+    #[serde(default)]
+    pub analysis: Option<Value>,
 }
 
 /// One run of a sweep.
@@ -55,6 +59,7 @@ pub struct Run {
 #[derive(Clone, Debug)]
 pub struct Sweep {
     pub base: MachineConfig,
+    pub analysis: super::Analysis,
     pub runs: Vec<Run>,
 }
 
@@ -83,6 +88,10 @@ pub fn expand(file: &SweepFile, origin: &str, folder: &Path) -> Result<Sweep, St
         (None, Some(p)) => MachineConfig::load(&folder.join(p)).map_err(|e| fail(e.0))?,
         (None, None) => MachineConfig::default(),
     };
+    let analysis = match &file.analysis {
+        Some(a) => super::Analysis::from_toml(a).map_err(fail)?,
+        None => super::Analysis::Simulate,
+    };
     if file.traces.is_empty() {
         return Err(fail("traces: name at least one trace".into()));
     }
@@ -92,7 +101,7 @@ pub fn expand(file: &SweepFile, origin: &str, folder: &Path) -> Result<Sweep, St
         .traces
         .iter()
         .map(|t| {
-            if synthetic(t).is_some() {
+            if synthetic(t).is_some() || super::layout(t).is_some() {
                 return t.clone();
             }
             let joined = folder.join(t);
@@ -104,6 +113,12 @@ pub fn expand(file: &SweepFile, origin: &str, folder: &Path) -> Result<Sweep, St
         })
         .collect();
     for (i, t) in traces.iter().enumerate() {
+        if super::layout(t).is_some() {
+            analysis
+                .check_trace(t)
+                .map_err(|e| fail(format!("traces[{i}]: {e}")))?;
+            continue;
+        }
         if let Some(spec) = synthetic(t) {
             crate::trace::synthetic::parse(spec).map_err(|e| fail(format!("traces[{i}]: {e}")))?;
             continue;
@@ -181,7 +196,11 @@ pub fn expand(file: &SweepFile, origin: &str, folder: &Path) -> Result<Sweep, St
             })
         })
         .collect();
-    Ok(Sweep { base, runs })
+    Ok(Sweep {
+        base,
+        analysis,
+        runs,
+    })
 }
 
 /// `path` without `.` and with `dir/..` folded, as a person would write it (used only

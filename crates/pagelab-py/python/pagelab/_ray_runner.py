@@ -1,6 +1,6 @@
 """Runs of a sweep as Ray tasks, for ``pagelab sweep --ray ADDRESS`` and
 ``pagelab.sweep(..., ray=ADDRESS)``: the sweep engine (Rust) starts this module, writes
-one JSON line per run to its standard input (``{"index", "trace", "config"}``), and
+one JSON line per run to its standard input (``{"index", "trace", "config", "analysis"}``), and
 reads one JSON line per finished run from its standard output, in the order they
 finish (``{"index", "report" | "error", "references", "seconds"}``). Each task runs
 the same function as a local run (``_pagelab.sweep_run``); the nodes must import
@@ -19,12 +19,12 @@ import time
 from typing import Any, Dict
 
 
-def _run(trace: str, config: str) -> Dict[str, Any]:
+def _run(trace: str, config: str, analysis: str) -> Dict[str, Any]:
     from pagelab import _pagelab
 
     start = time.perf_counter()
     try:
-        report, references = _pagelab.sweep_run(trace, config)
+        report, references = _pagelab.sweep_run(trace, config, analysis)
         out: Dict[str, Any] = {"report": report, "references": references}
     except Exception as e:  # the run's error is its result
         out = {"error": f"{e}"}
@@ -49,7 +49,7 @@ def main(argv: list) -> int:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     ray.init(address=argv[1], logging_level=logging.ERROR, log_to_driver=False)
     task = ray.remote(num_cpus=1)(_run)
-    pending = {task.remote(j["trace"], j["config"]): j["index"] for j in jobs}
+    pending = {task.remote(j["trace"], j["config"], j.get("analysis", "")): j["index"] for j in jobs}
     try:
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)

@@ -86,11 +86,12 @@ class _Runs:
         pd = pandas("pagelab.report")
         table = json.loads(_pagelab.results_table(db, whole=True))
         frame = pd.DataFrame(table["rows"], columns=table["columns"])
-        fixed = {"key", "trace", "version", "status", "error", "seconds", "references", "walks", "page_faults",
+        fixed = {"key", "trace", "analysis", "version", "status", "error", "seconds", "references", "walks", "page_faults",
                  "translation_overhead_percent", "tlb_overhead_percent", "config", "report"}
         self.all = frame
         self.axes = [c for c in frame.columns if c not in fixed]
-        ok = frame[frame["status"] == "ok"].copy()
+        # The figures draw simulations; other analyses' runs are in the runs table.
+        ok = frame[(frame["status"] == "ok") & (frame["analysis"] == "simulate")].copy()
         ok["cycles"] = [sum((r.get("cycles") or {}).values()) for r in ok["report"]]
         ok["walk_refs_per_walk"] = [r.get("walk_refs_per_walk") for r in ok["report"]]
         ok["walk_lines_per_walk"] = [r.get("walk_lines_per_walk") for r in ok["report"]]

@@ -1,0 +1,257 @@
+//! What a sweep's runs compute: a simulation (the default), or one of the analyses the
+//! CLI has as its own command, each run being one trace (or synthetic workload or
+//! layout) on one machine. A sweep file names it:
+//!
+//! ```toml
+//! analysis = "contiguity"                          # or a table with its options:
+//! analysis = { kind = "benefit", simulate = true }
+//! ```
+//!
+//! Every kind returns its result as the JSON its command writes with `--json`.
+
+use crate::analysis::{benefit, compare, contiguity, layout::Layout, translation};
+use crate::config::MachineConfig;
+use crate::trace::TraceReader;
+use crate::Machine;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// What a sweep's trace names before a synthetic page-table layout
+/// (`layout:sparse`, as `pagetables compare --layout` takes it).
+pub const LAYOUT: &str = "layout:";
+
+/// The layout a sweep's trace names, if it names one.
+pub fn layout(trace: &Path) -> Option<&str> {
+    trace.to_str()?.strip_prefix(LAYOUT)
+}
+
+/// One kind of run and its options.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Analysis {
+    /// `pagelab simulate`: the machine's report.
+    #[default]
+    Simulate,
+    /// `pagelab pagetables compare`: every page-table structure over the trace or a
+    /// layout, behind the machine's TLB when `behind_tlb`.
+    Pagetables {
+        #[serde(default)]
+        behind_tlb: bool,
+        #[serde(default)]
+        max_refs: Option<u64>,
+    },
+    /// `pagelab analyze contiguity`: entries to map the footprint by pages and ranges.
+    Contiguity {
+        #[serde(default)]
+        regions: Vec<String>,
+    },
+    /// `pagelab compare translation`: 4K, THP, 1G, direct segment and RMM.
+    Translation {
+        #[serde(default)]
+        regions: Vec<String>,
+    },
+    /// `pagelab analyze benefit`: the page-size benefit analysis, with the
+    /// simulator's ranking beside it when `simulate`.
+    Benefit {
+        #[serde(default)]
+        simulate: bool,
+        #[serde(default)]
+        seconds: Option<f64>,
+        #[serde(default)]
+        page_sizes: Vec<String>,
+    },
+}
+
+impl Analysis {
+    /// The kinds, as sweep files name them.
+    pub const NAMES: [&'static str; 5] = [
+        "simulate",
+        "pagetables",
+        "contiguity",
+        "translation",
+        "benefit",
+    ];
+
+    /// An analysis as a sweep file gives it: a name, or a table with `kind`.
+    pub fn from_toml(value: &toml::Value) -> Result<Analysis, String> {
+        let table = match value {
+            toml::Value::String(name) => {
+                let mut t = toml::Table::new();
+                t.insert("kind".into(), toml::Value::String(name.clone()));
+                toml::Value::Table(t)
+            }
+            other => other.clone(),
+        };
+        let analysis: Analysis = table.try_into().map_err(|e: toml::de::Error| {
+            let m = e.message().trim().replace('\n', " ");
+            format!("analysis: {m} (kinds: {})", Analysis::NAMES.join(", "))
+        })?;
+        if let Analysis::Benefit {
+            seconds: Some(s), ..
+        } = &analysis
+        {
+            if !(s.is_finite() && *s > 0.0) {
+                return Err(format!("analysis.seconds {s}: not a run time"));
+            }
+        }
+        Ok(analysis)
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Analysis::Simulate => "simulate",
+            Analysis::Pagetables { .. } => "pagetables",
+            Analysis::Contiguity { .. } => "contiguity",
+            Analysis::Translation { .. } => "translation",
+            Analysis::Benefit { .. } => "benefit",
+        }
+    }
+
+    /// The analysis as JSON text (empty for a simulation): part of a run's key, and
+    /// what the Ray runner hands on.
+    pub fn to_json(&self) -> String {
+        match self {
+            Analysis::Simulate => String::new(),
+            other => serde_json::to_string(other).unwrap_or_default(),
+        }
+    }
+
+    /// The analysis from [`Analysis::to_json`]'s text.
+    pub fn from_json(text: &str) -> Result<Analysis, String> {
+        if text.trim().is_empty() {
+            return Ok(Analysis::Simulate);
+        }
+        serde_json::from_str(text).map_err(|e| format!("analysis: {e}"))
+    }
+
+    /// Whether a run of this kind can read `trace` (a layout only page tables can).
+    pub fn check_trace(&self, trace: &Path) -> Result<(), String> {
+        match (layout(trace), self) {
+            (None, _) => Ok(()),
+            (Some(name), Analysis::Pagetables { .. }) => match Layout::parse(name) {
+                Some(_) => Ok(()),
+                None => Err(format!(
+                    "{}: no such layout (layouts: {})",
+                    trace.display(),
+                    Layout::NAMES.join(", ")
+                )),
+            },
+            (Some(_), other) => Err(format!(
+                "{}: a layout is an input of analysis \"pagetables\" only, not of \"{}\"",
+                trace.display(),
+                other.name()
+            )),
+        }
+    }
+
+    /// One run: the result as JSON text and the references it read (for the rate).
+    pub fn run(&self, trace: &Path, config: &MachineConfig) -> Result<(String, u64), String> {
+        match self {
+            Analysis::Simulate => {
+                let mut machine = Machine::build(config).map_err(|e| e.to_string())?;
+                let mut reader = super::open_trace(trace)?;
+                machine
+                    .run_trace(reader.as_mut(), trace, |_, _| {})
+                    .map_err(|e| e.to_string())?;
+                let report = machine.report();
+                Ok((json(&report)?, report.counts.references))
+            }
+            Analysis::Pagetables {
+                behind_tlb,
+                max_refs,
+            } => {
+                let structures = compare::default_structures();
+                let filter = match behind_tlb {
+                    true => Some(compare::Filter::of(config)?),
+                    false => None,
+                };
+                let rows = match layout(trace) {
+                    Some(name) => {
+                        let layout = Layout::parse(name).ok_or("no such layout")?;
+                        compare::compare_workload(&structures, &layout.workload(), filter.as_ref())
+                    }
+                    None => {
+                        let mut reader = super::open_trace(trace)?;
+                        compare::compare_trace(
+                            &structures,
+                            reader.as_mut(),
+                            *max_refs,
+                            filter.as_ref(),
+                        )
+                    }
+                }
+                .map_err(|e| e.to_string())?;
+                let refs = rows.first().map_or(0, |r| r.lookups);
+                let value = serde_json::json!({ "structures": rows });
+                Ok((json(&value)?, refs))
+            }
+            Analysis::Contiguity { regions } => {
+                let mut reader = super::open_trace(trace)?;
+                let mut refs = 0;
+                let result =
+                    contiguity::analyze_with(config, regions, reader.as_mut(), trace, |n, _| {
+                        refs += n
+                    })
+                    .map_err(|e| e.to_string())?;
+                Ok((json(&result)?, refs))
+            }
+            Analysis::Translation { regions } => {
+                let result =
+                    translation::compare(config, regions, || reopen(trace), trace, |_, _, _| {})
+                        .map_err(|e| e.to_string())?;
+                let refs = result.schemes.iter().map(|r| r.references).sum();
+                Ok((json(&result)?, refs))
+            }
+            Analysis::Benefit {
+                simulate,
+                seconds,
+                page_sizes,
+            } => {
+                let mut sizes = Vec::new();
+                for s in page_sizes {
+                    sizes.push(
+                        crate::PageSize::parse(s).map_err(|e| format!("page_sizes: {s:?}: {e}"))?,
+                    );
+                }
+                let options = benefit::Options {
+                    large_sizes: (!sizes.is_empty()).then_some(sizes),
+                    seconds: *seconds,
+                    ..benefit::Options::default()
+                };
+                let mut reader = super::open_trace(trace)?;
+                let result =
+                    benefit::analyze_trace(reader.as_mut(), trace, config, &options, |_, _| {})
+                        .map_err(|e| e.to_string())?;
+                let validation = match simulate {
+                    true => Some(
+                        benefit::simulate::validate(
+                            &result,
+                            config,
+                            || reopen(trace),
+                            trace,
+                            |_, _, _| {},
+                        )
+                        .map_err(|e| e.to_string())?,
+                    ),
+                    false => None,
+                };
+                let mut value = serde_json::to_value(&result).map_err(|e| e.to_string())?;
+                value["validation"] =
+                    serde_json::to_value(&validation).map_err(|e| e.to_string())?;
+                Ok((json(&value)?, result.references))
+            }
+        }
+    }
+}
+
+/// A result as JSON text; a failure (a bug) is the run's error.
+fn json<T: Serialize>(value: &T) -> Result<String, String> {
+    serde_json::to_string(value).map_err(|e| e.to_string())
+}
+
+/// The trace opened again from its start, for the analyses that read it once per
+/// configuration.
+fn reopen(trace: &Path) -> Result<Box<dyn TraceReader + Send>, crate::trace::TraceError> {
+    super::open_trace(trace)
+        .map_err(|e| crate::trace::TraceError::new(trace, crate::trace::Location::File, e))
+}
