@@ -30,7 +30,7 @@ test: recorder native test-rust test-recorder fuzz-build test-python test-readme
 # library: `make recorder native` come first.
 test-rust:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) test --profile ci -p pagelab-core -p pagelab-sweep -p pagelab-cli
+	$(CARGO) test --profile ci -p pagelab-core -p pagelab-sweep -p pagelab-repro -p pagelab-cli
 
 # pagelab's Valgrind tool (recorder/): Debian's valgrind package ships the headers and
 # archives an out-of-tree tool links against; installed here when missing.

@@ -13,6 +13,7 @@ mod progress;
 mod python;
 mod record;
 mod report;
+mod repro;
 mod results;
 mod reuse;
 mod sweep;
@@ -78,6 +79,10 @@ enum Command {
     /// (drawn by pagelab's Python package with matplotlib):
     /// `pagelab report results.db -o report.html`.
     Report(report::ReportArgs),
+    /// Reproduce a paper pagelab is built on: its headline experiments as sweeps, a
+    /// verdict per claim beside the paper's number, and the HTML report:
+    /// `pagelab repro list`, `pagelab repro fang -o DIR`.
+    Repro(repro::ReproArgs),
     /// Print a machine configuration with every default filled in.
     Config {
         #[command(flatten)]
@@ -491,6 +496,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Advise(args) => advise::run(&args),
         Command::Sweep(args) => sweep::run(&args),
         Command::Report(args) => report::run(&args),
+        Command::Repro(args) => repro::run(&args),
         Command::Results(command) => results::run(&command),
         Command::Machines { json } => machines(json),
         Command::Workloads { json } => workloads::list(json),

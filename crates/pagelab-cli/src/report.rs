@@ -4,7 +4,7 @@
 //! `pagelab.report(...)` in Python.
 
 use anyhow::{bail, Context, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 #[derive(clap::Args)]
@@ -24,21 +24,36 @@ pub struct ReportArgs {
 }
 
 pub fn run(args: &ReportArgs) -> Result<()> {
+    draw(
+        &args.db,
+        &args.output,
+        args.title.as_deref(),
+        args.python.as_deref(),
+    )
+}
+
+/// Draw the report of `db` into `output` with pagelab's Python package.
+pub fn draw(db: &Path, output: &Path, title: Option<&str>, python: Option<&str>) -> Result<()> {
     // Said here, before Python starts: the database must exist, and the page is not
     // one of its inputs.
-    pagelab_sweep::db::open_existing(&args.db)?;
-    if crate::output::is_stdout(&args.output) {
+    pagelab_sweep::db::open_existing(db)?;
+    if crate::output::is_stdout(output) {
         bail!("--output: name a file (the report is a whole page)");
     }
-    crate::output::check(&args.output, "--output", &[args.db.as_path()])?;
-    let python = crate::python::interpreter(args.python.as_deref());
+    crate::output::check(output, "--output", &[db])?;
+    let python = crate::python::interpreter(python);
     let mut command = Command::new(&python);
     command
-        .args(["-m", "pagelab.report"])
-        .arg(&args.db)
+        // Not `-m pagelab.report`: the package imports the module itself, which runpy
+        // would warn of.
+        .args([
+            "-c",
+            "import sys; from pagelab.report import main; sys.exit(main())",
+        ])
+        .arg(db)
         .arg("-o")
-        .arg(&args.output);
-    if let Some(t) = &args.title {
+        .arg(output);
+    if let Some(t) = title {
         command.args(["--title", t]);
     }
     let status = command.status().with_context(|| {

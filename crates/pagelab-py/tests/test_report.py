@@ -2,6 +2,7 @@
 figures are drawn from the runs; opened in headless Chromium (Debian's chromium, driven
 by Playwright) it renders with every image loaded and no console error."""
 
+import json
 import os
 import re
 import shutil
@@ -105,3 +106,18 @@ def test_the_page_renders_in_headless_chromium(db, tmp_path):
     assert len(loaded) == 6
     assert all(done and w > 100 and h > 100 for done, w, h in loaded), loaded
     assert title == "pagelab: runs.db"
+
+
+def test_a_repro_report_sets_each_claim_beside_the_paper(tmp_path):
+    # pagelab repro draws the report of its database: the paper, its experiments, and a
+    # row per claim with the paper's number, ours and the verdict.
+    out = tmp_path / "vrpt"
+    subprocess.run([CLI, "repro", "vrpt", "-o", str(out), "--quiet", "--python", sys.executable],
+                   check=True, stdout=subprocess.DEVNULL)
+    text = (out / "report.html").read_text()
+    assert "<h2>Variable Radix Page Table: A Page Table for Modern Architectures</h2>" in text
+    rows = re.findall(r'<td class="(agrees|differs|not-reproducible)">', text)
+    claims = json.loads((out / "verdicts.json").read_text())["claims"]
+    assert len(rows) == len(claims) == 14
+    assert rows == [c["outcome"] for c in claims]
+    assert "<code>layouts</code>" in text and "VRPT 1 ≤ HPT" in text

@@ -220,3 +220,22 @@ pub fn insert(db: &Connection, r: &Record) -> Result<()> {
     )?;
     Ok(())
 }
+
+/// The result of the run `key`: its JSON text, or its error; None if it is not in the
+/// database.
+pub fn result(db: &Connection, key: &str) -> Result<Option<Result<String, String>>> {
+    Ok(db
+        .query_row(
+            "SELECT status, error, report FROM runs WHERE key = ?1",
+            [key],
+            |r| {
+                let (status, error, report): (String, Option<String>, Option<String>) =
+                    (r.get(0)?, r.get(1)?, r.get(2)?);
+                Ok(match (status.as_str(), report) {
+                    ("ok", Some(report)) => Ok(report),
+                    _ => Err(error.unwrap_or_else(|| "failed".into())),
+                })
+            },
+        )
+        .optional()?)
+}

@@ -19,7 +19,7 @@ mod run;
 pub use execute::{run_one, Executor, Job, Local, Outcome};
 pub use progress::TerminalProgress;
 pub use ray::Ray;
-pub use run::{run, Observer, Summary};
+pub use run::{keys, run, Observer, Summary};
 
 /// pagelab's version and, when built from a git checkout, its commit
 /// (`0.1.0+0123456789ab`): part of every run's key, so a change to the code never

@@ -49,24 +49,8 @@ pub fn run(
     observer: &mut dyn Observer,
 ) -> Result<Summary> {
     let conn = db::open(db_path)?;
-    // Each trace's content read once.
-    let mut ids: HashMap<PathBuf, String> = HashMap::new();
     let analysis = sweep.analysis.to_json();
-    let mut keyed = Vec::with_capacity(sweep.runs.len());
-    for r in &sweep.runs {
-        if !ids.contains_key(&r.trace) {
-            ids.insert(r.trace.clone(), db::content_id(&r.trace)?);
-        }
-        let config = r.config.to_toml();
-        let key = db::key(&ids[&r.trace], &config, &analysis);
-        let overrides = serde_json::to_string(
-            &r.overrides
-                .iter()
-                .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or_default()))
-                .collect::<serde_json::Map<_, _>>(),
-        )?;
-        keyed.push((key, config, overrides));
-    }
+    let (ids, keyed) = keyed(sweep)?;
     let mut jobs = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut duplicates = 0;
@@ -138,4 +122,33 @@ pub fn run(
     summary.seconds = start.elapsed().as_secs_f64();
     observer.finished(&summary);
     Ok(summary)
+}
+
+/// Each trace's content id (read once), and each run's key, normalised configuration
+/// and overrides (JSON).
+#[allow(clippy::type_complexity)]
+fn keyed(sweep: &Sweep) -> Result<(HashMap<PathBuf, String>, Vec<(String, String, String)>)> {
+    let analysis = sweep.analysis.to_json();
+    let mut ids: HashMap<PathBuf, String> = HashMap::new();
+    let mut keyed = Vec::with_capacity(sweep.runs.len());
+    for r in &sweep.runs {
+        if !ids.contains_key(&r.trace) {
+            ids.insert(r.trace.clone(), db::content_id(&r.trace)?);
+        }
+        let config = r.config.to_toml();
+        let key = db::key(&ids[&r.trace], &config, &analysis);
+        let overrides = serde_json::to_string(
+            &r.overrides
+                .iter()
+                .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or_default()))
+                .collect::<serde_json::Map<_, _>>(),
+        )?;
+        keyed.push((key, config, overrides));
+    }
+    Ok((ids, keyed))
+}
+
+/// The key of each run of `sweep`, in its order: where its result is in a database.
+pub fn keys(sweep: &Sweep) -> Result<Vec<String>> {
+    Ok(keyed(sweep)?.1.into_iter().map(|(key, _, _)| key).collect())
 }

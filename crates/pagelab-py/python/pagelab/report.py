@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import html
 import io
 import json
 import os
 import sys
 import tempfile
+import urllib.parse
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import _pagelab
@@ -41,6 +43,8 @@ th { background: #f4f4f4; } td:first-child, th:first-child { text-align: left; }
 figure { margin: 1.5em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
 figcaption { font-size: 0.9em; color: #444; max-width: 60em; }
 .note { color: #666; font-size: 0.9em; }
+table.claims td { text-align: left; vertical-align: top; }
+td.agrees { background: #e6f4e6; } td.differs { background: #fbe9e7; } td.not-reproducible { background: #eee; }
 """
 
 
@@ -289,6 +293,41 @@ FIGURES: List[Callable[[_Runs], Figure]] = [_miss_ratio_curves, _misses_by_axis,
 # --- the page ---------------------------------------------------------------------------
 
 
+def _claims(db: str) -> List[str]:
+    """The papers reproduced into ``db`` (pagelab repro) and each claim's verdict: the
+    paper's number beside ours, and what is compared; nothing for a plain sweep."""
+    import sqlite3
+
+    esc = html.escape
+    uri = "file:" + urllib.parse.quote(os.path.abspath(db)) + "?mode=ro"
+    with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not {"papers", "claims"} <= tables:
+            return []
+        papers = conn.execute("SELECT id, title, cite, source, about, experiments FROM papers ORDER BY id").fetchall()
+        parts = []
+        for pid, title, cite, source, about, experiments in papers:
+            claims = conn.execute(
+                "SELECT id, section, claim, paper_value, measured, verdict, detail, compared FROM claims "
+                "WHERE paper = ? ORDER BY position", (pid,)).fetchall()
+            counts = {v: sum(1 for c in claims if c[5] == v) for v in ("agrees", "differs", "not reproducible here")}
+            parts.append(f"<h2>{esc(title)}</h2><p>{esc(cite)} (<code>{esc(source)}</code>). {esc(about)}</p>")
+            runs = "".join(f"<li><code>{esc(e['name'])}</code>: {esc(e['about'])}</li>" for e in json.loads(experiments))
+            parts.append(f"<p>Experiments, each a sweep in this database:</p><ul>{runs}</ul>")
+            parts.append(f"<p>{len(claims)} claims: {counts['agrees']} agree, {counts['differs']} differ, "
+                         f"{counts['not reproducible here']} not reproducible here.</p>")
+            rows = []
+            for cid, section, claim, paper, ours, verdict, detail, compared in claims:
+                css = verdict.split(" ")[0] if verdict != "not reproducible here" else "not-reproducible"
+                rows.append(
+                    f"<tr><td><code>{esc(cid)}</code><br>{esc(section)}</td><td>{esc(claim)}</td>"
+                    f"<td>{esc(paper)}</td><td>{esc(ours)}</td><td class=\"{css}\">{esc(verdict)}</td>"
+                    f"<td>{esc(compared)}<br><span class=\"note\">{esc(detail)}</span></td></tr>")
+            parts.append('<table class="claims"><tr><th>claim</th><th>the paper says</th><th>paper</th>'
+                         "<th>pagelab</th><th>verdict</th><th>what is compared</th></tr>" + "".join(rows) + "</table>")
+        return parts
+
+
 def _html_table(frame, max_rows: int = 200) -> str:
     shown = frame.head(max_rows)
     text = shown.to_html(index=False, border=0, na_rep="", float_format=lambda v: f"{v:.4g}")
@@ -312,6 +351,7 @@ def render(db: str, title: Optional[str] = None) -> str:
         f"{len(runs.ok)} finished, {len(failed)} failed; pagelab {esc(', '.join(versions))}. "
         f"Axes of the sweep: {esc(', '.join(runs.axes) or 'none')}.</p>",
     ]
+    parts.extend(_claims(db))
     left_out = []
     if len(runs.ok):
         for make in FIGURES:

@@ -1,0 +1,125 @@
+//! `pagelab repro list | PAPER [-o DIR]`: a paper's headline experiments as sweeps into
+//! `DIR/results.db` (an interrupted repro resumes), a verdict per claim
+//! (`pagelab_repro`), the HTML report with the paper's numbers beside ours
+//! (`DIR/report.html`), the verdicts as JSON (`DIR/verdicts.json`), as a Markdown
+//! table (`DIR/verdicts.md`) and as text (on standard output and in `DIR/summary.txt`).
+
+use anyhow::{bail, Context, Result};
+use pagelab_repro::run::{markdown, reproduce, summary, Options};
+use pagelab_sweep::{Local, Observer, TerminalProgress};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct ReproArgs {
+    /// The paper: fang, vrpt, navarro, cpo or rmm; `list` names them.
+    paper: String,
+    /// The folder of the results: results.db, report.html, verdicts.json, verdicts.md,
+    /// summary.txt. Default: pagelab-repro/PAPER.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// The experiments on small inputs: the whole pipeline in seconds, for a first look
+    /// (the verdicts are the full inputs' only where the README says so).
+    #[arg(long)]
+    quick: bool,
+    /// The bundled traces' folder. Default: the repository's data/traces.
+    #[arg(long)]
+    traces: Option<PathBuf>,
+    /// Runs at once. Default: the cores this process may use.
+    #[arg(long, short = 'j')]
+    jobs: Option<usize>,
+    /// No HTML report (it needs pagelab's Python package with matplotlib).
+    #[arg(long)]
+    no_report: bool,
+    /// The Python interpreter that draws the report. Default: $PAGELAB_PYTHON, else the
+    /// repository's .venv, else python3.
+    #[arg(long)]
+    python: Option<String>,
+    /// No progress on standard error.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// The bundled traces: next to this binary's `target/` (the repository), else
+/// `data/traces` here.
+fn bundled_traces() -> PathBuf {
+    if let Ok(exe) = std::env::current_exe() {
+        if let Some(repo) = exe.parent().and_then(Path::parent).and_then(Path::parent) {
+            let dir = repo.join("data/traces");
+            if dir.is_dir() {
+                return dir;
+            }
+        }
+    }
+    PathBuf::from("data/traces")
+}
+
+fn list() -> Result<()> {
+    let mut out = String::new();
+    for p in &pagelab_repro::PAPERS {
+        let f =
+            pagelab_repro::claims::PaperFile::parse(p.text, p.id).map_err(anyhow::Error::msg)?;
+        out += &format!(
+            "{:<8} {} ({}): {} claims, {} experiments\n",
+            p.id,
+            f.paper.title,
+            f.paper.cite,
+            f.claim.len(),
+            f.experiment.len()
+        );
+    }
+    std::io::stdout().write_all(out.as_bytes())?;
+    Ok(())
+}
+
+pub fn run(args: &ReproArgs) -> Result<()> {
+    if args.paper == "list" {
+        return list();
+    }
+    let paper = pagelab_repro::paper(&args.paper).map_err(anyhow::Error::msg)?;
+    let dir = args
+        .output
+        .clone()
+        .unwrap_or_else(|| Path::new("pagelab-repro").join(paper.id));
+    std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot make", dir.display()))?;
+    let options = Options {
+        db: dir.join("results.db"),
+        traces: args.traces.clone().unwrap_or_else(bundled_traces),
+        quick: args.quick,
+    };
+    let executor = Local { jobs: args.jobs };
+    let quiet = args.quiet;
+    let db = options.db.display().to_string();
+    let mut observer = |name: &str, i: usize, n: usize| -> Box<dyn Observer> {
+        if !quiet {
+            eprintln!("pagelab repro {}: experiment {i} of {n}, {name}", paper.id);
+        }
+        Box::new(TerminalProgress::new(&db, quiet))
+    };
+    let r = reproduce(paper, &options, &executor, &mut observer)?;
+    let failed: usize = r.sweeps.iter().map(|(_, s)| s.failed).sum();
+    let text = summary(&r);
+    crate::output::write_bytes(&dir.join("summary.txt"), text.as_bytes())?;
+    let json = serde_json::to_string_pretty(&serde_json::json!({
+        "paper": r.file.paper.id,
+        "title": r.file.paper.title,
+        "quick": args.quick,
+        "claims": r.verdicts,
+    }))? + "\n";
+    crate::output::write_bytes(&dir.join("verdicts.json"), json.as_bytes())?;
+    crate::output::write_bytes(&dir.join("verdicts.md"), markdown(&r).as_bytes())?;
+    if !args.no_report {
+        let title = format!("pagelab repro {}: {}", paper.id, r.file.paper.title);
+        crate::report::draw(
+            &options.db,
+            &dir.join("report.html"),
+            Some(&title),
+            args.python.as_deref(),
+        )?;
+    }
+    std::io::stdout().write_all(text.as_bytes())?;
+    if failed > 0 {
+        bail!("{failed} runs failed (their errors are in {db}: pagelab results export)");
+    }
+    Ok(())
+}

@@ -1,0 +1,152 @@
+//! `pagelab repro` end to end on the quick inputs: every paper's experiments run and
+//! every claim judged, with the verdicts that docs/repro/PAPER.md and the README report
+//! (generated from full runs by bench/repro.sh: none is written by hand); a repro run
+//! again reads its runs back and judges the same.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const PAGELAB: &str = env!("CARGO_BIN_EXE_pagelab");
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("pagelab-repro-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+/// Each claim's verdict as a quick repro of `paper` computes it.
+fn quick(paper: &str) -> (Vec<(String, String)>, String) {
+    let dir = scratch(paper);
+    let o = Command::new(PAGELAB)
+        .args([
+            "repro",
+            paper,
+            "--quick",
+            "--no-report",
+            "--quiet",
+            "--traces",
+        ])
+        .arg(repo("data/traces"))
+        .arg("-o")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let json = std::fs::read_to_string(dir.join("verdicts.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let mut out = Vec::new();
+    for c in v["claims"].as_array().unwrap() {
+        let detail = c["detail"].as_str().unwrap();
+        assert!(!detail.contains("a bug"), "{paper}: {c}");
+        let outcome = match c["outcome"].as_str().unwrap() {
+            "not-reproducible" => "not reproducible here",
+            o => o,
+        };
+        out.push((c["id"].as_str().unwrap().to_string(), outcome.to_string()));
+    }
+    (out, json)
+}
+
+/// The verdicts docs/repro/PAPER.md reports: its table between the markers.
+fn documented(paper: &str) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(repo(&format!("docs/repro/{paper}.md"))).unwrap();
+    let start = text
+        .find("<!-- verdicts -->")
+        .unwrap_or_else(|| panic!("docs/repro/{paper}.md has no verdicts table"));
+    let end = text.find("<!-- /verdicts -->").unwrap();
+    text[start..end]
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| {
+            let cells: Vec<&str> = l.split(" | ").collect();
+            (
+                cells[0]
+                    .trim_start_matches("| ")
+                    .trim_matches('`')
+                    .to_string(),
+                cells[4].to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The counts the README gives for `paper`.
+fn readme_counts(paper: &str) -> String {
+    let readme = std::fs::read_to_string(repo("README.md")).unwrap();
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with(&format!("| `pagelab repro {paper}`")))
+        .unwrap_or_else(|| panic!("the README has no row for pagelab repro {paper}"));
+    line.to_string()
+}
+
+fn check(paper: &str) {
+    let (computed, _) = quick(paper);
+    assert_eq!(computed, documented(paper), "docs/repro/{paper}.md");
+    let count = |o: &str| computed.iter().filter(|(_, v)| v == o).count();
+    let counts = format!(
+        "{} agree, {} differ, {} not reproducible",
+        count("agrees"),
+        count("differs"),
+        count("not reproducible here")
+    );
+    let row = readme_counts(paper);
+    assert!(row.contains(&counts), "README: {row}, computed: {counts}");
+}
+
+#[test]
+fn fang_verdicts_are_the_documented_ones() {
+    check("fang");
+}
+
+#[test]
+fn vrpt_verdicts_are_the_documented_ones_and_a_rerun_judges_the_same() {
+    check("vrpt");
+    let (_, first) = quick("vrpt");
+    let (_, again) = quick("vrpt");
+    assert_eq!(first, again);
+}
+
+#[test]
+fn navarro_verdicts_are_the_documented_ones() {
+    check("navarro");
+}
+
+#[test]
+fn cpo_verdicts_are_the_documented_ones() {
+    check("cpo");
+}
+
+#[test]
+fn rmm_verdicts_are_the_documented_ones() {
+    check("rmm");
+}
+
+#[test]
+fn the_papers_are_listed_and_an_unknown_one_is_named() {
+    let o = Command::new(PAGELAB)
+        .args(["repro", "list"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    let ids: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(ids, ["fang", "vrpt", "navarro", "cpo", "rmm"]);
+    let o = Command::new(PAGELAB)
+        .args(["repro", "nope"])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && e.contains("\"nope\"") && e.contains("fang, vrpt"),
+        "{e}"
+    );
+}

@@ -1,0 +1,179 @@
+//! A paper's claim file (`repro/<paper>.toml`): the paper, the experiments that
+//! reproduce it (each a sweep), and its claims, each with the section and the number
+//! it comes from, the measure pagelab computes for it and how the two are compared.
+//!
+//! ```toml
+//! [paper]
+//! id = "fang"
+//! title = "Online Superpage Promotion Revisited"
+//! cite = "Fang, Zhang, Carter, McKee and Hsieh, SIGMETRICS 2000"
+//! source = "online-superpage-promotion-revisited.md"
+//!
+//! [[experiment]]
+//! name = "microbench"
+//! about = "The §4.1 microbenchmark at 1 to 4096 references per page"
+//! sweep = { machine = "pa-risc-32", traces = ["synthetic:column-walk:iterations=1"] }
+//! quick = { traces = ["synthetic:column-walk:iterations=1:rows=256"] }
+//!
+//! [[claim]]
+//! id = "remap-asap-break-even"
+//! section = "§5.1, Figure 2b"
+//! claim = "remap+asap breaks even after sixteen references per page"
+//! paper = 16
+//! measure = "break_even.remap.asap"
+//! check = { kind = "power-of-two", within = 1 }
+//! compared = "the fewest references per page at which the run is no slower than base pages"
+//! ```
+
+use serde::Deserialize;
+use std::collections::BTreeSet;
+
+/// A claim file, as written.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaperFile {
+    pub paper: Paper,
+    #[serde(default)]
+    pub experiment: Vec<Experiment>,
+    pub claim: Vec<Claim>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Paper {
+    pub id: String,
+    pub title: String,
+    pub cite: String,
+    /// The paper's file among the papers the project is built on.
+    pub source: String,
+    /// What the reproduction runs, and what it cannot, in a paragraph.
+    pub about: String,
+}
+
+/// One experiment: a sweep into the repro's database.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Experiment {
+    pub name: String,
+    pub about: String,
+    /// A sweep file's fields. A trace named `bundled:NAME` is a bundled trace.
+    pub sweep: toml::Table,
+    /// Fields replacing the sweep's in a quick run (`--quick`): smaller inputs that
+    /// exercise the same pipeline.
+    #[serde(default)]
+    pub quick: Option<toml::Table>,
+}
+
+/// One claim.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Claim {
+    pub id: String,
+    /// Where in the paper: section, and table or figure.
+    pub section: String,
+    /// What the paper says, quoted or closely paraphrased.
+    pub claim: String,
+    /// The paper's number(s) the check compares with; absent where there is none.
+    #[serde(default)]
+    pub paper: Option<toml::Value>,
+    /// The paper's number as the paper puts it ("more than 1,000"), when that is not
+    /// the number itself.
+    #[serde(default)]
+    pub paper_text: Option<String>,
+    /// The measure (named by the paper's module) the check compares.
+    #[serde(default)]
+    pub measure: Option<String>,
+    pub check: Check,
+    /// What is compared, in a line.
+    pub compared: String,
+}
+
+/// How a measure is compared with the paper.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Check {
+    /// Within `within` powers of two of the paper's number (break-evens measured on a
+    /// grid of powers of two).
+    PowerOfTwo { within: f64 },
+    /// Within `within` (a fraction) of the paper's number: |ours / paper − 1|.
+    Relative { within: f64 },
+    /// At least `min` and at most `max` (the paper's bound or range).
+    Range {
+        #[serde(default)]
+        min: Option<f64>,
+        #[serde(default)]
+        max: Option<f64>,
+    },
+    /// Labelled values in the paper's order: every value of a group no greater than
+    /// every value of a later group (with `slack`, a fraction, allowed).
+    Order {
+        order: Vec<Vec<String>>,
+        #[serde(default)]
+        slack: f64,
+    },
+    /// The same set of names as the paper's.
+    SameSet,
+    /// Not reproducible here; `reason` says why.
+    NotReproducible { reason: String },
+}
+
+impl PaperFile {
+    /// Parse and check a claim file: unique ids and experiment names, a measure for
+    /// every check that compares one, a paper number where the check needs one.
+    pub fn parse(text: &str, origin: &str) -> Result<PaperFile, String> {
+        let file: PaperFile = toml::from_str(text)
+            .map_err(|e| format!("{origin}: {}", e.message().trim().replace('\n', " ")))?;
+        let mut ids = BTreeSet::new();
+        for c in &file.claim {
+            let fail = |m: &str| Err(format!("{origin}: claim {:?}: {m}", c.id));
+            if !ids.insert(c.id.as_str()) {
+                return fail("two claims have this id");
+            }
+            let number = c.paper.as_ref().and_then(number);
+            match &c.check {
+                Check::NotReproducible { .. } => continue,
+                Check::PowerOfTwo { .. } | Check::Relative { .. } if number.is_none() => {
+                    return fail("this check compares with the paper's number: give paper = N");
+                }
+                Check::SameSet if c.paper.as_ref().and_then(names).is_none() => {
+                    return fail("this check compares with the paper's names: give paper = [..]");
+                }
+                Check::Range {
+                    min: None,
+                    max: None,
+                } => return fail("a range needs min or max"),
+                Check::Order { order, .. } if order.len() < 2 => {
+                    return fail("an order needs two groups or more");
+                }
+                _ => {}
+            }
+            if c.measure.is_none() {
+                return fail("give the measure this check compares");
+            }
+        }
+        let mut names = BTreeSet::new();
+        for e in &file.experiment {
+            if !names.insert(e.name.as_str()) {
+                return Err(format!("{origin}: two experiments are named {:?}", e.name));
+            }
+        }
+        Ok(file)
+    }
+}
+
+/// A TOML number as f64.
+pub fn number(v: &toml::Value) -> Option<f64> {
+    match v {
+        toml::Value::Integer(i) => Some(*i as f64),
+        toml::Value::Float(f) => Some(*f),
+        _ => None,
+    }
+}
+
+/// A TOML array of strings.
+pub fn names(v: &toml::Value) -> Option<Vec<String>> {
+    v.as_array()?
+        .iter()
+        .map(|x| x.as_str().map(str::to_string))
+        .collect()
+}

@@ -1,0 +1,203 @@
+//! The CPO paper's measures (`repro/cpo.toml`): its significance rule on its own
+//! Table 1, and the benefit analysis against the simulator on the bundled traces.
+
+use crate::results::{at, Results};
+use crate::verdict::Measured;
+use crate::{put, Measures};
+use pagelab_core::analysis::benefit::{PAGE_FAULTS_PER_SECOND, TLB_MISSES_PER_SECOND};
+use serde_json::Value;
+
+/// Table 1, all small pages: page faults per second and thousands of DTLB misses per
+/// second, with the reference input and with the train input.
+const TABLE1: [(&str, [f64; 2], [f64; 2]); 15] = [
+    ("RF-CTH", [796.0, 935.0], [1205.0, 67.0]),
+    ("UMT2K", [4073.0, 291.0], [6734.0, 200.0]),
+    ("apsi", [129.0, 353.0], [7342.0, 39.0]),
+    ("sixtrack", [81.0, 7.0], [369.0, 11.0]),
+    ("fma3d", [126.0, 181.0], [32.0, 0.0]),
+    ("lucas", [3912.0, 1646.0], [4097.0, 20.0]),
+    ("ammp", [30.0, 1080.0], [115.0, 1093.0]),
+    ("equake", [129.0, 312.0], [243.0, 233.0]),
+    ("art", [18.0, 4.0], [117.0, 2.0]),
+    ("galgel", [919.0, 208.0], [2817.0, 40.0]),
+    ("mesa", [45.0, 35.0], [70.0, 28.0]),
+    ("applu", [201.0, 252.0], [764.0, 357.0]),
+    ("mgrid", [77.0, 307.0], [401.0, 194.0]),
+    ("swim", [34.0, 2877.0], [615.0, 5311.0]),
+    ("wupwise", [304.0, 179.0], [1991.0, 172.0]),
+];
+
+/// The programs of Table 1 pagelab's significance test fails, for one input.
+fn fails(train: bool) -> Measured {
+    Measured::Set(
+        TABLE1
+            .iter()
+            .filter(|(_, r, t)| {
+                let [faults, dtlb_k] = if train { *t } else { *r };
+                // The same rule as benefit::Significance::of.
+                !(dtlb_k * 1000.0 >= TLB_MISSES_PER_SECOND || faults >= PAGE_FAULTS_PER_SECOND)
+            })
+            .map(|(name, _, _)| name.to_string())
+            .collect(),
+    )
+}
+
+/// Each trace's benefit analysis.
+fn analyses(r: &Results) -> Result<Vec<(String, &Value)>, String> {
+    let traces = r.traces("benefit");
+    if traces.is_empty() {
+        return Err("no benefit analyses".into());
+    }
+    traces
+        .into_iter()
+        .map(|t| Ok((t.clone(), r.get("benefit", &t, &[])?)))
+        .collect()
+}
+
+fn rows(v: &Value) -> &[Value] {
+    v.get("rows")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// The single category with the largest predicted benefit, if any gains.
+fn best_category(v: &Value) -> Option<String> {
+    rows(v)
+        .iter()
+        .filter(|row| {
+            row.get("all").and_then(Value::as_bool) == Some(false)
+                && row
+                    .get("categories")
+                    .and_then(Value::as_array)
+                    .map(Vec::len)
+                    == Some(1)
+        })
+        .filter_map(|row| {
+            Some((
+                row["categories"][0].as_str()?,
+                row.get("benefit_cycles")?.as_f64()?,
+            ))
+        })
+        .filter(|(_, b)| *b > 0.0)
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(c, _)| c.to_string())
+}
+
+/// Ranks of `values`, ties sharing their mean rank.
+fn ranks(values: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|a, b| values[*a].total_cmp(&values[*b]));
+    let mut out = vec![0.0; values.len()];
+    let mut i = 0;
+    while i < order.len() {
+        let mut j = i;
+        while j + 1 < order.len() && values[order[j + 1]] == values[order[i]] {
+            j += 1;
+        }
+        for k in i..=j {
+            out[order[k]] = (i + j) as f64 / 2.0 + 1.0;
+        }
+        i = j + 1;
+    }
+    out
+}
+
+/// Spearman's rank correlation.
+fn spearman(x: &[f64], y: &[f64]) -> f64 {
+    let (rx, ry) = (ranks(x), ranks(y));
+    let n = x.len() as f64;
+    let mean = (n + 1.0) / 2.0;
+    let (mut cov, mut vx, mut vy) = (0.0, 0.0, 0.0);
+    for (a, b) in rx.iter().zip(&ry) {
+        cov += (a - mean) * (b - mean);
+        vx += (a - mean) * (a - mean);
+        vy += (b - mean) * (b - mean);
+    }
+    cov / (vx * vy).sqrt()
+}
+
+/// The whole footprint on 2M pages: its large pages, and its predicted benefit as a
+/// share of the estimated run time.
+fn footprint_and_gain(v: &Value) -> Result<(f64, f64), String> {
+    let row = rows(v)
+        .iter()
+        .find(|r| r.get("mapping").and_then(Value::as_str) == Some("all@2M"))
+        .ok_or("no all@2M mapping")?;
+    let seconds = at(v, &["significance", "seconds"])?;
+    // The analysis estimates the run time at 3 GHz when none is given.
+    let cycles = seconds * 3e9;
+    Ok((
+        at(row, &["large_pages"])?,
+        at(row, &["benefit_cycles"])? / cycles,
+    ))
+}
+
+pub fn measure(r: &Results) -> Measures {
+    let mut m = Measures::new();
+    m.insert("significance.fails.ref".into(), fails(false));
+    m.insert("significance.fails.train".into(), fails(true));
+    let all = analyses(r);
+    let errors = all.clone().and_then(|a| {
+        let e: Vec<f64> = a
+            .iter()
+            .filter_map(|(_, v)| v.get("validation")?.get("ranking_error")?.as_f64())
+            .collect();
+        if e.is_empty() {
+            return Err("no trace was ranked (no mapping gains)".to_string());
+        }
+        Ok(e)
+    });
+    put(
+        &mut m,
+        "ranking_error.geomean",
+        errors.clone().map(|e| {
+            // A ranking error of 0 counts as 0.01 points, so the mean is defined.
+            let logs: f64 = e.iter().map(|x| x.max(0.01).ln()).sum();
+            Measured::Number((logs / e.len() as f64).exp())
+        }),
+    );
+    put(
+        &mut m,
+        "ranking_error.most",
+        errors.map(|e| Measured::Number(e.into_iter().fold(0.0, f64::max))),
+    );
+    put(
+        &mut m,
+        "best_category.distinct",
+        all.clone().map(|a| {
+            let mut best: Vec<String> = a.iter().filter_map(|(_, v)| best_category(v)).collect();
+            best.sort();
+            best.dedup();
+            Measured::Number(best.len() as f64)
+        }),
+    );
+    put(
+        &mut m,
+        "footprint_vs_benefit.spearman",
+        all.and_then(|a| {
+            let pairs: Vec<(f64, f64)> = a
+                .iter()
+                .map(|(_, v)| footprint_and_gain(v))
+                .collect::<Result<_, _>>()?;
+            if pairs.len() < 3 {
+                return Err("fewer than three traces to correlate".to_string());
+            }
+            let (x, y): (Vec<f64>, Vec<f64>) = pairs.into_iter().unzip();
+            Ok(Measured::Number(spearman(&x, &y)))
+        }),
+    );
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spearman_is_one_for_the_same_order_and_minus_one_reversed() {
+        let x = [1.0, 2.0, 3.0, 4.0];
+        assert!((spearman(&x, &[10.0, 20.0, 30.0, 45.0]) - 1.0).abs() < 1e-12);
+        assert!((spearman(&x, &[4.0, 3.0, 2.0, 1.0]) + 1.0).abs() < 1e-12);
+        assert_eq!(ranks(&[5.0, 1.0, 5.0]), vec![2.5, 1.0, 2.5]);
+    }
+}

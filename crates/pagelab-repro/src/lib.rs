@@ -1,0 +1,91 @@
+//! `pagelab repro PAPER`: each paper pagelab is built on, its headline experiments
+//! run as sweeps and its claims judged one by one.
+//!
+//! A paper is a claim file, `repro/<paper>.toml` ([`claims`]): the experiments (sweeps
+//! into one results database) and the claims, each with the paper's section, its
+//! number, the measure pagelab computes for it and how the two compare. The paper's
+//! module computes the measures from the runs ([`results`]); [`verdict`] compares
+//! them, and [`run`] ties it together and stores the verdicts beside the runs, where
+//! `pagelab report` shows them.
+
+pub mod claims;
+mod cpo;
+mod fang;
+mod navarro;
+mod preset;
+pub mod results;
+mod rmm;
+pub mod run;
+pub mod verdict;
+mod vrpt;
+
+use std::collections::BTreeMap;
+use verdict::Measured;
+
+/// The measures a paper's module computed, by name.
+pub type Measures = BTreeMap<String, Measured>;
+
+/// A paper that can be reproduced.
+pub struct PaperDef {
+    /// As `pagelab repro` names it.
+    pub id: &'static str,
+    /// Its claim file's text.
+    pub text: &'static str,
+    /// Its measures from the runs of its experiments.
+    pub measure: fn(&results::Results) -> Measures,
+}
+
+/// Every paper, in the order `pagelab repro list` gives them.
+pub const PAPERS: [PaperDef; 5] = [
+    PaperDef {
+        id: "fang",
+        text: include_str!("../../../repro/fang.toml"),
+        measure: fang::measure,
+    },
+    PaperDef {
+        id: "vrpt",
+        text: include_str!("../../../repro/vrpt.toml"),
+        measure: vrpt::measure,
+    },
+    PaperDef {
+        id: "navarro",
+        text: include_str!("../../../repro/navarro.toml"),
+        measure: navarro::measure,
+    },
+    PaperDef {
+        id: "cpo",
+        text: include_str!("../../../repro/cpo.toml"),
+        measure: cpo::measure,
+    },
+    PaperDef {
+        id: "rmm",
+        text: include_str!("../../../repro/rmm.toml"),
+        measure: rmm::measure,
+    },
+];
+
+/// The paper `id`, or an error naming the ones there are.
+pub fn paper(id: &str) -> Result<&'static PaperDef, String> {
+    PAPERS.iter().find(|p| p.id == id).ok_or_else(|| {
+        let ids: Vec<&str> = PAPERS.iter().map(|p| p.id).collect();
+        format!("no paper {id:?} (papers: {})", ids.join(", "))
+    })
+}
+
+/// Put a measure, or why it could not be made.
+pub(crate) fn put(m: &mut Measures, name: &str, value: Result<Measured, String>) {
+    m.insert(name.to_string(), value.unwrap_or_else(Measured::Missing));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_claim_file_parses_and_names_its_paper() {
+        for p in &PAPERS {
+            let f = claims::PaperFile::parse(p.text, p.id).unwrap();
+            assert_eq!(f.paper.id, p.id);
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! Navarro et al.'s measures (`repro/navarro.toml`): reservations against base pages
+//! in the best case, on the synthetic extremes, by superpage size, under
+//! fragmentation and under memory pressure.
+
+use crate::results::{at, total_cycles, Results, Run};
+use crate::verdict::Measured;
+use crate::{put, Measures};
+use serde_json::Value;
+
+const TRANSPOSE: &str = "column-walk:iterations=1000,rows=1000,row_bytes=8000";
+const TOUCH_ONCE: &str = "column-walk:iterations=1,rows=4096,row_bytes=8192";
+const POLICY: &str = "promotion.policy";
+
+/// Data TLB misses of an Alpha run (its `dtb` level).
+fn dtb_misses(report: &Value) -> Result<f64, String> {
+    report
+        .get("levels")
+        .and_then(Value::as_array)
+        .and_then(|ls| {
+            ls.iter()
+                .find(|l| l.get("name").and_then(Value::as_str) == Some("dtb"))
+        })
+        .and_then(|l| l.get("misses"))
+        .and_then(Value::as_f64)
+        .ok_or_else(|| "the report has no dtb level".into())
+}
+
+/// Base pages against reservations of one trace with `more` overrides: (improvement
+/// in percent, share of data TLB misses removed).
+fn gain(
+    r: &Results,
+    experiment: &str,
+    trace: &str,
+    more: &[(&str, &str)],
+) -> Result<(f64, f64), String> {
+    let with = |policy| {
+        let mut o = more.to_vec();
+        o.push((POLICY, policy));
+        r.get(experiment, trace, &o)
+    };
+    let (base, sup) = (with("none")?, with("reservation")?);
+    let improvement = 100.0 * (total_cycles(base)? / total_cycles(sup)? - 1.0);
+    let reduction = 1.0 - dtb_misses(sup)? / dtb_misses(base)?.max(1.0);
+    Ok((improvement, reduction))
+}
+
+fn best_case(r: &Results) -> Result<Vec<(f64, f64)>, String> {
+    let traces = r.traces("best-case");
+    if traces.is_empty() {
+        return Err("no runs of the bundled traces".into());
+    }
+    traces
+        .iter()
+        .map(|t| gain(r, "best-case", t, &[]))
+        .collect()
+}
+
+/// Run time with every size, in the best case.
+fn all_sizes(r: &Results, trace: &str) -> Result<f64, String> {
+    let experiment = if trace == TRANSPOSE {
+        "synthetic"
+    } else {
+        "best-case"
+    };
+    total_cycles(r.get(experiment, trace, &[(POLICY, "reservation")])?)
+}
+
+/// How much longer, in percent, every size takes than the best single size, the most
+/// over the traces.
+fn sizes(r: &Results) -> Result<f64, String> {
+    let mut most = f64::NEG_INFINITY;
+    for trace in r.traces("sizes") {
+        let mut best = f64::INFINITY;
+        for run in r.runs("sizes").iter().filter(|x: &&Run| x.trace == trace) {
+            let report = run.result.as_ref().map_err(Clone::clone)?;
+            best = best.min(total_cycles(report)?);
+        }
+        most = most.max(100.0 * (all_sizes(r, &trace)? / best - 1.0));
+    }
+    if most.is_infinite() {
+        return Err("no runs with single sizes".into());
+    }
+    Ok(most)
+}
+
+/// The miss reduction with wired memory (`clustered` or not) as a share of the best
+/// case's, over the traces: the most (scattered) or the least (clustered).
+fn fragmentation(r: &Results, clustered: bool) -> Result<f64, String> {
+    let (wired, daemon) = if clustered {
+        ("true", "contiguity")
+    } else {
+        ("false", "clock")
+    };
+    let more = [("frames.wired_clustered", wired), ("paging.daemon", daemon)];
+    let mut out = if clustered {
+        f64::INFINITY
+    } else {
+        f64::NEG_INFINITY
+    };
+    for trace in r.traces("fragmentation") {
+        let best = if trace == TRANSPOSE {
+            gain(r, "synthetic", &trace, &[])?.1
+        } else {
+            gain(r, "best-case", &trace, &[])?.1
+        };
+        let share = gain(r, "fragmentation", &trace, &more)?.1 / best;
+        out = if clustered {
+            out.min(share)
+        } else {
+            out.max(share)
+        };
+    }
+    if out.is_infinite() {
+        return Err("no runs with wired memory".into());
+    }
+    Ok(out)
+}
+
+/// The contiguity daemon's extra run time over the clock's, the most over traces and
+/// limits, in percent.
+fn pressure(r: &Results) -> Result<f64, String> {
+    let mut most = f64::NEG_INFINITY;
+    for trace in r.traces("pressure") {
+        for limit in ["5M", "6M"] {
+            let at_limit = |daemon| {
+                r.get(
+                    "pressure",
+                    &trace,
+                    &[("paging.resident_limit", limit), ("paging.daemon", daemon)],
+                )
+                .and_then(total_cycles)
+            };
+            let clock = r.get(
+                "pressure",
+                &trace,
+                &[("paging.resident_limit", limit), ("paging.daemon", "clock")],
+            )?;
+            // Only where the limit pressed: the daemon reclaimed pages.
+            if at(clock, &["counts", "pages_reclaimed"]).unwrap_or(0.0) == 0.0 {
+                continue;
+            }
+            most = most.max(100.0 * (at_limit("contiguity")? / total_cycles(clock)? - 1.0));
+        }
+    }
+    if most.is_infinite() {
+        return Err("no run reclaimed pages: no trace was under pressure".into());
+    }
+    Ok(most)
+}
+
+pub fn measure(r: &Results) -> Measures {
+    let mut m = Measures::new();
+    put(
+        &mut m,
+        "coverage_bytes",
+        crate::preset::data_tlb("alpha-21264")
+            .map(|t| Measured::Number(t.l1_entries * t.base_page_bytes)),
+    );
+    let best = best_case(r);
+    put(
+        &mut m,
+        "best_case.share_reduced_95",
+        best.clone()
+            .map(|v| Measured::Share(v.iter().filter(|(_, red)| *red >= 0.95).count(), v.len())),
+    );
+    put(
+        &mut m,
+        "best_case.mean_improvement_percent",
+        best.clone()
+            .map(|v| Measured::Number(v.iter().map(|(i, _)| i).sum::<f64>() / v.len() as f64)),
+    );
+    put(
+        &mut m,
+        "best_case.least_improvement_percent",
+        best.map(|v| Measured::Number(v.iter().map(|(i, _)| *i).fold(f64::INFINITY, f64::min))),
+    );
+    put(
+        &mut m,
+        "transpose.speedup",
+        gain(r, "synthetic", TRANSPOSE, &[]).map(|(i, _)| Measured::Number(1.0 + i / 100.0)),
+    );
+    put(
+        &mut m,
+        "touch_once.improvement_percent",
+        gain(r, "synthetic", TOUCH_ONCE, &[]).map(|(i, _)| Measured::Number(i)),
+    );
+    put(
+        &mut m,
+        "sizes.all_over_best_single_percent",
+        sizes(r).map(Measured::Number),
+    );
+    put(
+        &mut m,
+        "fragmentation.scattered_share_of_best",
+        fragmentation(r, false).map(Measured::Number),
+    );
+    put(
+        &mut m,
+        "fragmentation.clustered_share_of_best",
+        fragmentation(r, true).map(Measured::Number),
+    );
+    put(
+        &mut m,
+        "pressure.contiguity_extra_percent",
+        pressure(r).map(Measured::Number),
+    );
+    m
+}

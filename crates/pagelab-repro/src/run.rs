@@ -1,0 +1,238 @@
+//! Reproducing one paper: its experiments run as sweeps into one results database
+//! (so an interrupted repro resumes), its measures computed from the runs, each claim
+//! judged, and the verdicts stored beside the runs for the report.
+
+use crate::claims::{Experiment, PaperFile};
+use crate::results::{text, Results, Run};
+use crate::verdict::{judge, Outcome, Verdict};
+use crate::PaperDef;
+use anyhow::{bail, Context, Result};
+use pagelab_core::sweep::{self, Sweep, SweepFile};
+use pagelab_sweep::{Executor, Observer, Summary};
+use rusqlite::params;
+use std::path::{Path, PathBuf};
+
+/// A trace of the claim files named `bundled:NAME`: `NAME` in the bundled traces.
+pub const BUNDLED: &str = "bundled:";
+
+/// How to reproduce.
+pub struct Options {
+    /// The results database.
+    pub db: PathBuf,
+    /// The bundled traces' folder.
+    pub traces: PathBuf,
+    /// The experiments' quick inputs.
+    pub quick: bool,
+}
+
+/// What a reproduction found.
+pub struct Reproduction {
+    pub file: PaperFile,
+    pub verdicts: Vec<Verdict>,
+    /// Each experiment's sweep summary.
+    pub sweeps: Vec<(String, Summary)>,
+}
+
+/// An experiment's sweep, with the quick inputs if asked, bundled traces found.
+pub fn experiment_sweep(paper: &str, e: &Experiment, options: &Options) -> Result<Sweep> {
+    let origin = format!("repro/{paper}.toml, experiment {:?}", e.name);
+    let mut table = e.sweep.clone();
+    if options.quick {
+        if let Some(quick) = &e.quick {
+            table.extend(quick.clone());
+        }
+    }
+    if let Some(toml::Value::Array(traces)) = table.get_mut("traces") {
+        for t in traces.iter_mut() {
+            let Some(name) = t.as_str().and_then(|s| s.strip_prefix(BUNDLED)) else {
+                continue;
+            };
+            let path = options.traces.join(name);
+            if !path.exists() {
+                bail!(
+                    "{origin}: {}: no such bundled trace (name the traces' folder with --traces)",
+                    path.display()
+                );
+            }
+            *t = toml::Value::String(path.display().to_string());
+        }
+    }
+    let file: SweepFile = toml::Value::Table(table)
+        .try_into()
+        .map_err(|e: toml::de::Error| anyhow::anyhow!("{origin}: {}", e.message().trim()))?;
+    sweep::expand(&file, &origin, Path::new(".")).map_err(anyhow::Error::msg)
+}
+
+/// A run's trace as the measures name it.
+fn short(trace: &Path) -> String {
+    if let Some(s) = sweep::synthetic(trace) {
+        return s.to_string();
+    }
+    if let Some(l) = sweep::layout(trace) {
+        return l.to_string();
+    }
+    trace.file_name().map_or_else(
+        || trace.display().to_string(),
+        |n| n.to_string_lossy().into(),
+    )
+}
+
+/// Run every experiment of `paper` the database lacks, then judge every claim.
+/// `observer` is made for each experiment (its name, and its place of how many).
+pub fn reproduce(
+    paper: &PaperDef,
+    options: &Options,
+    executor: &dyn Executor,
+    observer: &mut dyn FnMut(&str, usize, usize) -> Box<dyn Observer>,
+) -> Result<Reproduction> {
+    let origin = format!("repro/{}.toml", paper.id);
+    let file = PaperFile::parse(paper.text, &origin).map_err(anyhow::Error::msg)?;
+    // Every sweep expanded (and so checked) before the first runs.
+    let sweeps: Vec<(&Experiment, Sweep)> = file
+        .experiment
+        .iter()
+        .map(|e| Ok((e, experiment_sweep(paper.id, e, options)?)))
+        .collect::<Result<_>>()?;
+    let mut summaries = Vec::new();
+    for (i, (e, s)) in sweeps.iter().enumerate() {
+        let mut obs = observer(&e.name, i + 1, sweeps.len());
+        let summary = pagelab_sweep::run(s, &options.db, executor, obs.as_mut())?;
+        summaries.push((e.name.clone(), summary));
+    }
+    let conn = pagelab_sweep::db::open(&options.db)?;
+    let mut results = Results::default();
+    for (e, s) in &sweeps {
+        let keys = pagelab_sweep::keys(s)?;
+        let mut runs = Vec::with_capacity(keys.len());
+        for (run, key) in s.runs.iter().zip(&keys) {
+            let result = match pagelab_sweep::db::result(&conn, key)? {
+                None => Err("not in the database".to_string()),
+                Some(Err(e)) => Err(e),
+                Some(Ok(json)) => serde_json::from_str(&json).map_err(|e| e.to_string()),
+            };
+            runs.push(Run {
+                trace: short(&run.trace),
+                overrides: run
+                    .overrides
+                    .iter()
+                    .map(|(k, v)| (k.clone(), text(v)))
+                    .collect(),
+                result,
+            });
+        }
+        results.experiments.insert(e.name.clone(), runs);
+    }
+    let measures = (paper.measure)(&results);
+    let verdicts: Vec<Verdict> = file
+        .claim
+        .iter()
+        .map(|c| judge(c, c.measure.as_ref().and_then(|m| measures.get(m))))
+        .collect();
+    store(&conn, &file, &verdicts)
+        .with_context(|| format!("{}: cannot store the verdicts", options.db.display()))?;
+    Ok(Reproduction {
+        file,
+        verdicts,
+        sweeps: summaries,
+    })
+}
+
+/// The paper and its verdicts in the database (replacing the paper's earlier ones),
+/// where the report finds them.
+fn store(conn: &rusqlite::Connection, file: &PaperFile, verdicts: &[Verdict]) -> Result<()> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS papers (
+            id TEXT PRIMARY KEY, title TEXT NOT NULL, cite TEXT NOT NULL,
+            source TEXT NOT NULL, about TEXT NOT NULL, experiments TEXT NOT NULL);
+         CREATE TABLE IF NOT EXISTS claims (
+            paper TEXT NOT NULL, position INTEGER NOT NULL, id TEXT NOT NULL,
+            section TEXT NOT NULL, claim TEXT NOT NULL, paper_value TEXT NOT NULL,
+            measured TEXT NOT NULL, verdict TEXT NOT NULL, detail TEXT NOT NULL,
+            compared TEXT NOT NULL, PRIMARY KEY (paper, id));",
+    )?;
+    let p = &file.paper;
+    let experiments = serde_json::to_string(
+        &file
+            .experiment
+            .iter()
+            .map(|e| serde_json::json!({"name": e.name, "about": e.about}))
+            .collect::<Vec<_>>(),
+    )?;
+    let tx = conn.unchecked_transaction()?;
+    tx.execute(
+        "INSERT OR REPLACE INTO papers VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![p.id, p.title, p.cite, p.source, p.about, experiments],
+    )?;
+    tx.execute("DELETE FROM claims WHERE paper = ?1", [&p.id])?;
+    for (i, v) in verdicts.iter().enumerate() {
+        tx.execute(
+            "INSERT INTO claims VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                p.id,
+                i as i64,
+                v.id,
+                v.section,
+                v.claim,
+                v.paper,
+                v.measured,
+                v.outcome.name(),
+                v.detail,
+                v.compared
+            ],
+        )?;
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// The verdicts as plain text: a line per claim, then the counts.
+pub fn summary(r: &Reproduction) -> String {
+    let mut out = format!(
+        "{}: {} ({})\n",
+        r.file.paper.id, r.file.paper.title, r.file.paper.cite
+    );
+    let width = r.verdicts.iter().map(|v| v.id.len()).max().unwrap_or(0);
+    for v in &r.verdicts {
+        let ours = match v.outcome {
+            Outcome::NotReproducible => String::new(),
+            _ => format!("; pagelab {}", v.measured),
+        };
+        out += &format!(
+            "  {:<21} {:<width$}  {}: paper {}{ours}\n      {}\n",
+            v.outcome.name(),
+            v.id,
+            v.section,
+            v.paper,
+            v.detail,
+        );
+    }
+    let count = |o| r.verdicts.iter().filter(|v| v.outcome == o).count();
+    out += &format!(
+        "{} claims: {} agree, {} differ, {} not reproducible here\n",
+        r.verdicts.len(),
+        count(Outcome::Agrees),
+        count(Outcome::Differs),
+        count(Outcome::NotReproducible)
+    );
+    out
+}
+
+/// The verdicts as a Markdown table (what docs/repro's pages embed).
+pub fn markdown(r: &Reproduction) -> String {
+    let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+    let mut out = String::from(
+        "| claim | where | paper | pagelab | verdict | why |\n|---|---|---|---|---|---|\n",
+    );
+    for v in &r.verdicts {
+        out += &format!(
+            "| `{}` | {} | {} | {} | {} | {} |\n",
+            v.id,
+            cell(&v.section),
+            cell(&v.paper),
+            cell(&v.measured),
+            v.outcome.name(),
+            cell(&v.detail)
+        );
+    }
+    out
+}
