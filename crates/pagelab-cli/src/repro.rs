@@ -5,6 +5,7 @@
 //! table (`DIR/verdicts.md`) and as text (on standard output and in `DIR/summary.txt`).
 
 use anyhow::{bail, Context, Result};
+use pagelab_repro::claims::Native;
 use pagelab_repro::run::{markdown, reproduce, summary, Options};
 use pagelab_sweep::{Local, Observer, TerminalProgress};
 use std::io::Write;
@@ -28,6 +29,10 @@ pub struct ReproArgs {
     /// Runs at once. Default: the cores this process may use.
     #[arg(long, short = 'j')]
     jobs: Option<usize>,
+    /// No native measurement (the CPO paper's huge-page speedup on this machine, by
+    /// `pagelab advise`): the claims that need one are not run. `--quick` makes none.
+    #[arg(long)]
+    no_native: bool,
     /// No HTML report (it needs pagelab's Python package with matplotlib).
     #[arg(long)]
     no_report: bool,
@@ -86,6 +91,7 @@ pub fn run(args: &ReproArgs) -> Result<()> {
         db: dir.join("results.db"),
         traces: args.traces.clone().unwrap_or_else(bundled_traces),
         quick: args.quick,
+        native: !args.quick && !args.no_native,
     };
     let executor = Local { jobs: args.jobs };
     let quiet = args.quiet;
@@ -96,7 +102,33 @@ pub fn run(args: &ReproArgs) -> Result<()> {
         }
         Box::new(TerminalProgress::new(&db, quiet))
     };
-    let r = reproduce(paper, &options, &executor, &mut observer)?;
+    let mut measure = |n: &Native, path: &Path| -> Result<()> {
+        if !quiet {
+            eprintln!(
+                "pagelab repro {}: {} (native, on this machine)",
+                paper.id, n.about
+            );
+        }
+        let exe = std::env::current_exe().context("cannot find pagelab's own executable")?;
+        let o = std::process::Command::new(exe)
+            .args(&n.args)
+            .arg("--json")
+            .arg(path)
+            .arg("--quiet")
+            .stdout(std::process::Stdio::null())
+            .output()
+            .with_context(|| format!("pagelab {}", n.args.join(" ")))?;
+        if !o.status.success() {
+            let e = String::from_utf8_lossy(&o.stderr);
+            bail!(
+                "pagelab {}: {}",
+                n.args.join(" "),
+                e.trim().lines().last().unwrap_or("failed")
+            );
+        }
+        Ok(())
+    };
+    let r = reproduce(paper, &options, &executor, &mut observer, &mut measure)?;
     let failed: usize = r.sweeps.iter().map(|(_, s)| s.failed).sum();
     let text = summary(&r);
     crate::output::write_bytes(&dir.join("summary.txt"), text.as_bytes())?;
@@ -108,6 +140,7 @@ pub fn run(args: &ReproArgs) -> Result<()> {
     }))? + "\n";
     crate::output::write_bytes(&dir.join("verdicts.json"), json.as_bytes())?;
     crate::output::write_bytes(&dir.join("verdicts.md"), markdown(&r).as_bytes())?;
+    std::io::stdout().write_all(text.as_bytes())?;
     if !args.no_report {
         let title = format!("pagelab repro {}: {}", paper.id, r.file.paper.title);
         crate::report::draw(
@@ -117,7 +150,6 @@ pub fn run(args: &ReproArgs) -> Result<()> {
             args.python.as_deref(),
         )?;
     }
-    std::io::stdout().write_all(text.as_bytes())?;
     if failed > 0 {
         bail!("{failed} runs failed (their errors are in {db}: pagelab results export)");
     }

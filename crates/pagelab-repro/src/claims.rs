@@ -8,12 +8,13 @@
 //! title = "Online Superpage Promotion Revisited"
 //! cite = "Fang, Zhang, Carter, McKee and Hsieh, SIGMETRICS 2000"
 //! source = "online-superpage-promotion-revisited.md"
+//! about = "What runs, in a paragraph."
 //!
 //! [[experiment]]
-//! name = "microbench"
-//! about = "The §4.1 microbenchmark at 1 to 4096 references per page"
+//! name = "microbench-base"
+//! about = "the §4.1 microbenchmark with base pages, 1 to 4096 references per page"
 //! sweep = { machine = "pa-risc-32", traces = ["synthetic:column-walk:iterations=1"] }
-//! quick = { traces = ["synthetic:column-walk:iterations=1:rows=256"] }
+//! quick = { traces = ["synthetic:column-walk:iterations=1,rows=1024"] }
 //!
 //! [[claim]]
 //! id = "remap-asap-break-even"
@@ -35,6 +36,9 @@ pub struct PaperFile {
     pub paper: Paper,
     #[serde(default)]
     pub experiment: Vec<Experiment>,
+    /// Measurements on this machine (native runs), each a pagelab command run once.
+    #[serde(default)]
+    pub native: Vec<Native>,
     pub claim: Vec<Claim>,
 }
 
@@ -64,6 +68,16 @@ pub struct Experiment {
     pub quick: Option<toml::Table>,
 }
 
+/// A native measurement: `pagelab ARGS --json FILE` run once, its JSON kept beside
+/// the database (a repro started again reuses it).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Native {
+    pub name: String,
+    pub about: String,
+    pub args: Vec<String>,
+}
+
 /// One claim.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -84,6 +98,10 @@ pub struct Claim {
     #[serde(default)]
     pub measure: Option<String>,
     pub check: Check,
+    /// The native measurement the measure comes from: without it (`--quick`,
+    /// `--no-native`, or a run that failed) the claim is not run.
+    #[serde(default)]
+    pub needs: Option<String>,
     /// What is compared, in a line.
     pub compared: String,
 }
@@ -142,13 +160,32 @@ impl PaperFile {
                     min: None,
                     max: None,
                 } => return fail("a range needs min or max"),
-                Check::Order { order, .. } if order.len() < 2 => {
-                    return fail("an order needs two groups or more");
+                Check::Range {
+                    min: Some(lo),
+                    max: Some(hi),
+                } if lo > hi => return fail("the range's min is above its max"),
+                Check::PowerOfTwo { within } | Check::Relative { within }
+                    if !(within.is_finite() && *within >= 0.0) =>
+                {
+                    return fail("within must be a number, 0 or more");
+                }
+                Check::Order { order, slack } => {
+                    if order.len() < 2 || order.iter().any(Vec::is_empty) {
+                        return fail("an order needs two groups or more, none empty");
+                    }
+                    if !(slack.is_finite() && *slack >= 0.0) {
+                        return fail("slack must be a number, 0 or more");
+                    }
                 }
                 _ => {}
             }
             if c.measure.is_none() {
                 return fail("give the measure this check compares");
+            }
+            if let Some(n) = &c.needs {
+                if !file.native.iter().any(|x| &x.name == n) {
+                    return fail(&format!("needs {n:?}, which no [[native]] names"));
+                }
             }
         }
         let mut names = BTreeSet::new();

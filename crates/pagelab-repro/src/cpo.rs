@@ -132,10 +132,45 @@ fn footprint_and_gain(v: &Value) -> Result<(f64, f64), String> {
     ))
 }
 
+/// From `pagelab advise`'s run on this machine: the mapping predicted fastest (not all
+/// small), its measured speedup as a share of the fastest measured, and its predicted
+/// speedup over its measured one.
+fn native(r: &Results) -> Result<(f64, f64), String> {
+    let advice = r.get("native:advise-randread", "advise-randread", &[])?;
+    let mappings = advice
+        .get("mappings")
+        .and_then(Value::as_array)
+        .ok_or("the native measurement has no mappings")?;
+    let speedup = |m: &Value, k: &str| m.get(k).and_then(Value::as_f64);
+    let best = mappings
+        .iter()
+        .filter(|m| m.get("mapping").and_then(Value::as_str) != Some("all small"))
+        .filter_map(|m| Some((m, speedup(m, "predicted_speedup")?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .ok_or("no mapping has a predicted speedup")?;
+    let measured = speedup(best.0, "measured_speedup").ok_or("no measured speedup")?;
+    let fastest = mappings
+        .iter()
+        .filter_map(|m| speedup(m, "measured_speedup"))
+        .fold(f64::NEG_INFINITY, f64::max);
+    Ok((measured / fastest, best.1 / measured))
+}
+
 pub fn measure(r: &Results) -> Measures {
     let mut m = Measures::new();
     m.insert("significance.fails.ref".into(), fails(false));
     m.insert("significance.fails.train".into(), fails(true));
+    let native = native(r);
+    put(
+        &mut m,
+        "native.best_predicted_share_of_fastest",
+        native.clone().map(|(share, _)| Measured::Number(share)),
+    );
+    put(
+        &mut m,
+        "native.predicted_over_measured",
+        native.map(|(_, ratio)| Measured::Number(ratio)),
+    );
     let all = analyses(r);
     let errors = all.clone().and_then(|a| {
         let e: Vec<f64> = a
@@ -183,7 +218,11 @@ pub fn measure(r: &Results) -> Measures {
                 return Err("fewer than three traces to correlate".to_string());
             }
             let (x, y): (Vec<f64>, Vec<f64>) = pairs.into_iter().unzip();
-            Ok(Measured::Number(spearman(&x, &y)))
+            let rho = spearman(&x, &y);
+            if !rho.is_finite() {
+                return Err("every trace has the same footprint or gain: no correlation".into());
+            }
+            Ok(Measured::Number(rho))
         }),
     );
     m

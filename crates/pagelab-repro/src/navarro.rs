@@ -40,7 +40,13 @@ fn gain(
     };
     let (base, sup) = (with("none")?, with("reservation")?);
     let improvement = 100.0 * (total_cycles(base)? / total_cycles(sup)? - 1.0);
-    let reduction = 1.0 - dtb_misses(sup)? / dtb_misses(base)?.max(1.0);
+    let misses = dtb_misses(base)?;
+    if misses == 0.0 {
+        return Err(format!(
+            "{trace}: no data TLB misses with base pages to reduce"
+        ));
+    }
+    let reduction = 1.0 - dtb_misses(sup)? / misses;
     Ok((improvement, reduction))
 }
 
@@ -103,6 +109,11 @@ fn fragmentation(r: &Results, clustered: bool) -> Result<f64, String> {
         } else {
             gain(r, "best-case", &trace, &[])?.1
         };
+        if best <= 0.0 {
+            return Err(format!(
+                "{trace}: reservations remove no TLB misses in the best case"
+            ));
+        }
         let share = gain(r, "fragmentation", &trace, &more)?.1 / best;
         out = if clustered {
             out.min(share)

@@ -22,6 +22,26 @@ fn entries(result: &Value, mapping: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("the result has no {mapping}"))
 }
 
+/// A contiguity result's mapping's entries for 99% of the footprint.
+fn entries_99(result: &Value, mapping: &str) -> Result<f64, String> {
+    result
+        .get("mappings")
+        .and_then(Value::as_array)
+        .and_then(|ms| {
+            ms.iter()
+                .find(|m| m.get("name").and_then(Value::as_str) == Some(mapping))
+        })
+        .and_then(|m| m.get("curve"))
+        .and_then(Value::as_array)
+        .and_then(|c| {
+            c.iter()
+                .find(|p| p.get(0).and_then(Value::as_f64) == Some(99.0))
+        })
+        .and_then(|p| p.get(1))
+        .and_then(Value::as_f64)
+        .ok_or_else(|| format!("the result has no point at 99% for {mapping}"))
+}
+
 /// A translation comparison's row of `scheme`.
 fn scheme<'a>(result: &'a Value, scheme: &str) -> Result<&'a Value, String> {
     result
@@ -39,7 +59,7 @@ fn walk_cycles(row: &Value) -> Result<f64, String> {
     Ok(at(row, &["walk_cycles"])? + at(row, &["range_walk_cycles"])?)
 }
 
-/// `f` over every trace of `experiment`, folded by `fold` from `start`.
+/// `f` of every trace's result of `experiment`.
 fn over(
     r: &Results,
     experiment: &str,
@@ -81,6 +101,27 @@ pub fn measure(r: &Results) -> Measures {
         "pages_over_ranges.most",
         over(r, "contiguity", ratio).map(most),
     );
+    put(
+        &mut m,
+        "pages_over_ranges_99.least",
+        over(r, "contiguity", |v| {
+            Ok(entries_99(v, "4K pages")? / entries_99(v, "ideal ranges")?.max(1.0))
+        })
+        .map(least),
+    );
+    put(&mut m, "walk_overhead.mean_by_scheme", {
+        let schemes = ["4K", "THP 2M", "1G", "DS", "RMM"];
+        schemes
+            .iter()
+            .map(|s| {
+                let v = over(r, "translation", |v| {
+                    at(scheme(v, s)?, &["walk_overhead_percent"])
+                })?;
+                Ok((s.to_string(), v.iter().sum::<f64>() / v.len() as f64))
+            })
+            .collect::<Result<Vec<_>, String>>()
+            .map(Measured::Series)
+    });
     for (name, other) in [("thp", "THP 2M"), ("1g", "1G")] {
         put(
             &mut m,

@@ -2,9 +2,9 @@
 //! (so an interrupted repro resumes), its measures computed from the runs, each claim
 //! judged, and the verdicts stored beside the runs for the report.
 
-use crate::claims::{Experiment, PaperFile};
+use crate::claims::{Experiment, Native, PaperFile};
 use crate::results::{text, Results, Run};
-use crate::verdict::{judge, Outcome, Verdict};
+use crate::verdict::{judge, not_run, Outcome, Verdict};
 use crate::PaperDef;
 use anyhow::{bail, Context, Result};
 use pagelab_core::sweep::{self, Sweep, SweepFile};
@@ -23,6 +23,9 @@ pub struct Options {
     pub traces: PathBuf,
     /// The experiments' quick inputs.
     pub quick: bool,
+    /// Make the native measurements the results folder lacks (off: claims that need
+    /// one it lacks are not run).
+    pub native: bool,
 }
 
 /// What a reproduction found.
@@ -77,13 +80,22 @@ fn short(trace: &Path) -> String {
     )
 }
 
+/// Where a native measurement's JSON is kept: beside the database.
+pub fn native_file(options: &Options, native: &Native) -> PathBuf {
+    let dir = options.db.parent().unwrap_or(Path::new("."));
+    dir.join(format!("native-{}.json", native.name))
+}
+
 /// Run every experiment of `paper` the database lacks, then judge every claim.
-/// `observer` is made for each experiment (its name, and its place of how many).
+/// `observer` is made for each experiment (its name, and its place of how many);
+/// `measure` makes a native measurement, writing its JSON to the path given (whole
+/// or not at all), when `options.native` asks and the folder lacks it.
 pub fn reproduce(
     paper: &PaperDef,
     options: &Options,
     executor: &dyn Executor,
     observer: &mut dyn FnMut(&str, usize, usize) -> Box<dyn Observer>,
+    measure: &mut dyn FnMut(&Native, &Path) -> Result<()>,
 ) -> Result<Reproduction> {
     let origin = format!("repro/{}.toml", paper.id);
     let file = PaperFile::parse(paper.text, &origin).map_err(anyhow::Error::msg)?;
@@ -122,13 +134,47 @@ pub fn reproduce(
         }
         results.experiments.insert(e.name.clone(), runs);
     }
+    // Native measurements: kept from an earlier run, made now, or missing (why).
+    let mut missing: std::collections::BTreeMap<&str, String> = Default::default();
+    for n in &file.native {
+        let path = native_file(options, n);
+        if !path.exists() {
+            if !options.native {
+                let why = match options.quick {
+                    true => "not run: --quick makes no native measurement",
+                    false => "not run: --no-native",
+                };
+                missing.insert(&n.name, why.into());
+                continue;
+            }
+            if let Err(e) = measure(n, &path) {
+                missing.insert(&n.name, format!("the native measurement failed: {e:#}"));
+                continue;
+            }
+        }
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("{}: cannot read", path.display()))?;
+        let value: serde_json::Value = serde_json::from_str(&text)
+            .with_context(|| format!("{}: not the JSON of a native measurement", path.display()))?;
+        results.experiments.insert(
+            format!("native:{}", n.name),
+            vec![Run {
+                trace: n.name.clone(),
+                overrides: Default::default(),
+                result: Ok(value),
+            }],
+        );
+    }
     let measures = (paper.measure)(&results);
     let verdicts: Vec<Verdict> = file
         .claim
         .iter()
-        .map(|c| judge(c, c.measure.as_ref().and_then(|m| measures.get(m))))
+        .map(|c| match c.needs.as_deref().and_then(|n| missing.get(n)) {
+            Some(why) => not_run(c, why),
+            None => judge(c, c.measure.as_ref().and_then(|m| measures.get(m))),
+        })
         .collect();
-    store(&conn, &file, &verdicts)
+    store(&conn, &file, &verdicts, options.quick)
         .with_context(|| format!("{}: cannot store the verdicts", options.db.display()))?;
     Ok(Reproduction {
         file,
@@ -139,11 +185,17 @@ pub fn reproduce(
 
 /// The paper and its verdicts in the database (replacing the paper's earlier ones),
 /// where the report finds them.
-fn store(conn: &rusqlite::Connection, file: &PaperFile, verdicts: &[Verdict]) -> Result<()> {
+fn store(
+    conn: &rusqlite::Connection,
+    file: &PaperFile,
+    verdicts: &[Verdict],
+    quick: bool,
+) -> Result<()> {
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS papers (
             id TEXT PRIMARY KEY, title TEXT NOT NULL, cite TEXT NOT NULL,
-            source TEXT NOT NULL, about TEXT NOT NULL, experiments TEXT NOT NULL);
+            source TEXT NOT NULL, about TEXT NOT NULL, experiments TEXT NOT NULL,
+            quick INTEGER NOT NULL);
          CREATE TABLE IF NOT EXISTS claims (
             paper TEXT NOT NULL, position INTEGER NOT NULL, id TEXT NOT NULL,
             section TEXT NOT NULL, claim TEXT NOT NULL, paper_value TEXT NOT NULL,
@@ -156,12 +208,15 @@ fn store(conn: &rusqlite::Connection, file: &PaperFile, verdicts: &[Verdict]) ->
             .experiment
             .iter()
             .map(|e| serde_json::json!({"name": e.name, "about": e.about}))
+            .chain(file.native.iter().map(
+                |n| serde_json::json!({"name": format!("native:{}", n.name), "about": n.about}),
+            ))
             .collect::<Vec<_>>(),
     )?;
     let tx = conn.unchecked_transaction()?;
     tx.execute(
-        "INSERT OR REPLACE INTO papers VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![p.id, p.title, p.cite, p.source, p.about, experiments],
+        "INSERT OR REPLACE INTO papers VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![p.id, p.title, p.cite, p.source, p.about, experiments, quick],
     )?;
     tx.execute("DELETE FROM claims WHERE paper = ?1", [&p.id])?;
     for (i, v) in verdicts.iter().enumerate() {
@@ -194,7 +249,7 @@ pub fn summary(r: &Reproduction) -> String {
     let width = r.verdicts.iter().map(|v| v.id.len()).max().unwrap_or(0);
     for v in &r.verdicts {
         let ours = match v.outcome {
-            Outcome::NotReproducible => String::new(),
+            Outcome::NotReproducible | Outcome::NotRun => String::new(),
             _ => format!("; pagelab {}", v.measured),
         };
         out += &format!(
@@ -208,12 +263,16 @@ pub fn summary(r: &Reproduction) -> String {
     }
     let count = |o| r.verdicts.iter().filter(|v| v.outcome == o).count();
     out += &format!(
-        "{} claims: {} agree, {} differ, {} not reproducible here\n",
+        "{} claims: {} agree, {} differ, {} not reproducible here",
         r.verdicts.len(),
         count(Outcome::Agrees),
         count(Outcome::Differs),
         count(Outcome::NotReproducible)
     );
+    match count(Outcome::NotRun) {
+        0 => out += "\n",
+        n => out += &format!(", {n} not run\n"),
+    }
     out
 }
 

@@ -27,6 +27,8 @@ pub enum Outcome {
     Agrees,
     Differs,
     NotReproducible,
+    /// Its native measurement was not made this time.
+    NotRun,
 }
 
 impl Outcome {
@@ -35,6 +37,7 @@ impl Outcome {
             Outcome::Agrees => "agrees",
             Outcome::Differs => "differs",
             Outcome::NotReproducible => "not reproducible here",
+            Outcome::NotRun => "not run",
         }
     }
 }
@@ -121,6 +124,20 @@ fn paper_display(claim: &Claim) -> String {
     }
 }
 
+/// The claim not judged this time: its native measurement was not made (`why`).
+pub fn not_run(claim: &Claim, why: &str) -> Verdict {
+    Verdict {
+        id: claim.id.clone(),
+        section: claim.section.clone(),
+        claim: claim.claim.clone(),
+        paper: paper_display(claim),
+        measured: String::new(),
+        outcome: Outcome::NotRun,
+        detail: why.to_string(),
+        compared: claim.compared.clone(),
+    }
+}
+
 /// The verdict on `claim` given its measure (None when the measure was not computed:
 /// a bug in the paper's module, said as such).
 pub fn judge(claim: &Claim, measured: Option<&Measured>) -> Verdict {
@@ -160,8 +177,19 @@ pub fn judge(claim: &Claim, measured: Option<&Measured>) -> Verdict {
 fn compare(check: &Check, p: Option<&toml::Value>, m: &Measured) -> (bool, String) {
     let pn = p.and_then(number);
     if let Measured::Share(k, n) = m {
-        let fraction = Measured::Number(*k as f64 / (*n).max(1) as f64);
+        if *n == 0 {
+            return (false, "no cases to count".into());
+        }
+        let fraction = Measured::Number(*k as f64 / *n as f64);
         return compare(check, p, &fraction);
+    }
+    if let Measured::Number(x) = m {
+        if !x.is_finite() {
+            return (
+                false,
+                format!("the measure is {x}: not a number to compare"),
+            );
+        }
     }
     match (check, m) {
         (_, Measured::Missing(why)) => (false, why.clone()),
@@ -243,7 +271,14 @@ fn or_none(v: &[String]) -> String {
 /// Every value of a group no greater than every value of each later group (times
 /// 1 + slack); the pairs out of order are named.
 fn order_check(order: &[Vec<String>], slack: f64, series: &[(String, f64)]) -> (bool, String) {
-    let value = |name: &str| series.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
+    // A value that is not a finite number counts as not measured.
+    let value = |name: &str| {
+        series
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| *v)
+            .filter(|v| v.is_finite())
+    };
     let mut unknown = Vec::new();
     let mut wrong = Vec::new();
     for (i, early) in order.iter().enumerate() {

@@ -48,18 +48,23 @@ pub fn open(path: &Path) -> Result<Connection> {
         })
         .and_then(|()| {
             // A database of simulations only, from before analyses: the column added.
-            let has: i64 = db.query_row(
-                "SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name = 'analysis'",
-                [],
-                |r| r.get(0),
-            )?;
-            if has == 0 {
+            if !has_analysis_column(&db)? {
                 db.execute_batch("ALTER TABLE runs ADD COLUMN analysis TEXT NOT NULL DEFAULT ''")?;
             }
             Ok(())
         })
         .with_context(|| format!("{}: not a pagelab results database", path.display()))?;
     Ok(db)
+}
+
+/// Whether the runs table has the analysis column (added after the first databases).
+pub fn has_analysis_column(db: &Connection) -> rusqlite::Result<bool> {
+    let n: i64 = db.query_row(
+        "SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name = 'analysis'",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(n > 0)
 }
 
 /// Open an existing results database to read it: read-only, so an export or a report

@@ -36,10 +36,15 @@ pub struct Table {
 /// report, as JSON).
 pub fn table(path: &Path, whole: bool) -> Result<Table> {
     let conn = crate::db::open_existing(path)?;
-    let mut stmt = conn.prepare(
-        "SELECT key, trace, version, status, error, seconds, overrides, report, config, analysis
-         FROM runs ORDER BY trace, analysis, overrides",
-    )?;
+    // A database from before analyses has no analysis column: its runs simulate.
+    let analysis = match crate::db::has_analysis_column(&conn)? {
+        true => "analysis",
+        false => "'' AS analysis",
+    };
+    let mut stmt = conn.prepare(&format!(
+        "SELECT key, trace, version, status, error, seconds, overrides, report, config, {analysis}
+         FROM runs ORDER BY trace, 10, overrides"
+    ))?;
     let raw: Vec<[Value; 10]> = stmt
         .query_map([], |r| {
             let text = |i| -> rusqlite::Result<Value> {
@@ -226,4 +231,34 @@ pub fn parquet(t: &Table) -> Result<Vec<u8>> {
     group.close()?;
     writer.close()?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_database_from_before_analyses_reads_as_simulations() {
+        // The runs table as the first databases made it: no analysis column.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE runs (key TEXT PRIMARY KEY, trace TEXT NOT NULL, trace_id TEXT NOT NULL,
+                overrides TEXT NOT NULL, config TEXT NOT NULL, version TEXT NOT NULL,
+                status TEXT NOT NULL, error TEXT, report TEXT, seconds REAL NOT NULL);
+             INSERT INTO runs VALUES ('k', 'xz.plt', 'id', '{}', '', 'v', 'ok', NULL,
+                '{\"counts\": {\"references\": 7}}', 0.5);",
+        )
+        .unwrap();
+        drop(conn);
+        let t = table(&path, false).unwrap();
+        let at = |name: &str| t.columns.iter().position(|c| c == name).unwrap();
+        assert_eq!(t.rows[0][at("analysis")], Value::from("simulate"));
+        assert_eq!(t.rows[0][at("references")], Value::from(7));
+        // Opening it to write adds the column.
+        crate::db::open(&path).unwrap();
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        assert!(crate::db::has_analysis_column(&conn).unwrap());
+    }
 }

@@ -3,7 +3,7 @@
 //! standard input (`{"index", "trace", "config", "analysis"}`, the configuration as normalised
 //! TOML) and reads one JSON line per finished run from its standard output
 //! (`{"index", "report" | "error", "references", "seconds"}`). Each task calls the same
-//! [`crate::simulate`] as the local executor, through the Python bindings. Traces are
+//! [`crate::run_one`] as the local executor, through the Python bindings. Traces are
 //! reached by path: the cluster's nodes must see them where this machine does.
 
 use crate::{Executor, Job, Outcome};

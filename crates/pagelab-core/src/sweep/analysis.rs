@@ -87,11 +87,19 @@ impl Analysis {
             format!("analysis: {m} (kinds: {})", Analysis::NAMES.join(", "))
         })?;
         if let Analysis::Benefit {
-            seconds: Some(s), ..
+            seconds,
+            page_sizes,
+            ..
         } = &analysis
         {
-            if !(s.is_finite() && *s > 0.0) {
-                return Err(format!("analysis.seconds {s}: not a run time"));
+            if let Some(s) = seconds {
+                if !(s.is_finite() && *s > 0.0) {
+                    return Err(format!("analysis.seconds {s}: not a run time"));
+                }
+            }
+            for s in page_sizes {
+                crate::PageSize::parse(s)
+                    .map_err(|e| format!("analysis.page_sizes: {s:?}: {e}"))?;
             }
         }
         Ok(analysis)

@@ -44,7 +44,7 @@ figure { margin: 1.5em 0; } figure img { max-width: 100%; border: 1px solid #eee
 figcaption { font-size: 0.9em; color: #444; max-width: 60em; }
 .note { color: #666; font-size: 0.9em; }
 table.claims td { text-align: left; vertical-align: top; }
-td.agrees { background: #e6f4e6; } td.differs { background: #fbe9e7; } td.not-reproducible { background: #eee; }
+td.agrees { background: #e6f4e6; } td.differs { background: #fbe9e7; } td.not-reproducible, td.not-run { background: #eee; }
 """
 
 
@@ -304,21 +304,25 @@ def _claims(db: str) -> List[str]:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if not {"papers", "claims"} <= tables:
             return []
-        papers = conn.execute("SELECT id, title, cite, source, about, experiments FROM papers ORDER BY id").fetchall()
+        papers = conn.execute("SELECT id, title, cite, source, about, experiments, quick FROM papers ORDER BY id").fetchall()
         parts = []
-        for pid, title, cite, source, about, experiments in papers:
+        for pid, title, cite, source, about, experiments, quick in papers:
             claims = conn.execute(
                 "SELECT id, section, claim, paper_value, measured, verdict, detail, compared FROM claims "
                 "WHERE paper = ? ORDER BY position", (pid,)).fetchall()
-            counts = {v: sum(1 for c in claims if c[5] == v) for v in ("agrees", "differs", "not reproducible here")}
+            counts = {v: sum(1 for c in claims if c[5] == v)
+                      for v in ("agrees", "differs", "not reproducible here", "not run")}
             parts.append(f"<h2>{esc(title)}</h2><p>{esc(cite)} (<code>{esc(source)}</code>). {esc(about)}</p>")
             runs = "".join(f"<li><code>{esc(e['name'])}</code>: {esc(e['about'])}</li>" for e in json.loads(experiments))
             parts.append(f"<p>Experiments, each a sweep in this database:</p><ul>{runs}</ul>")
+            not_run = f", {counts['not run']} not run" if counts["not run"] else ""
+            if quick:
+                parts.append('<p class="note">These verdicts come from the quick inputs (--quick).</p>')
             parts.append(f"<p>{len(claims)} claims: {counts['agrees']} agree, {counts['differs']} differ, "
-                         f"{counts['not reproducible here']} not reproducible here.</p>")
+                         f"{counts['not reproducible here']} not reproducible here{not_run}.</p>")
             rows = []
             for cid, section, claim, paper, ours, verdict, detail, compared in claims:
-                css = verdict.split(" ")[0] if verdict != "not reproducible here" else "not-reproducible"
+                css = {"not reproducible here": "not-reproducible", "not run": "not-run"}.get(verdict, verdict)
                 rows.append(
                     f"<tr><td><code>{esc(cid)}</code><br>{esc(section)}</td><td>{esc(claim)}</td>"
                     f"<td>{esc(paper)}</td><td>{esc(ours)}</td><td class=\"{css}\">{esc(verdict)}</td>"
