@@ -6,7 +6,7 @@
 
 use anyhow::{bail, Context, Result};
 use pagelab_repro::claims::Native;
-use pagelab_repro::run::{markdown, reproduce, summary, Options};
+use pagelab_repro::run::{reproduce, summary, Options};
 use pagelab_sweep::{Local, Observer, TerminalProgress};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -91,7 +91,11 @@ pub fn run(args: &ReproArgs) -> Result<()> {
         db: dir.join("results.db"),
         traces: args.traces.clone().unwrap_or_else(bundled_traces),
         quick: args.quick,
-        native: !args.quick && !args.no_native,
+        no_native: match (args.quick, args.no_native) {
+            (true, _) => Some("not run: --quick makes no native measurement".into()),
+            (_, true) => Some("not run: --no-native".into()),
+            _ => None,
+        },
     };
     let executor = Local { jobs: args.jobs };
     let quiet = args.quiet;
@@ -130,16 +134,8 @@ pub fn run(args: &ReproArgs) -> Result<()> {
     };
     let r = reproduce(paper, &options, &executor, &mut observer, &mut measure)?;
     let failed: usize = r.sweeps.iter().map(|(_, s)| s.failed).sum();
+    pagelab_repro::run::write(&dir, &r, args.quick)?;
     let text = summary(&r);
-    crate::output::write_bytes(&dir.join("summary.txt"), text.as_bytes())?;
-    let json = serde_json::to_string_pretty(&serde_json::json!({
-        "paper": r.file.paper.id,
-        "title": r.file.paper.title,
-        "quick": args.quick,
-        "claims": r.verdicts,
-    }))? + "\n";
-    crate::output::write_bytes(&dir.join("verdicts.json"), json.as_bytes())?;
-    crate::output::write_bytes(&dir.join("verdicts.md"), markdown(&r).as_bytes())?;
     std::io::stdout().write_all(text.as_bytes())?;
     if !args.no_report {
         let title = format!("pagelab repro {}: {}", paper.id, r.file.paper.title);

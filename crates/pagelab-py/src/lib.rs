@@ -16,6 +16,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 mod machine;
+mod repro;
 mod sweep;
 
 /// Why a call failed, before it becomes a Python exception.
@@ -411,6 +412,8 @@ fn _pagelab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep::sweep_run, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::results_table, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::export_results, m)?)?;
+    m.add_function(wrap_pyfunction!(repro::repro, m)?)?;
+    m.add_function(wrap_pyfunction!(repro::repro_papers, m)?)?;
     m.add("PRESETS", pagelab_core::presets::names())?;
     Ok(())
 }

@@ -23,9 +23,9 @@ pub struct Options {
     pub traces: PathBuf,
     /// The experiments' quick inputs.
     pub quick: bool,
-    /// Make the native measurements the results folder lacks (off: claims that need
-    /// one it lacks are not run).
-    pub native: bool,
+    /// None: make the native measurements the results folder lacks; else why none is
+    /// made (the claims that need one it lacks are not run, saying so).
+    pub no_native: Option<String>,
 }
 
 /// What a reproduction found.
@@ -139,12 +139,8 @@ pub fn reproduce(
     for n in &file.native {
         let path = native_file(options, n);
         if !path.exists() {
-            if !options.native {
-                let why = match options.quick {
-                    true => "not run: --quick makes no native measurement",
-                    false => "not run: --no-native",
-                };
-                missing.insert(&n.name, why.into());
+            if let Some(why) = &options.no_native {
+                missing.insert(&n.name, why.clone());
                 continue;
             }
             if let Err(e) = measure(n, &path) {
@@ -294,4 +290,31 @@ pub fn markdown(r: &Reproduction) -> String {
         );
     }
     out
+}
+
+/// Write `summary.txt`, `verdicts.json` and `verdicts.md` into `dir`, each whole or not
+/// at all (a temporary file renamed over it).
+pub fn write(dir: &Path, r: &Reproduction, quick: bool) -> Result<()> {
+    let json = serde_json::to_string_pretty(&serde_json::json!({
+        "paper": r.file.paper.id,
+        "title": r.file.paper.title,
+        "cite": r.file.paper.cite,
+        "quick": quick,
+        "claims": r.verdicts,
+    }))? + "\n";
+    for (name, text) in [
+        ("summary.txt", summary(r)),
+        ("verdicts.json", json),
+        ("verdicts.md", markdown(r)),
+    ] {
+        let path = dir.join(name);
+        let tmp = dir.join(format!(".{name}.partial"));
+        std::fs::write(&tmp, text)
+            .and_then(|()| std::fs::rename(&tmp, &path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                anyhow::anyhow!("{}: cannot write: {e}", path.display())
+            })?;
+    }
+    Ok(())
 }

@@ -49,6 +49,9 @@ __all__ = [
     "SweepSummary",
     "results",
     "export_results",
+    "repro",
+    "repro_papers",
+    "Reproduction",
     "default_config",
     "default_config_toml",
     "to_toml",
@@ -346,3 +349,4 @@ from .benefit import Benefit, benefit  # noqa: E402
 from .sweep import SweepSummary, export_results, results, sweep  # noqa: E402
 from .trace import Trace  # noqa: E402
 from .report import report  # noqa: E402
+from .repro import Reproduction, repro, repro_papers  # noqa: E402

@@ -1,0 +1,82 @@
+"""The papers pagelab is built on, reproduced: each paper's headline experiments run as
+sweeps into one results database, and each claim judged against the paper's number;
+the same engine as ``pagelab repro``::
+
+    import pagelab
+    [p["id"] for p in pagelab.repro_papers()]       # fang, vrpt, navarro, cpo, rmm
+    r = pagelab.repro("vrpt", "/tmp/vrpt")            # results.db, verdicts, report.html
+    r.to_frame()                                      # a row per claim (pandas)
+
+Run again into the same folder, a repro runs only what its database lacks. The native
+measurements (the CPO paper's speedup on this machine, by ``pagelab advise``) are the
+command line's: from Python their claims are "not run".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Union
+
+from . import _pagelab
+from ._frames import pandas
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: The bundled traces, beside the package in the repository.
+_TRACES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "data", "traces")
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """A paper reproduced: its claims with their verdicts, and where the results are."""
+
+    paper: str
+    title: str
+    #: One dict per claim: id, section, claim, paper, measured, outcome ("agrees",
+    #: "differs", "not-reproducible", "not-run"), detail, compared.
+    claims: List[Dict[str, Any]]
+    #: The folder: results.db, verdicts.json, verdicts.md, summary.txt, report.html.
+    output: str
+    quick: bool
+
+    def counts(self) -> Dict[str, int]:
+        """Claims by outcome."""
+        out: Dict[str, int] = {}
+        for c in self.claims:
+            out[c["outcome"]] = out.get(c["outcome"], 0) + 1
+        return out
+
+    def to_frame(self):
+        """The claims as a pandas DataFrame, a row per claim."""
+        return pandas("Reproduction.to_frame").DataFrame(self.claims)
+
+
+def repro_papers() -> List[Dict[str, Any]]:
+    """The papers ``repro`` takes: id, title, cite, and counts of claims and experiments."""
+    return list(json.loads(_pagelab.repro_papers()))
+
+
+def repro(paper: str, output: PathLike, *, quick: bool = False, jobs: Optional[int] = None,
+          traces: Optional[PathLike] = None, report: bool = True, quiet: bool = True) -> Reproduction:
+    """Reproduce ``paper`` (one of ``repro_papers()``) into the folder ``output``: its
+    experiments on the local cores (``jobs`` at once; default every core), each claim
+    judged, the verdicts written and, with ``report``, ``output/report.html`` drawn
+    (needs matplotlib). ``quick`` runs the smaller inputs; ``traces`` is the bundled
+    traces' folder (default: the repository's ``data/traces``).
+
+    Raises:
+        ValueError: an unknown paper, a missing trace, or a database that cannot be written.
+    """
+    output = os.fspath(output)
+    folder = os.fspath(traces) if traces is not None else os.path.normpath(_TRACES)
+    text = _pagelab.repro(paper, output, folder, quick=quick, jobs=jobs, quiet=quiet)
+    v = json.loads(text)
+    if report:
+        from .report import report as draw
+
+        draw(os.path.join(output, "results.db"), os.path.join(output, "report.html"),
+             title=f"pagelab repro {paper}: {v['title']}")
+    return Reproduction(paper=v["paper"], title=v["title"], claims=list(v["claims"]), output=output,
+                        quick=bool(v["quick"]))

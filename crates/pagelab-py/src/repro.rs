@@ -1,0 +1,78 @@
+//! `pagelab repro` from Python: the same engine (`pagelab_repro`), its experiments on
+//! the local cores; the native measurements are the command line's.
+
+use crate::{detached, Failure, Output};
+use pagelab_repro::run::{reproduce, Options};
+use pagelab_sweep::{Local, Observer, TerminalProgress};
+use pyo3::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// The papers: JSON text, a list of {id, title, cite, claims, experiments}.
+#[pyfunction]
+pub fn repro_papers() -> PyResult<String> {
+    let mut out = Vec::new();
+    for p in &pagelab_repro::PAPERS {
+        let f = pagelab_repro::claims::PaperFile::parse(p.text, p.id)
+            .map_err(pyo3::exceptions::PyRuntimeError::new_err)?;
+        out.push(serde_json::json!({
+            "id": p.id,
+            "title": f.paper.title,
+            "cite": f.paper.cite,
+            "claims": f.claim.len(),
+            "experiments": f.experiment.len(),
+        }));
+    }
+    Ok(serde_json::Value::Array(out).to_string())
+}
+
+/// Reproduce `paper` into the folder `output` (made if missing): its experiments as
+/// sweeps into `output/results.db`, every claim judged, the verdicts written
+/// (verdicts.json, verdicts.md, summary.txt). `traces` is the bundled traces' folder.
+/// Returns verdicts.json's text.
+#[pyfunction]
+#[pyo3(signature = (paper, output, traces, quick = false, jobs = None, quiet = false))]
+pub fn repro(
+    py: Python<'_>,
+    paper: &str,
+    output: PathBuf,
+    traces: PathBuf,
+    quick: bool,
+    jobs: Option<usize>,
+    quiet: bool,
+) -> PyResult<String> {
+    let def = pagelab_repro::paper(paper).map_err(pyo3::exceptions::PyValueError::new_err)?;
+    if jobs == Some(0) {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "jobs must be at least 1",
+        ));
+    }
+    detached(py, || {
+        let input = |e: anyhow::Error| Failure::Input(format!("{e:#}"));
+        std::fs::create_dir_all(&output)
+            .map_err(|e| Failure::Input(format!("{}: cannot make: {e}", output.display())))?;
+        let options = Options {
+            db: output.join("results.db"),
+            traces,
+            quick,
+            no_native: Some(
+                "not run: native measurements are made by the command line (pagelab repro)".into(),
+            ),
+        };
+        let db = options.db.display().to_string();
+        let mut observer = |_: &str, _: usize, _: usize| -> Box<dyn Observer> {
+            Box::new(TerminalProgress::new(&db, quiet))
+        };
+        let mut native = |_: &pagelab_repro::claims::Native, _: &Path| -> anyhow::Result<()> {
+            anyhow::bail!("native measurements are made by the command line")
+        };
+        let r =
+            reproduce(def, &options, &Local { jobs }, &mut observer, &mut native).map_err(input)?;
+        pagelab_repro::run::write(&output, &r, quick).map_err(input)?;
+        let json = std::fs::read_to_string(output.join("verdicts.json"))
+            .map_err(|e| Failure::Input(format!("{}: {e}", output.display())))?;
+        Ok(Output {
+            json,
+            warning: None,
+        })
+    })
+}
