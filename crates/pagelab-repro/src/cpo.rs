@@ -1,7 +1,7 @@
 //! The CPO paper's measures (`repro/cpo.toml`): its significance rule on its own
 //! Table 1, and the benefit analysis against the simulator on the bundled traces.
 
-use crate::results::{at, Results};
+use crate::results::{at, named, Results};
 use crate::verdict::Measured;
 use crate::{put, Measures};
 use pagelab_core::analysis::benefit::{PAGE_FAULTS_PER_SECOND, TLB_MISSES_PER_SECOND};
@@ -119,10 +119,7 @@ fn spearman(x: &[f64], y: &[f64]) -> f64 {
 /// The whole footprint on 2M pages: its large pages, and its predicted benefit as a
 /// share of the estimated run time.
 fn footprint_and_gain(v: &Value) -> Result<(f64, f64), String> {
-    let row = rows(v)
-        .iter()
-        .find(|r| r.get("mapping").and_then(Value::as_str) == Some("all@2M"))
-        .ok_or("no all@2M mapping")?;
+    let row = named(v, "rows", "mapping", "all@2M")?;
     let seconds = at(v, &["significance", "seconds"])?;
     // The analysis estimates the run time at 3 GHz when none is given.
     let cycles = seconds * 3e9;

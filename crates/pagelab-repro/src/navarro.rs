@@ -2,7 +2,7 @@
 //! in the best case, on the synthetic extremes, by superpage size, under
 //! fragmentation and under memory pressure.
 
-use crate::results::{at, total_cycles, Results, Run};
+use crate::results::{at, named, total_cycles, Results, Run};
 use crate::verdict::Measured;
 use crate::{put, Measures};
 use serde_json::Value;
@@ -13,16 +13,7 @@ const POLICY: &str = "promotion.policy";
 
 /// Data TLB misses of an Alpha run (its `dtb` level).
 fn dtb_misses(report: &Value) -> Result<f64, String> {
-    report
-        .get("levels")
-        .and_then(Value::as_array)
-        .and_then(|ls| {
-            ls.iter()
-                .find(|l| l.get("name").and_then(Value::as_str) == Some("dtb"))
-        })
-        .and_then(|l| l.get("misses"))
-        .and_then(Value::as_f64)
-        .ok_or_else(|| "the report has no dtb level".into())
+    at(named(report, "levels", "name", "dtb")?, &["misses"])
 }
 
 /// Base pages against reservations of one trace with `more` overrides: (improvement

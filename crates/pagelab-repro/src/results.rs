@@ -92,6 +92,19 @@ pub fn at(v: &Value, path: &[&str]) -> Result<f64, String> {
         .ok_or_else(|| format!("the result has no number at {}", path.join(".")))
 }
 
+/// The element of the array `v[list]` whose `key` is `name` (a report's level, a
+/// comparison's scheme, an analysis's mapping).
+pub fn named<'a>(v: &'a Value, list: &str, key: &str, name: &str) -> Result<&'a Value, String> {
+    v.get(list)
+        .and_then(Value::as_array)
+        .and_then(|items| {
+            items
+                .iter()
+                .find(|x| x.get(key).and_then(Value::as_str) == Some(name))
+        })
+        .ok_or_else(|| format!("the result's {list} have no {name}"))
+}
+
 /// A simulation's total cycles: every component of its report's `cycles`.
 pub fn total_cycles(report: &Value) -> Result<f64, String> {
     let cycles = report

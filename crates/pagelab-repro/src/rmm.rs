@@ -2,7 +2,7 @@
 //! overhead of the five schemes, Skylake's TLB reach and sizes, and the range table's
 //! node geometry.
 
-use crate::results::{at, Results};
+use crate::results::{at, named, Results};
 use crate::verdict::Measured;
 use crate::{put, Measures};
 use pagelab_core::range::table::{NODE_LINES, NODE_RANGES};
@@ -10,28 +10,13 @@ use serde_json::Value;
 
 /// A contiguity result's mapping's entries for the whole footprint.
 fn entries(result: &Value, mapping: &str) -> Result<f64, String> {
-    result
-        .get("mappings")
-        .and_then(Value::as_array)
-        .and_then(|ms| {
-            ms.iter()
-                .find(|m| m.get("name").and_then(Value::as_str) == Some(mapping))
-        })
-        .and_then(|m| m.get("entries"))
-        .and_then(Value::as_f64)
-        .ok_or_else(|| format!("the result has no {mapping}"))
+    at(named(result, "mappings", "name", mapping)?, &["entries"])
 }
 
 /// A contiguity result's mapping's entries for 99% of the footprint.
 fn entries_99(result: &Value, mapping: &str) -> Result<f64, String> {
-    result
-        .get("mappings")
-        .and_then(Value::as_array)
-        .and_then(|ms| {
-            ms.iter()
-                .find(|m| m.get("name").and_then(Value::as_str) == Some(mapping))
-        })
-        .and_then(|m| m.get("curve"))
+    named(result, "mappings", "name", mapping)?
+        .get("curve")
         .and_then(Value::as_array)
         .and_then(|c| {
             c.iter()
@@ -44,14 +29,7 @@ fn entries_99(result: &Value, mapping: &str) -> Result<f64, String> {
 
 /// A translation comparison's row of `scheme`.
 fn scheme<'a>(result: &'a Value, scheme: &str) -> Result<&'a Value, String> {
-    result
-        .get("schemes")
-        .and_then(Value::as_array)
-        .and_then(|rows| {
-            rows.iter()
-                .find(|r| r.get("scheme").and_then(Value::as_str) == Some(scheme))
-        })
-        .ok_or_else(|| format!("the comparison has no {scheme} scheme"))
+    named(result, "schemes", "scheme", scheme)
 }
 
 /// Page- and range-walk cycles of a scheme.
