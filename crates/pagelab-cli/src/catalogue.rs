@@ -73,15 +73,7 @@ pub fn folder() -> Option<PathBuf> {
             .filter(|d| has(d))
             .and_then(|d| d.canonicalize().ok());
     }
-    let mut candidates = Vec::new();
-    if let Ok(exe) = std::env::current_exe() {
-        // target/release/pagelab -> the repository
-        if let Some(repo) = exe.parent().and_then(Path::parent).and_then(Path::parent) {
-            candidates.push(repo.join("workloads"));
-        }
-    }
-    candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads"));
-    candidates
+    crate::repository::candidates("workloads")
         .into_iter()
         .find(|d| has(d))
         .and_then(|d| d.canonicalize().ok())

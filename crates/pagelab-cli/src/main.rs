@@ -13,6 +13,7 @@ mod progress;
 mod python;
 mod record;
 mod report;
+mod repository;
 mod repro;
 mod results;
 mod reuse;

@@ -45,18 +45,12 @@ pub struct ReproArgs {
     quiet: bool,
 }
 
-/// The bundled traces: next to this binary's `target/` (the repository), else
-/// `data/traces` here.
+/// The bundled traces: the repository's `data/traces`, else `data/traces` here.
 fn bundled_traces() -> PathBuf {
-    if let Ok(exe) = std::env::current_exe() {
-        if let Some(repo) = exe.parent().and_then(Path::parent).and_then(Path::parent) {
-            let dir = repo.join("data/traces");
-            if dir.is_dir() {
-                return dir;
-            }
-        }
-    }
-    PathBuf::from("data/traces")
+    crate::repository::candidates("data/traces")
+        .into_iter()
+        .find(|d| d.is_dir())
+        .unwrap_or_else(|| PathBuf::from("data/traces"))
 }
 
 fn list() -> Result<()> {
