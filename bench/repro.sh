@@ -29,13 +29,13 @@ def splice(path, start, end, body):
     i, j = text.index(start) + len(start), text.index(end)
     open(path, "w").write(text[:i] + "\n" + body + text[j:])
 splice(f"docs/repro/{paper}.md", "<!-- verdicts -->", "<!-- /verdicts -->", open(table).read())
-claims = json.load(open(verdicts))["claims"]
-n = {o: sum(1 for c in claims if c["outcome"] == o) for o in ("agrees", "differs", "not-reproducible")}
+n = json.load(open(verdicts))["counts"]
 text = open("README.md").read()
 # The row keeps its paper cell; the time and the counts are this run's.
 pattern = rf"^(\| `pagelab repro {paper}` \| [^|]+ \| ).*$"
-row = (rf"\g<1>{secs} s | {n['agrees']} agree, {n['differs']} differ, "
-       f"{n['not-reproducible']} not reproducible | [docs/repro/{paper}.md](docs/repro/{paper}.md) |")
+checks = (f"{n['input_checks_agree']} of {n['input_checks']} agree" if n["input_checks"] else "none")
+row = (rf"\g<1>{secs} s | {n['measured_agree']} agree, {n['measured_differ']} differ | {checks} | "
+       f"{n['not_reproducible']} | [docs/repro/{paper}.md](docs/repro/{paper}.md) |")
 text, count = re.subn(pattern, row, text, flags=re.M)
 assert count == 1, f"README.md: no row for pagelab repro {paper}"
 open("README.md", "w").write(text)

@@ -150,6 +150,7 @@ pub fn run(args: &BenefitArgs) -> Result<()> {
         let v = simulate::validate(
             &result,
             &config,
+            &options.rules,
             || trace::open(&args.trace, format),
             &args.trace,
             |mapping, refs, position| {

@@ -20,8 +20,11 @@ fn scratch(name: &str) -> PathBuf {
     d.join(name)
 }
 
+/// A claim as the tables give it: id, class, verdict.
+type Row = (String, String, String);
+
 /// Each claim's verdict as a quick repro of `paper` computes it.
-fn quick(paper: &str) -> (Vec<(String, String)>, String) {
+fn quick(paper: &str) -> (Vec<Row>, String) {
     let dir = scratch(paper);
     let o = Command::new(PAGELAB)
         .args([
@@ -49,13 +52,23 @@ fn quick(paper: &str) -> (Vec<(String, String)>, String) {
             "not-run" => "not run",
             o => o,
         };
-        out.push((c["id"].as_str().unwrap().to_string(), outcome.to_string()));
+        let class = match c["class"].as_str().unwrap() {
+            "input-check" => "input check",
+            "not-reproducible" => "not reproducible here",
+            o => o,
+        };
+        out.push((
+            c["id"].as_str().unwrap().to_string(),
+            class.to_string(),
+            outcome.to_string(),
+        ));
     }
     (out, json)
 }
 
-/// The verdicts docs/repro/PAPER.md reports: its table between the markers.
-fn documented(paper: &str) -> Vec<(String, String)> {
+/// The verdicts docs/repro/PAPER.md reports: its table between the markers. Every
+/// claim that differs there gives its cause (after " — " in its last cell).
+fn documented(paper: &str) -> Vec<Row> {
     let text = std::fs::read_to_string(repo(&format!("docs/repro/{paper}.md"))).unwrap();
     let start = text
         .find("<!-- verdicts -->")
@@ -66,13 +79,17 @@ fn documented(paper: &str) -> Vec<(String, String)> {
         .filter(|l| l.starts_with("| `"))
         .map(|l| {
             let cells: Vec<&str> = l.split(" | ").collect();
-            (
-                cells[0]
-                    .trim_start_matches("| ")
-                    .trim_matches('`')
-                    .to_string(),
-                cells[4].to_string(),
-            )
+            let id = cells[0]
+                .trim_start_matches("| ")
+                .trim_matches('`')
+                .to_string();
+            if cells[5] == "differs" {
+                assert!(
+                    cells[6].contains(" — "),
+                    "docs/repro/{paper}.md: {id} differs without a cause (give cause = \"..\" in repro/{paper}.toml)"
+                );
+            }
+            (id, cells[1].to_string(), cells[5].to_string())
         })
         .collect()
 }
@@ -97,13 +114,13 @@ fn check(paper: &str) {
     );
     // A claim that needs a native measurement is not run on the quick inputs; the
     // documented full run measured it.
-    let judged: Vec<(String, String)> = computed
+    let judged: Vec<Row> = computed
         .iter()
         .zip(&documented)
-        .map(|(q, d)| match q.1.as_str() {
+        .map(|(q, d)| match q.2.as_str() {
             "not run" => {
                 assert!(
-                    d.1 != "not run" && q.0 == d.0,
+                    d.2 != "not run" && q.0 == d.0,
                     "docs/repro/{paper}.md: {d:?}"
                 );
                 d.clone()
@@ -112,12 +129,21 @@ fn check(paper: &str) {
         })
         .collect();
     assert_eq!(judged, documented, "docs/repro/{paper}.md");
-    let count = |o: &str| documented.iter().filter(|(_, v)| v == o).count();
+    let count = |class: &str, o: &str| {
+        documented
+            .iter()
+            .filter(|(_, c, v)| c == class && (o.is_empty() || v == o))
+            .count()
+    };
+    let checks = match count("input check", "") {
+        0 => "none".to_string(),
+        n => format!("{} of {n} agree", count("input check", "agrees")),
+    };
     let counts = format!(
-        "{} agree, {} differ, {} not reproducible",
-        count("agrees"),
-        count("differs"),
-        count("not reproducible here")
+        "{} agree, {} differ | {checks} | {} |",
+        count("measured", "agrees"),
+        count("measured", "differs"),
+        count("not reproducible here", "")
     );
     let row = readme_counts(paper);
     assert!(row.contains(&counts), "README: {row}, computed: {counts}");

@@ -1,10 +1,12 @@
 //! The page-size benefit analysis (papers/multiple-page-size-modeling-cpo.md §3)
 //! against pagelab's simulator where both must give the same numbers: a machine whose
 //! one TLB is fully associative LRU and holds 4K and 2M pages, as Equation 1 assumes,
-//! on a trace whose categories share no 2M page. There every mapping's predicted TLB
-//! misses are the simulated page walks and its page faults the simulated faults,
-//! exactly. Then the ranking, the agent's choice under budgets, sampling, and input
-//! the analysis refuses.
+//! on a trace whose categories share no 2M page, and on one where the heap and the data
+//! segment share one (the simulation moves a category mapped large to pages of its
+//! own, as the model's streams take it). There every mapping's predicted TLB misses are
+//! the simulated page walks and its page faults the simulated faults, exactly. Then
+//! the ranking, the agent's choice under budgets, sampling, and input the analysis
+//! refuses.
 
 use pagelab_core::analysis::benefit::{self, simulate, Budget, Options};
 use pagelab_core::event::{AccessKind, Alloc, AllocOp, Batch, Event, MemRef, Segment, SegmentKind};
@@ -81,6 +83,11 @@ fn trace(events: bool) -> Vec<Batch> {
 /// The same, the first `late` batches referencing the heap only, the next as many
 /// the heap and the data segment: the categories appear one after another.
 fn trace_from(events: bool, late: usize) -> Vec<Batch> {
+    trace_with(events, late, HEAP)
+}
+
+/// [`trace_from`] with the heap's small blocks at `heap`.
+fn trace_with(events: bool, late: usize, heap: u64) -> Vec<Batch> {
     let mut first = Batch::default();
     if events {
         first.push_event(Event::Segment(Segment {
@@ -92,7 +99,7 @@ fn trace_from(events: bool, late: usize) -> Vec<Batch> {
         }));
         first.push_event(malloc(LARGE, 64 << 20));
         for i in 0..256 {
-            first.push_event(malloc(HEAP + i * 256, 256));
+            first.push_event(malloc(heap + i * 256, 256));
         }
     }
     let mut x: u64 = 0x2545_f491_4f6c_dd1d;
@@ -111,7 +118,7 @@ fn trace_from(events: bool, late: usize) -> Vec<Batch> {
             };
             let addr = match pick {
                 0..=6 => LARGE + (x >> 8) % (64 << 20),
-                7 | 8 => HEAP + (x >> 8) % (16 << 12),
+                7 | 8 => heap + (x >> 8) % (16 << 12),
                 _ => DATA + (x >> 8) % (64 << 12),
             };
             let kind = if x & 1 == 0 {
@@ -142,6 +149,7 @@ fn equal_to_the_simulation(batches: &[Batch]) -> (benefit::Benefit, simulate::Va
     let v = simulate::validate(
         &b,
         &machine(),
+        &[],
         || Ok(reader(batches)),
         Path::new("t"),
         |_, _, _| {},
@@ -231,6 +239,25 @@ fn predictions_equal_the_simulation_of_a_fully_associative_lru_tlb() {
     assert!(e < 1.0, "{e}");
     assert!(b.significance.passes);
     assert_eq!(b.choice.mapping, "all@2M");
+}
+
+#[test]
+fn a_category_mapped_large_gets_large_pages_of_its_own_in_the_simulation() {
+    // The heap's blocks just past the data segment, in the same 2M page: static@2M
+    // backs the data segment's references alone, not the heap's beside them.
+    let shared = trace_with(true, 0, DATA + (64 << 12));
+    let (b, v) = equal_to_the_simulation(&shared);
+    let row = |m: &str| b.rows.iter().find(|r| r.mapping == m).unwrap();
+    assert_eq!(row("static@2M").large_pages, 1);
+    assert_eq!(row("small-dynamic@2M").large_pages, 1);
+    // The heap's 16 pages stay 4K faults under static@2M: one large fault, the
+    // block's small pages and the heap's.
+    let sim = |m: &str| v.rows.iter().find(|r| r.mapping == m).unwrap();
+    assert_eq!(sim("static@2M").large_faults, 1);
+    assert_eq!(
+        sim("static@2M").page_faults,
+        row("all small").page_faults - 64 + 1
+    );
 }
 
 #[test]

@@ -359,6 +359,7 @@ fn benefit(
                 benefit::simulate::validate(
                     &result,
                     &config,
+                    &options.rules,
                     || trace::open(Path::new(trace), Some(format)),
                     Path::new(trace),
                     |_, _, _| {},

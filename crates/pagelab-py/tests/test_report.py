@@ -2,6 +2,7 @@
 figures are drawn from the runs; opened in headless Chromium (Debian's chromium, driven
 by Playwright) it renders with every image loaded and no console error."""
 
+import html
 import json
 import os
 import re
@@ -121,3 +122,15 @@ def test_a_repro_report_sets_each_claim_beside_the_paper(tmp_path):
     assert len(rows) == len(claims) == 14
     assert rows == [c["outcome"] for c in claims]
     assert "<code>layouts</code>" in text and "VRPT 1 ≤ HPT" in text
+    # Each claim's class beside it, and the counts by class as verdicts.json has them:
+    # input checks are never counted with the measured agreements.
+    classes = re.findall(r'</code><br>[^<]*</td><td>(measured|input check|not reproducible here)</td>', text)
+    names = {"measured": "measured", "input-check": "input check", "not-reproducible": "not reproducible here"}
+    assert classes == [names[c["class"]] for c in claims]
+    n = json.loads((out / "verdicts.json").read_text())["counts"]
+    assert (f"Measured: {n['measured_agree']} agree, {n['measured_differ']} differ; "
+            f"input checks: {n['input_checks_agree']} of {n['input_checks']} agree") in text
+    # A claim that differs says why.
+    differs = [c for c in claims if c["outcome"] == "differs"]
+    assert differs and all(c["cause"] for c in differs)
+    assert all(f"Why: {html.escape(c['cause'])}" in text for c in differs)

@@ -23,8 +23,17 @@
 //! paper = 16
 //! measure = "break_even.remap.asap"
 //! check = { kind = "power-of-two", within = 1 }
+//! tolerance = "the grid is powers of two: one step either way is the grid's resolution"
 //! compared = "the fewest references per page at which the run is no slower than base pages"
 //! ```
+//!
+//! Every claim is of one [`Class`]: *measured* (a result of the runs against the
+//! paper's; only these count in a paper's headline), *input check* (a constant of
+//! pagelab's, a preset's size or a threshold, against the paper's: it shows the inputs
+//! are the paper's, not that a result agrees; `class = "input-check"`), or *not
+//! reproducible here* (`check = { kind = "not-reproducible", reason = ".." }`, the
+//! missing thing named). A check with a tolerance says in `tolerance` why it is that
+//! wide.
 
 use serde::Deserialize;
 use std::collections::BTreeSet;
@@ -104,6 +113,66 @@ pub struct Claim {
     pub needs: Option<String>,
     /// What is compared, in a line.
     pub compared: String,
+    /// `input-check` for a constant of pagelab's compared with the paper's; default
+    /// `measured`. (A not-reproducible claim says so by its check.)
+    #[serde(default)]
+    pub class: Option<Class>,
+    /// Why the check's tolerance (or bound) is what it is, in a sentence: required
+    /// wherever the check has one.
+    #[serde(default)]
+    pub tolerance: Option<String>,
+    /// Where the claim differs (in the documented full run): the cause, in a sentence
+    /// (a departure of pagelab's model, an input the paper does not give, the
+    /// programs). Shown beside a verdict that differs.
+    #[serde(default)]
+    pub cause: Option<String>,
+}
+
+/// What kind of evidence a claim's verdict is.
+#[derive(Clone, Copy, Debug, Deserialize, serde::Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Class {
+    /// A result of pagelab's runs against the paper's: counted in the headline.
+    Measured,
+    /// A constant of pagelab's (a preset's size, a threshold) against the paper's:
+    /// listed apart, never counted as an agreement.
+    InputCheck,
+    /// Not reproducible here, for the reason the check gives.
+    NotReproducible,
+}
+
+impl Class {
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Measured => "measured",
+            Class::InputCheck => "input check",
+            Class::NotReproducible => "not reproducible here",
+        }
+    }
+}
+
+impl Claim {
+    /// The claim's class: not reproducible by its check, else as written (measured
+    /// by default).
+    pub fn class(&self) -> Class {
+        match self.check {
+            Check::NotReproducible { .. } => Class::NotReproducible,
+            _ => self.class.unwrap_or(Class::Measured),
+        }
+    }
+}
+
+impl Check {
+    /// Whether the check has a tolerance or a bound someone chose (and so a
+    /// `tolerance` sentence to justify it).
+    fn has_tolerance(&self) -> bool {
+        match self {
+            Check::PowerOfTwo { .. } | Check::Range { .. } => true,
+            Check::Relative { within } => *within > 0.0,
+            Check::Order { slack, .. } => *slack > 0.0,
+            Check::SameSet | Check::NotReproducible { .. } => false,
+        }
+    }
 }
 
 /// How a measure is compared with the paper.
@@ -148,6 +217,22 @@ impl PaperFile {
                 return fail("two claims have this id");
             }
             let number = c.paper.as_ref().and_then(number);
+            match (&c.check, c.class) {
+                (Check::NotReproducible { .. }, Some(Class::Measured | Class::InputCheck)) => {
+                    return fail("a not-reproducible claim has no other class");
+                }
+                (Check::NotReproducible { .. }, _) => {}
+                (_, Some(Class::NotReproducible)) => {
+                    return fail("not reproducible: give check = { kind = \"not-reproducible\", reason = \"..\" }");
+                }
+                _ => {}
+            }
+            if c.check.has_tolerance() && c.tolerance.as_deref().is_none_or(|t| t.trim().is_empty())
+            {
+                return fail(
+                    "this check has a tolerance: say why it is what it is in tolerance = \"..\"",
+                );
+            }
             match &c.check {
                 Check::NotReproducible { .. } => continue,
                 Check::PowerOfTwo { .. } | Check::Relative { .. } if number.is_none() => {

@@ -2,7 +2,7 @@
 //! Table 1, and the benefit analysis against the simulator on the bundled traces.
 
 use crate::results::{at, named, Results};
-use crate::verdict::Measured;
+use crate::verdict::{format_number, Measured};
 use crate::{put, Measures};
 use pagelab_core::analysis::benefit::{PAGE_FAULTS_PER_SECOND, TLB_MISSES_PER_SECOND};
 use serde_json::Value;
@@ -58,6 +58,84 @@ fn rows(v: &Value) -> &[Value] {
     v.get("rows")
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice)
+}
+
+/// The paper's three data categories (§3.1): a trace whose references fall in none of
+/// them (it records no allocations) has only the whole-footprint mappings to rank.
+const PAPER_CATEGORIES: [&str; 3] = ["static", "small-dynamic", "large-dynamic"];
+
+/// Whether any reference of the analysis falls in one of the paper's categories.
+fn has_categories(v: &Value) -> bool {
+    v.get("categories")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter().any(|c| {
+                PAPER_CATEGORIES.contains(&c[0].as_str().unwrap_or(""))
+                    && c[1].as_u64().unwrap_or(0) > 0
+            })
+        })
+}
+
+/// Each trace's ranking error (§5.3.2), over the traces with categories; those left
+/// out are named.
+#[derive(Clone)]
+struct RankingErrors {
+    ranked: Vec<(String, f64)>,
+    left_out: Vec<String>,
+}
+
+impl RankingErrors {
+    /// Per trace, the median, and what was left out, for the verdict's line.
+    fn describe(&self) -> String {
+        let mut values: Vec<f64> = self.ranked.iter().map(|(_, x)| *x).collect();
+        values.sort_by(f64::total_cmp);
+        let n = values.len();
+        let median = match n % 2 {
+            1 => values[n / 2],
+            _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+        };
+        let per: Vec<String> = self
+            .ranked
+            .iter()
+            .map(|(t, x)| format!("{} {}", t.trim_end_matches(".plt"), format_number(*x)))
+            .collect();
+        let mut out = format!(
+            "per trace {}; median {}",
+            per.join(", "),
+            format_number(median)
+        );
+        if !self.left_out.is_empty() {
+            out += &format!(
+                "; left out, no allocations to categorise: {}",
+                self.left_out.join(", ")
+            );
+        }
+        out
+    }
+}
+
+fn ranking_errors(a: &[(String, &Value)]) -> Result<RankingErrors, String> {
+    let mut e = RankingErrors {
+        ranked: Vec::new(),
+        left_out: Vec::new(),
+    };
+    for (trace, v) in a {
+        if !has_categories(v) {
+            e.left_out.push(trace.trim_end_matches(".plt").to_string());
+            continue;
+        }
+        if let Some(x) = v
+            .get("validation")
+            .and_then(|x| x.get("ranking_error"))
+            .and_then(Value::as_f64)
+        {
+            e.ranked.push((trace.clone(), x));
+        }
+    }
+    if e.ranked.is_empty() {
+        return Err("no trace with categories was ranked".to_string());
+    }
+    Ok(e)
 }
 
 /// The single category with the largest predicted benefit, if any gains.
@@ -169,29 +247,25 @@ pub fn measure(r: &Results) -> Measures {
         native.map(|(_, ratio)| Measured::Number(ratio)),
     );
     let all = analyses(r);
-    let errors = all.clone().and_then(|a| {
-        let e: Vec<f64> = a
-            .iter()
-            .filter_map(|(_, v)| v.get("validation")?.get("ranking_error")?.as_f64())
-            .collect();
-        if e.is_empty() {
-            return Err("no trace was ranked (no mapping gains)".to_string());
-        }
-        Ok(e)
-    });
+    let errors = all.clone().and_then(|a| ranking_errors(&a));
     put(
         &mut m,
         "ranking_error.geomean",
         errors.clone().map(|e| {
+            let values: Vec<f64> = e.ranked.iter().map(|(_, x)| *x).collect();
             // A ranking error of 0 counts as 0.01 points, so the mean is defined.
-            let logs: f64 = e.iter().map(|x| x.max(0.01).ln()).sum();
-            Measured::Number((logs / e.len() as f64).exp())
+            let logs: f64 = values.iter().map(|x| x.max(0.01).ln()).sum();
+            let mean = (logs / values.len() as f64).exp();
+            Measured::Described(mean, format!("geometric mean; {}", e.describe()))
         }),
     );
     put(
         &mut m,
         "ranking_error.most",
-        errors.map(|e| Measured::Number(e.into_iter().fold(0.0, f64::max))),
+        errors.map(|e| {
+            let most = e.ranked.iter().map(|(_, x)| *x).fold(0.0, f64::max);
+            Measured::Described(most, e.describe())
+        }),
     );
     put(
         &mut m,

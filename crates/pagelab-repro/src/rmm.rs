@@ -76,11 +76,6 @@ pub fn measure(r: &Results) -> Measures {
     );
     put(
         &mut m,
-        "pages_over_ranges.most",
-        over(r, "contiguity", ratio).map(most),
-    );
-    put(
-        &mut m,
         "pages_over_ranges_99.least",
         over(r, "contiguity", |v| {
             Ok(entries_99(v, "4K pages")? / entries_99(v, "ideal ranges")?.max(1.0))

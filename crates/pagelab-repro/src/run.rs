@@ -2,7 +2,7 @@
 //! (so an interrupted repro resumes), its measures computed from the runs, each claim
 //! judged, and the verdicts stored beside the runs for the report.
 
-use crate::claims::{Experiment, Native, PaperFile};
+use crate::claims::{Class, Experiment, Native, PaperFile};
 use crate::results::{text, Results, Run};
 use crate::verdict::{judge, not_run, Outcome, Verdict};
 use crate::PaperDef;
@@ -198,6 +198,18 @@ fn store(
             measured TEXT NOT NULL, verdict TEXT NOT NULL, detail TEXT NOT NULL,
             compared TEXT NOT NULL, PRIMARY KEY (paper, id));",
     )?;
+    // Verdicts stored before claims had classes: the columns added (each claim is
+    // written again below).
+    let has_class = conn
+        .prepare("SELECT 1 FROM pragma_table_info('claims') WHERE name = 'class'")?
+        .exists([])?;
+    if !has_class {
+        conn.execute_batch(
+            "ALTER TABLE claims ADD COLUMN class TEXT NOT NULL DEFAULT 'measured';
+             ALTER TABLE claims ADD COLUMN tolerance TEXT NOT NULL DEFAULT '';
+             ALTER TABLE claims ADD COLUMN cause TEXT NOT NULL DEFAULT '';",
+        )?;
+    }
     let p = &file.paper;
     let experiments = serde_json::to_string(
         &file
@@ -217,7 +229,9 @@ fn store(
     tx.execute("DELETE FROM claims WHERE paper = ?1", [&p.id])?;
     for (i, v) in verdicts.iter().enumerate() {
         tx.execute(
-            "INSERT INTO claims VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            "INSERT INTO claims (paper, position, id, section, claim, paper_value, measured,
+                verdict, detail, compared, class, tolerance, cause)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             params![
                 p.id,
                 i as i64,
@@ -228,7 +242,10 @@ fn store(
                 v.measured,
                 v.outcome.name(),
                 v.detail,
-                v.compared
+                v.compared,
+                v.class.name(),
+                v.tolerance,
+                v.cause
             ],
         )?;
     }
@@ -236,39 +253,93 @@ fn store(
     Ok(())
 }
 
-/// The verdicts as plain text: a line per claim, then the counts.
+/// A reproduction's verdicts counted by class: the measured claims (the headline),
+/// the input checks apart, and those not reproducible here or not run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Tally {
+    pub measured_agree: usize,
+    pub measured_differ: usize,
+    pub input_checks: usize,
+    pub input_checks_agree: usize,
+    pub not_reproducible: usize,
+    pub not_run: usize,
+}
+
+impl Tally {
+    pub fn of(verdicts: &[Verdict]) -> Tally {
+        let mut t = Tally::default();
+        for v in verdicts {
+            match (v.class, v.outcome) {
+                (_, Outcome::NotRun) => t.not_run += 1,
+                (Class::NotReproducible, _) | (_, Outcome::NotReproducible) => {
+                    t.not_reproducible += 1
+                }
+                (Class::InputCheck, o) => {
+                    t.input_checks += 1;
+                    t.input_checks_agree += (o == Outcome::Agrees) as usize;
+                }
+                (Class::Measured, Outcome::Agrees) => t.measured_agree += 1,
+                (Class::Measured, _) => t.measured_differ += 1,
+            }
+        }
+        t
+    }
+
+    /// "measured: 5 agree, 3 differ; input checks: 2 of 2 agree; 1 not reproducible
+    /// here", as the summaries, the report and the README say it.
+    pub fn sentence(&self) -> String {
+        let mut out = format!(
+            "measured: {} agree, {} differ",
+            self.measured_agree, self.measured_differ
+        );
+        if self.input_checks > 0 {
+            out += &format!(
+                "; input checks: {} of {} agree",
+                self.input_checks_agree, self.input_checks
+            );
+        }
+        out += &format!("; {} not reproducible here", self.not_reproducible);
+        if self.not_run > 0 {
+            out += &format!("; {} not run", self.not_run);
+        }
+        out
+    }
+}
+
+/// The verdicts as plain text: the measured claims, then the input checks, then those
+/// not reproducible, a line each; then the counts.
 pub fn summary(r: &Reproduction) -> String {
     let mut out = format!(
         "{}: {} ({})\n",
         r.file.paper.id, r.file.paper.title, r.file.paper.cite
     );
     let width = r.verdicts.iter().map(|v| v.id.len()).max().unwrap_or(0);
-    for v in &r.verdicts {
-        let ours = match v.outcome {
-            Outcome::NotReproducible | Outcome::NotRun => String::new(),
-            _ => format!("; pagelab {}", v.measured),
-        };
-        out += &format!(
-            "  {:<21} {:<width$}  {}: paper {}{ours}\n      {}\n",
-            v.outcome.name(),
-            v.id,
-            v.section,
-            v.paper,
-            v.detail,
-        );
+    for class in [Class::Measured, Class::InputCheck, Class::NotReproducible] {
+        let of: Vec<&Verdict> = r.verdicts.iter().filter(|v| v.class == class).collect();
+        if of.is_empty() {
+            continue;
+        }
+        out += &format!(" {}:\n", class.name());
+        for v in of {
+            let ours = match v.outcome {
+                Outcome::NotReproducible | Outcome::NotRun => String::new(),
+                _ => format!("; pagelab {}", v.measured),
+            };
+            out += &format!(
+                "  {:<21} {:<width$}  {}: paper {}{ours}\n      {}\n",
+                v.outcome.name(),
+                v.id,
+                v.section,
+                v.paper,
+                v.detail,
+            );
+        }
     }
-    let count = |o| r.verdicts.iter().filter(|v| v.outcome == o).count();
     out += &format!(
-        "{} claims: {} agree, {} differ, {} not reproducible here",
+        "{} claims: {}\n",
         r.verdicts.len(),
-        count(Outcome::Agrees),
-        count(Outcome::Differs),
-        count(Outcome::NotReproducible)
+        Tally::of(&r.verdicts).sentence()
     );
-    match count(Outcome::NotRun) {
-        0 => out += "\n",
-        n => out += &format!(", {n} not run\n"),
-    }
     out
 }
 
@@ -276,17 +347,21 @@ pub fn summary(r: &Reproduction) -> String {
 pub fn markdown(r: &Reproduction) -> String {
     let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
     let mut out = String::from(
-        "| claim | where | paper | pagelab | verdict | why |\n|---|---|---|---|---|---|\n",
+        "| claim | class | where | paper | pagelab | verdict | why |\n|---|---|---|---|---|---|---|\n",
     );
     for v in &r.verdicts {
         out += &format!(
-            "| `{}` | {} | {} | {} | {} | {} |\n",
+            "| `{}` | {} | {} | {} | {} | {} | {} |\n",
             v.id,
+            v.class.name(),
             cell(&v.section),
             cell(&v.paper),
             cell(&v.measured),
             v.outcome.name(),
-            cell(&v.detail)
+            cell(&match v.cause.as_str() {
+                "" => v.detail.clone(),
+                cause => format!("{} — {cause}", v.detail),
+            })
         );
     }
     out
@@ -300,6 +375,7 @@ pub fn write(dir: &Path, r: &Reproduction, quick: bool) -> Result<()> {
         "title": r.file.paper.title,
         "cite": r.file.paper.cite,
         "quick": quick,
+        "counts": Tally::of(&r.verdicts),
         "claims": r.verdicts,
     }))? + "\n";
     for (name, text) in [
@@ -317,4 +393,43 @@ pub fn write(dir: &Path, r: &Reproduction, quick: bool) -> Result<()> {
             })?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verdict::judge;
+
+    #[test]
+    fn verdicts_stored_before_classes_gain_the_columns_and_are_replaced() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        // The claims table as pagelab repro wrote it before claims had classes.
+        conn.execute_batch(
+            "CREATE TABLE claims (
+                paper TEXT NOT NULL, position INTEGER NOT NULL, id TEXT NOT NULL,
+                section TEXT NOT NULL, claim TEXT NOT NULL, paper_value TEXT NOT NULL,
+                measured TEXT NOT NULL, verdict TEXT NOT NULL, detail TEXT NOT NULL,
+                compared TEXT NOT NULL, PRIMARY KEY (paper, id));
+             INSERT INTO claims VALUES ('rmm', 0, 'old', 's', 'c', 'p', 'm', 'agrees', 'd', 'c');",
+        )
+        .unwrap();
+        let file = PaperFile::parse(crate::PAPERS[4].text, "rmm.toml").unwrap();
+        let verdicts: Vec<Verdict> = file.claim.iter().map(|c| judge(c, None)).collect();
+        store(&conn, &file, &verdicts, true).unwrap();
+        let rows: Vec<(String, String)> = conn
+            .prepare("SELECT id, class FROM claims ORDER BY position")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(rows.len(), file.claim.len());
+        assert!(rows.iter().all(|(id, _)| id != "old"));
+        let class = |id: &str| rows.iter().find(|r| r.0 == id).unwrap().1.clone();
+        assert_eq!(class("skylake-l1-entries"), "input check");
+        assert_eq!(class("ranges-under-112"), "measured");
+        assert_eq!(class("per-workload-figures"), "not reproducible here");
+        // A second store with the columns present writes the same rows.
+        store(&conn, &file, &verdicts, true).unwrap();
+    }
 }

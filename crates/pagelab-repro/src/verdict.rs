@@ -1,7 +1,7 @@
 //! A claim's verdict: the measure pagelab computed, compared with the paper's number
 //! as the claim's check says.
 
-use crate::claims::{names, number, Check, Claim};
+use crate::claims::{names, number, Check, Claim, Class};
 use serde::Serialize;
 
 /// What pagelab measured for a claim.
@@ -9,6 +9,9 @@ use serde::Serialize;
 #[serde(untagged)]
 pub enum Measured {
     Number(f64),
+    /// A number compared as [`Measured::Number`], shown with how it was made (the
+    /// values it summarises, what was left out).
+    Described(f64, String),
     /// `k` of `n` cases: compared as the fraction k / n.
     Share(usize, usize),
     /// Labelled values, for orderings.
@@ -46,6 +49,9 @@ impl Outcome {
 #[derive(Clone, Debug, Serialize)]
 pub struct Verdict {
     pub id: String,
+    /// Measured, an input check or not reproducible: only measured claims count in a
+    /// paper's headline.
+    pub class: Class,
     pub section: String,
     pub claim: String,
     /// The paper's number, as the paper puts it.
@@ -56,6 +62,10 @@ pub struct Verdict {
     /// Why: the numbers that differ, or the reason it cannot be reproduced.
     pub detail: String,
     pub compared: String,
+    /// Why the check's tolerance is what it is (empty where it has none).
+    pub tolerance: String,
+    /// Where it differs, the cause the claim file gives (empty otherwise).
+    pub cause: String,
 }
 
 /// A number as the tables show it: four significant digits, thousands grouped.
@@ -97,6 +107,7 @@ impl Measured {
     pub fn display(&self) -> String {
         match self {
             Measured::Number(x) => format_number(*x),
+            Measured::Described(x, how) => format!("{} ({how})", format_number(*x)),
             Measured::Share(k, n) => format!("{k} of {n}"),
             Measured::Series(s) => s
                 .iter()
@@ -128,6 +139,7 @@ fn paper_display(claim: &Claim) -> String {
 pub fn not_run(claim: &Claim, why: &str) -> Verdict {
     Verdict {
         id: claim.id.clone(),
+        class: claim.class(),
         section: claim.section.clone(),
         claim: claim.claim.clone(),
         paper: paper_display(claim),
@@ -135,6 +147,8 @@ pub fn not_run(claim: &Claim, why: &str) -> Verdict {
         outcome: Outcome::NotRun,
         detail: why.to_string(),
         compared: claim.compared.clone(),
+        tolerance: claim.tolerance.clone().unwrap_or_default(),
+        cause: String::new(),
     }
 }
 
@@ -142,8 +156,9 @@ pub fn not_run(claim: &Claim, why: &str) -> Verdict {
 /// a bug in the paper's module, said as such).
 pub fn judge(claim: &Claim, measured: Option<&Measured>) -> Verdict {
     let paper = paper_display(claim);
-    let verdict = |measured: String, outcome, detail: String| Verdict {
+    let verdict = |measured: String, outcome: Outcome, detail: String| Verdict {
         id: claim.id.clone(),
+        class: claim.class(),
         section: claim.section.clone(),
         claim: claim.claim.clone(),
         paper: paper.clone(),
@@ -151,6 +166,11 @@ pub fn judge(claim: &Claim, measured: Option<&Measured>) -> Verdict {
         outcome,
         detail,
         compared: claim.compared.clone(),
+        tolerance: claim.tolerance.clone().unwrap_or_default(),
+        cause: match outcome {
+            Outcome::Differs => claim.cause.clone().unwrap_or_default(),
+            _ => String::new(),
+        },
     };
     if let Check::NotReproducible { reason } = &claim.check {
         return verdict(String::new(), Outcome::NotReproducible, reason.clone());
@@ -182,6 +202,9 @@ fn compare(check: &Check, p: Option<&toml::Value>, m: &Measured) -> (bool, Strin
         }
         let fraction = Measured::Number(*k as f64 / *n as f64);
         return compare(check, p, &fraction);
+    }
+    if let Measured::Described(x, _) = m {
+        return compare(check, p, &Measured::Number(*x));
     }
     if let Measured::Number(x) = m {
         if !x.is_finite() {
@@ -331,7 +354,7 @@ mod tests {
         let text = format!(
             "[paper]\nid = \"t\"\ntitle = \"t\"\ncite = \"t\"\nsource = \"t\"\nabout = \"t\"\n\
              [[claim]]\nid = \"c\"\nsection = \"§1\"\nclaim = \"c\"\n{paper}\nmeasure = \"m\"\n\
-             check = {check}\ncompared = \"c\"\n"
+             check = {check}\ntolerance = \"t\"\ncompared = \"c\"\n"
         );
         PaperFile::parse(&text, "t.toml").unwrap().claim.remove(0)
     }
@@ -413,13 +436,53 @@ mod tests {
         let head =
             "[paper]\nid = \"t\"\ntitle = \"t\"\ncite = \"t\"\nsource = \"t\"\nabout = \"t\"\n";
         for (body, says) in [
-            ("[[claim]]\nid = \"a\"\nsection = \"s\"\nclaim = \"c\"\nmeasure = \"m\"\ncheck = { kind = \"relative\", within = 1 }\ncompared = \"c\"\n", "give paper"),
-            ("[[claim]]\nid = \"a\"\nsection = \"s\"\nclaim = \"c\"\npaper = 1\ncheck = { kind = \"relative\", within = 1 }\ncompared = \"c\"\n", "give the measure"),
+            ("[[claim]]\nid = \"a\"\nsection = \"s\"\nclaim = \"c\"\nmeasure = \"m\"\ncheck = { kind = \"relative\", within = 1 }\ntolerance = \"t\"\ncompared = \"c\"\n", "give paper"),
+            ("[[claim]]\nid = \"a\"\nsection = \"s\"\nclaim = \"c\"\npaper = 1\ncheck = { kind = \"relative\", within = 1 }\ntolerance = \"t\"\ncompared = \"c\"\n", "give the measure"),
+            // A tolerance without the sentence that justifies it.
+            ("[[claim]]\nid = \"a\"\nsection = \"s\"\nclaim = \"c\"\npaper = 1\nmeasure = \"m\"\ncheck = { kind = \"relative\", within = 0.5 }\ncompared = \"c\"\n", "tolerance"),
+            // A class that contradicts the check.
+            ("[[claim]]\nid = \"a\"\nsection = \"s\"\nclaim = \"c\"\nclass = \"input-check\"\ncheck = { kind = \"not-reproducible\", reason = \"r\" }\ncompared = \"c\"\n", "no other class"),
+            ("[[claim]]\nid = \"a\"\nsection = \"s\"\nclaim = \"c\"\npaper = 1\nmeasure = \"m\"\nclass = \"not-reproducible\"\ncheck = { kind = \"relative\", within = 0 }\ncompared = \"c\"\n", "not reproducible: give check"),
+            ("[[claim]]\nid = \"a\"\nsection = \"s\"\nclaim = \"c\"\npaper = 1\nmeasure = \"m\"\nclass = \"fitted\"\ncheck = { kind = \"relative\", within = 0 }\ncompared = \"c\"\n", "fitted"),
             ("[[claim]]\nid = \"a\"\nsection = \"s\"\nclaim = \"c\"\npaper = 1\nmeasure = \"m\"\ncheck = { kind = \"nearly\" }\ncompared = \"c\"\n", "nearly"),
         ] {
             let e = PaperFile::parse(&format!("{head}{body}"), "t.toml").unwrap_err();
             assert!(e.starts_with("t.toml: ") && e.contains(says), "{e}");
         }
+    }
+
+    #[test]
+    fn classes_are_as_written_and_an_exact_check_needs_no_tolerance() {
+        let head =
+            "[paper]\nid = \"t\"\ntitle = \"t\"\ncite = \"t\"\nsource = \"t\"\nabout = \"t\"\n";
+        let body = "[[claim]]\nid = \"a\"\nsection = \"s\"\nclaim = \"c\"\npaper = 1\nmeasure = \"m\"\nclass = \"input-check\"\ncheck = { kind = \"relative\", within = 0 }\ncompared = \"c\"\n[[claim]]\nid = \"b\"\nsection = \"s\"\nclaim = \"c\"\ncheck = { kind = \"not-reproducible\", reason = \"r\" }\ncompared = \"c\"\n";
+        let f = PaperFile::parse(&format!("{head}{body}"), "t.toml").unwrap();
+        assert_eq!(f.claim[0].class(), Class::InputCheck);
+        assert_eq!(f.claim[1].class(), Class::NotReproducible);
+        let v = judge(&f.claim[0], Some(&Measured::Number(1.0)));
+        assert_eq!((v.class, v.outcome), (Class::InputCheck, Outcome::Agrees));
+        assert_eq!(
+            claim("{ kind = \"range\", max = 1 }", "").class(),
+            Class::Measured
+        );
+    }
+
+    #[test]
+    fn a_described_measure_is_compared_as_its_number_and_shown_with_its_summary() {
+        let range = claim("{ kind = \"range\", max = 4.6 }", "paper = 2.3");
+        let m = Measured::Described(26.0, "per trace a 33, b 22".into());
+        let v = judge(&range, Some(&m));
+        assert_eq!(v.outcome, Outcome::Differs);
+        assert_eq!(v.measured, "26 (per trace a 33, b 22)");
+        // A claim that differs shows its cause; one that agrees does not.
+        let mut with_cause = range.clone();
+        with_cause.cause = Some("other programs".into());
+        assert_eq!(judge(&with_cause, Some(&m)).cause, "other programs");
+        let agrees = judge(&with_cause, Some(&Measured::Number(2.0)));
+        assert_eq!(
+            (agrees.outcome, agrees.cause.as_str()),
+            (Outcome::Agrees, "")
+        );
     }
 
     #[test]

@@ -328,8 +328,12 @@ impl PromotionPolicy for Reservation {
 pub struct ReservationConfig {
     /// Candidate sizes (default as for asap): reservations are blocks of these sizes.
     pub sizes: Vec<PageSize>,
-    /// Cycles the fault and miss handlers spend on the population maps per miss
-    /// they are told of. Default 20, an estimate.
+    /// Cycles the TLB miss handler spends on the policy per miss. Default 0: the
+    /// design keeps its population maps in the page-fault handler (a map is updated
+    /// when a fault populates a frame of a reservation, the slides' "Incremental
+    /// promotions"), whose cost is the machine's `page_fault_cycles`; the TLB miss
+    /// handler (the Alpha's PALcode, FreeBSD's x86 walker) knows nothing of
+    /// reservations.
     pub miss_cycles: f64,
 }
 
@@ -337,7 +341,7 @@ impl Default for ReservationConfig {
     fn default() -> Self {
         ReservationConfig {
             sizes: Vec::new(),
-            miss_cycles: 20.0,
+            miss_cycles: 0.0,
         }
     }
 }

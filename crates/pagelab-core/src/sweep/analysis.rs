@@ -235,6 +235,7 @@ impl Analysis {
                         benefit::simulate::validate(
                             &result,
                             config,
+                            &options.rules,
                             || reopen(trace),
                             trace,
                             |_, _, _| {},

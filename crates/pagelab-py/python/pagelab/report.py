@@ -307,27 +307,35 @@ def _claims(db: str) -> List[str]:
         papers = conn.execute("SELECT id, title, cite, source, about, experiments, quick FROM papers ORDER BY id").fetchall()
         parts = []
         for pid, title, cite, source, about, experiments, quick in papers:
+            columns = {r[1] for r in conn.execute("PRAGMA table_info(claims)")}
+            # Verdicts stored before claims had classes are all counted as measured.
+            extra = "class, cause" if "class" in columns else "'measured', ''"
             claims = conn.execute(
-                "SELECT id, section, claim, paper_value, measured, verdict, detail, compared FROM claims "
-                "WHERE paper = ? ORDER BY position", (pid,)).fetchall()
-            counts = {v: sum(1 for c in claims if c[5] == v)
-                      for v in ("agrees", "differs", "not reproducible here", "not run")}
+                f"SELECT id, section, claim, paper_value, measured, verdict, detail, compared, {extra} "
+                "FROM claims WHERE paper = ? ORDER BY position", (pid,)).fetchall()
+            count = lambda cls, v=None: sum(1 for c in claims if c[8] == cls and (v is None or c[5] == v))
             parts.append(f"<h2>{esc(title)}</h2><p>{esc(cite)} (<code>{esc(source)}</code>). {esc(about)}</p>")
             runs = "".join(f"<li><code>{esc(e['name'])}</code>: {esc(e['about'])}</li>" for e in json.loads(experiments))
             parts.append(f"<p>Experiments, each a sweep in this database:</p><ul>{runs}</ul>")
-            not_run = f", {counts['not run']} not run" if counts["not run"] else ""
+            not_run = sum(1 for c in claims if c[5] == "not run")
             if quick:
                 parts.append('<p class="note">These verdicts come from the quick inputs (--quick).</p>')
-            parts.append(f"<p>{len(claims)} claims: {counts['agrees']} agree, {counts['differs']} differ, "
-                         f"{counts['not reproducible here']} not reproducible here{not_run}.</p>")
+            checks = count("input check")
+            checks_text = f"; input checks: {count('input check', 'agrees')} of {checks} agree" if checks else ""
+            parts.append(f"<p>{len(claims)} claims. Measured: {count('measured', 'agrees')} agree, "
+                         f"{count('measured', 'differs')} differ{checks_text}; "
+                         f"{count('not reproducible here')} not reproducible here"
+                         f"{f'; {not_run} not run' if not_run else ''}. Only measured claims are results "
+                         "of these runs; an input check compares one of pagelab's constants with the paper's.</p>")
             rows = []
-            for cid, section, claim, paper, ours, verdict, detail, compared in claims:
+            for cid, section, claim, paper, ours, verdict, detail, compared, cls, cause in claims:
                 css = {"not reproducible here": "not-reproducible", "not run": "not-run"}.get(verdict, verdict)
                 rows.append(
-                    f"<tr><td><code>{esc(cid)}</code><br>{esc(section)}</td><td>{esc(claim)}</td>"
+                    f"<tr><td><code>{esc(cid)}</code><br>{esc(section)}</td><td>{esc(cls)}</td><td>{esc(claim)}</td>"
                     f"<td>{esc(paper)}</td><td>{esc(ours)}</td><td class=\"{css}\">{esc(verdict)}</td>"
-                    f"<td>{esc(compared)}<br><span class=\"note\">{esc(detail)}</span></td></tr>")
-            parts.append('<table class="claims"><tr><th>claim</th><th>the paper says</th><th>paper</th>'
+                    f"<td>{esc(compared)}<br><span class=\"note\">{esc(detail)}</span>"
+                    + (f"<br><span class=\"cause\">Why: {esc(cause)}</span>" if cause else "") + "</td></tr>")
+            parts.append('<table class="claims"><tr><th>claim</th><th>class</th><th>the paper says</th><th>paper</th>'
                          "<th>pagelab</th><th>verdict</th><th>what is compared</th></tr>" + "".join(rows) + "</table>")
         return parts
 

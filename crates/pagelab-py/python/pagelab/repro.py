@@ -34,12 +34,16 @@ class Reproduction:
 
     paper: str
     title: str
-    #: One dict per claim: id, section, claim, paper, measured, outcome ("agrees",
-    #: "differs", "not-reproducible", "not-run"), detail, compared.
+    #: One dict per claim: id, class ("measured", "input-check", "not-reproducible"),
+    #: section, claim, paper, measured, outcome ("agrees", "differs",
+    #: "not-reproducible", "not-run"), detail, compared, tolerance, cause.
     claims: List[Dict[str, Any]]
     #: The folder: results.db, verdicts.json, verdicts.md, summary.txt, report.html.
     output: str
     quick: bool
+    #: The claims counted by class: measured_agree, measured_differ (the headline),
+    #: input_checks and input_checks_agree, not_reproducible, not_run.
+    tally: Dict[str, int]
 
     def counts(self) -> Dict[str, int]:
         """Claims by outcome."""
@@ -79,4 +83,4 @@ def repro(paper: str, output: PathLike, *, quick: bool = False, jobs: Optional[i
         draw(os.path.join(output, "results.db"), os.path.join(output, "report.html"),
              title=f"pagelab repro {paper}: {v['title']}")
     return Reproduction(paper=v["paper"], title=v["title"], claims=list(v["claims"]), output=output,
-                        quick=bool(v["quick"]))
+                        quick=bool(v["quick"]), tally=dict(v["counts"]))

@@ -6,19 +6,74 @@
 //! ones are. The ranking error is §5.3.2's: the mean distance between predicted and
 //! simulated PMB.
 //!
+//! Only the categories a mapping puts on large pages get them, as in the model's
+//! streams and as a program whose allocator gives those categories an arena of their
+//! own would: each data reference of such a category is moved to the same address
+//! in the upper, kernel half of the address space ([`RELOCATED`]), so that a large page holds that category's data alone and
+//! the data of other categories at neighbouring addresses stays on 4K pages. (Without
+//! it a 2M page of static data would also back the heap beside it.)
+//!
 //! The simulation differs from the model where the machine does: set-associative
 //! arrays and several levels instead of one fully associative TLB, walks shortened by
 //! paging-structure caches and 2M and 1G walks shorter than 4K ones, instruction
-//! fetches walking too, and a large page backing every reference inside it whatever
-//! the category (in every address space: regions are addresses, so a trace of
-//! several processes gets a large page wherever any of them touched one).
+//! fetches walking too, and large pages backed in every address space (regions are
+//! addresses, so a trace of several processes gets a large page wherever any of them
+//! touched one).
 
 use super::{rank, Benefit, Row};
+use crate::categories::{names, Attribution, CategoryId, UserCategory};
+use crate::event::{AccessKind, Batch};
 use crate::superpage::{PromotionConfig, StaticPromotionConfig, StaticRegion};
-use crate::trace::{Location, TraceError, TraceReader};
+use crate::trace::{Location, Metadata, TraceError, TraceReader};
 use crate::{addr::ByteSize, Machine, MachineConfig, PageSize};
 use serde::Serialize;
 use std::path::Path;
+
+/// The bits set on the address of a reference moved to its category's own large
+/// pages: the canonical upper half of a 48-bit address space (bit 47 and its sign
+/// extension), which user programs never reference and every page table of a 48-bit
+/// or larger space maps. A trace whose data already reaches there is refused.
+pub const RELOCATED: u64 = 0xffff_8000_0000_0000;
+
+/// A trace with the data references of the categories in `large` (a bit each) moved
+/// up by [`RELOCATED`].
+struct Relocate {
+    inner: Box<dyn TraceReader + Send>,
+    attribution: Attribution,
+    large: u16,
+    ids: Vec<CategoryId>,
+    path: std::path::PathBuf,
+}
+
+impl TraceReader for Relocate {
+    fn next_batch(&mut self, batch: &mut Batch) -> Result<bool, TraceError> {
+        let more = self.inner.next_batch(batch)?;
+        self.attribution.categorize(batch, &mut self.ids);
+        for (r, &c) in batch.refs.iter_mut().zip(&self.ids) {
+            if r.kind == AccessKind::Fetch || self.large & (1 << c) == 0 {
+                continue;
+            }
+            if r.addr.0 >= 1 << 47 {
+                return Err(TraceError::new(
+                    &self.path,
+                    Location::File,
+                    format!(
+                        "the data address {:#x} is in the upper half of the address space: the simulation cannot give a category large pages of its own there",
+                        r.addr.0
+                    ),
+                ));
+            }
+            r.addr.0 |= RELOCATED;
+        }
+        Ok(more)
+    }
+    fn metadata(&self) -> &Metadata {
+        self.inner.metadata()
+    }
+    fn position(&self) -> u64 {
+        self.inner.position()
+    }
+}
 
 /// One mapping, simulated.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -71,6 +126,7 @@ pub fn regions(starts: &[u64], size: PageSize) -> Vec<StaticRegion> {
 pub fn validate(
     benefit: &Benefit,
     config: &MachineConfig,
+    rules: &[UserCategory],
     mut open: impl FnMut() -> Result<Box<dyn TraceReader + Send>, TraceError>,
     path: &Path,
     mut progress: impl FnMut(&str, u64, u64),
@@ -99,18 +155,42 @@ pub fn validate(
             benefit.tlb_miss_cycles, config.name, cost.walk_ref_cycles
         ));
     }
+    let category_names = names(rules);
     let mut simulated: Vec<Row> = Vec::new();
     for row in &benefit.rows {
         let mut c = plain.clone();
+        // The categories this mapping moves to large pages of their own: none for all
+        // small, and none for "all" (every reference is on large pages there).
+        let mut large: u16 = 0;
+        if !row.all {
+            for name in &row.categories {
+                let i = category_names
+                    .iter()
+                    .position(|n| n == name)
+                    .ok_or_else(|| fail(format!("no category {name:?} (a bug)")))?;
+                large |= 1 << i;
+            }
+        }
         if let Some(size) = &row.page_size {
             let size = PageSize::parse(size).map_err(fail)?;
+            let moved = if large != 0 { RELOCATED } else { 0 };
+            let starts: Vec<u64> = row.large_page_starts.iter().map(|s| s | moved).collect();
             c.promotion = PromotionConfig::Static(StaticPromotionConfig {
-                regions: regions(&row.large_page_starts, size),
+                regions: regions(&starts, size),
             });
         }
         c.name = format!("{} ({})", config.name, row.mapping);
         let mut machine = Machine::build(&c).map_err(|e| fail(format!("{}: {e}", c.name)))?;
         let mut reader = open()?;
+        if large != 0 {
+            reader = Box::new(Relocate {
+                inner: reader,
+                attribution: Attribution::new(rules.to_vec()),
+                large,
+                ids: Vec::new(),
+                path: path.to_path_buf(),
+            });
+        }
         machine.run_trace(reader.as_mut(), path, |refs, position| {
             progress(&row.mapping, refs, position)
         })?;
