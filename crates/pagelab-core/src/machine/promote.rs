@@ -72,6 +72,9 @@ impl Machine {
         }
         if let Some(c) = promote {
             self.promote_for_policy(c, reference)?;
+            while let Some(c) = self.walker.policy.as_mut().and_then(|p| p.then_promote()) {
+                self.promote_for_policy(c, reference)?;
+            }
         }
         Ok(())
     }

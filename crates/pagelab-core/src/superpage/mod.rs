@@ -121,6 +121,12 @@ pub trait PromotionPolicy {
     // Required.
     /// Told of every TLB miss that walked: the candidate to promote now, if any.
     fn on_miss(&mut self, miss: &Miss<'_>) -> Option<Candidate>;
+    /// After the machine promoted (or failed to promote) what `on_miss` asked for:
+    /// the next candidate to promote at the same miss, if any (asap promotes every
+    /// size a reference completes, smallest first).
+    fn then_promote(&mut self) -> Option<Candidate> {
+        None
+    }
 
     // The fault handler and the trace.
     /// The page size the fault handler maps at `va` (`None`: the base page). If the
