@@ -33,8 +33,8 @@ pub const MAX_WAYS: usize = 4096;
 pub struct CacheConfig {
     /// Levels, closest to the core first. Default none: no cache model.
     pub levels: Vec<CacheLevelConfig>,
-    /// Bytes per line, the same at every level (a power of two from 8 to 4096).
-    /// Default 64.
+    /// Bytes per line of every level that does not give its own (a power of two
+    /// from 8 to 4096). Default 64.
     pub line_bytes: u64,
     /// Load-to-use latency of a reference that misses every level, in cycles.
     /// Default 200.
@@ -69,6 +69,11 @@ pub struct CacheLevelConfig {
     /// Replacement policy by name, as for TLB arrays (lru, nru, plru, fifo, random).
     /// Default "lru".
     pub replacement: String,
+    /// Bytes per line of this level, when not the hierarchy's `line_bytes` (a power
+    /// of two from 8 to 4096): a 1995 PA-RISC had 32-byte lines in its L1 and
+    /// 128-byte ones in its L2. A reference touches a line of each level it reaches.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line_bytes: Option<u64>,
 }
 
 impl Default for CacheLevelConfig {
@@ -79,6 +84,7 @@ impl Default for CacheLevelConfig {
             ways: 8,
             hit_cycles: 4.0,
             replacement: "lru".into(),
+            line_bytes: None,
         }
     }
 }
@@ -93,10 +99,7 @@ impl CacheConfig {
     /// 1 MiB 16-way L2 of 14 cycles, an 8 MiB 16-way LLC of 40 cycles, memory at 200.
     /// Sizes and latencies are typical of recent x86 server and desktop cores; they
     /// come from no single part or source, so a preset modelling a given machine
-    /// should give its own. (The one cache the papers in `shared/papers/` describe,
-    /// online-superpage-promotion-revisited.md §4, is of 1995: a 64 KiB direct-mapped
-    /// L1 of 1 cycle with 32-byte lines and memory at 60 cycles; it needs one line
-    /// size per level, which this model does not have.)
+    /// should give its own (the `pa-risc-32` preset has the caches of Fang et al. §4).
     pub fn typical() -> CacheConfig {
         let level = |name: &str, bytes: usize, ways: usize, hit_cycles: f64| CacheLevelConfig {
             name: name.into(),
@@ -104,6 +107,7 @@ impl CacheConfig {
             ways,
             hit_cycles,
             replacement: "lru".into(),
+            line_bytes: None,
         };
         CacheConfig {
             levels: vec![
@@ -116,15 +120,23 @@ impl CacheConfig {
         }
     }
 
+    /// The line size of level `i`, in bytes.
+    pub fn level_line_bytes(&self, i: usize) -> u64 {
+        self.levels[i].line_bytes.unwrap_or(self.line_bytes)
+    }
+
     /// Every value the types cannot check; an error names the field
     /// (`cache.levels[1].ways: ...`).
     pub fn check(&self) -> Result<(), String> {
-        let line = self.line_bytes;
-        if !line.is_power_of_two() || !(8..=4096).contains(&line) {
-            return Err(format!(
-                "cache.line_bytes: {line} must be a power of two from 8 to 4096"
-            ));
-        }
+        let line_ok = |field: &str, line: u64| {
+            if !line.is_power_of_two() || !(8..=4096).contains(&line) {
+                return Err(format!(
+                    "{field}: {line} must be a power of two from 8 to 4096"
+                ));
+            }
+            Ok(())
+        };
+        line_ok("cache.line_bytes", self.line_bytes)?;
         check_cycles("cache.memory_cycles", self.memory_cycles)?;
         for (i, level) in self.levels.iter().enumerate() {
             let field = |name: &str| format!("cache.levels[{i}].{name}");
@@ -158,6 +170,9 @@ impl CacheConfig {
                 ));
             }
             check_cycles(&field("hit_cycles"), level.hit_cycles)?;
+            if let Some(line) = level.line_bytes {
+                line_ok(&field("line_bytes"), line)?;
+            }
             if !crate::replacement::NAMES.contains(&level.replacement.as_str()) {
                 return Err(format!(
                     "{}: unknown policy {:?} (known: {})",
@@ -241,6 +256,14 @@ mod tests {
             (|c| c.levels[0].ways = MAX_WAYS + 1, "cache.levels[0].ways:"),
             (|c| c.levels[2].sets = 1 << 23, "cache.levels[2].sets:"),
             (|c| c.levels[2].sets = usize::MAX, "cache.levels[2].sets:"),
+            (
+                |c| c.levels[1].line_bytes = Some(96),
+                "cache.levels[1].line_bytes:",
+            ),
+            (
+                |c| c.levels[0].line_bytes = Some(8192),
+                "cache.levels[0].line_bytes:",
+            ),
             (
                 |c| c.levels[1].hit_cycles = f64::INFINITY,
                 "cache.levels[1].hit_cycles:",

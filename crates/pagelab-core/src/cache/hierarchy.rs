@@ -14,7 +14,11 @@ const KINDS: usize = CacheAccess::ALL.len();
 #[derive(Clone, Debug)]
 pub struct CacheHierarchy {
     levels: Vec<CacheLevel>,
+    /// log2 of the smallest line of any level: the unit a reference and a copy step
+    /// touch (its "line" below).
     line_shift: u32,
+    /// Per level: log2 of its line over the unit (0 when its line is the smallest).
+    level_shift: Vec<u32>,
     /// Per level, then memory: the latency of a reference it serves.
     latency: Vec<f64>,
     /// `served[i * KINDS + kind]`: references of `kind` that level `i` served (the
@@ -35,6 +39,14 @@ impl CacheHierarchy {
         let n = config.levels.len();
         let mut latency: Vec<f64> = config.levels.iter().map(|l| l.hit_cycles).collect();
         latency.push(config.memory_cycles);
+        let shifts: Vec<u32> = (0..n)
+            .map(|i| config.level_line_bytes(i).trailing_zeros())
+            .collect();
+        let line_shift = shifts
+            .iter()
+            .copied()
+            .min()
+            .unwrap_or(config.line_bytes.trailing_zeros());
         Ok(CacheHierarchy {
             levels: config
                 .levels
@@ -45,7 +57,8 @@ impl CacheHierarchy {
                         .expect("checked")
                 })
                 .collect(),
-            line_shift: config.line_bytes.trailing_zeros(),
+            line_shift,
+            level_shift: shifts.iter().map(|s| s - line_shift).collect(),
             latency,
             served: vec![0; (n + 1) * KINDS],
             flushed: vec![0; n],
@@ -53,8 +66,14 @@ impl CacheHierarchy {
         })
     }
 
+    /// The smallest line of any level: what a reference touches at least.
     pub fn line_bytes(&self) -> u64 {
         1 << self.line_shift
+    }
+
+    /// The line size of level `i`.
+    pub fn level_line_bytes(&self, i: usize) -> u64 {
+        1 << (self.line_shift + self.level_shift[i])
     }
 
     /// Reference the line of `paddr`: the first level holding it serves it (and it
@@ -70,7 +89,7 @@ impl CacheHierarchy {
         let n = self.levels.len();
         let mut by = n;
         for (i, level) in self.levels.iter_mut().enumerate() {
-            if level.access(line) {
+            if level.access(line >> self.level_shift[i]) {
                 by = i;
                 break;
             }
@@ -133,7 +152,8 @@ impl CacheHierarchy {
         };
         let mut dropped = 0;
         for (i, level) in self.levels.iter_mut().enumerate() {
-            let n = level.invalidate_range(first, last.saturating_add(1));
+            let shift = self.level_shift[i];
+            let n = level.invalidate_range(first >> shift, (last >> shift).saturating_add(1));
             self.flushed[i] += n;
             dropped += n;
         }
@@ -142,7 +162,7 @@ impl CacheHierarchy {
 
     /// Whether level `level` holds the line of `paddr`, without touching it.
     pub fn holds(&self, level: usize, paddr: PhysAddr) -> bool {
-        self.levels[level].holds(paddr.0 >> self.line_shift)
+        self.levels[level].holds(paddr.0 >> (self.line_shift + self.level_shift[level]))
     }
 
     /// References of each kind that level `i` served (`i` = the number of levels:
@@ -166,8 +186,8 @@ impl CacheHierarchy {
                     name: self.names[i].clone(),
                     sets,
                     ways,
-                    line_bytes: self.line_bytes(),
-                    size_bytes: (sets * ways) as u64 * self.line_bytes(),
+                    line_bytes: self.level_line_bytes(i),
+                    size_bytes: (sets * ways) as u64 * self.level_line_bytes(i),
                     hit_cycles: self.latency[i],
                     hits,
                     misses,
@@ -426,5 +446,32 @@ mod tests {
         assert_eq!(json["levels"][1]["hits"]["data"], 1024);
         let text = r.to_string();
         assert!(text.contains("l2 (1M) hits data/walk/copy"), "{text}");
+    }
+
+    /// Fang et al.'s §4 caches, in small: an L1 of 32-byte lines over an L2 of
+    /// 128-byte ones. Reading 256 bytes from memory touches 8 L1 lines; the L2 misses
+    /// on the first of each 4 (2 from memory) and serves the other 6. A copy of them
+    /// reads those lines again (now L1 hits) and writes 8 destination lines the same
+    /// way; flushing the destination drops 8 L1 lines and 2 L2 lines.
+    #[test]
+    fn levels_with_lines_of_their_own() {
+        let mut l1 = level("l1d", 64, 1, 1.0);
+        l1.line_bytes = Some(32);
+        let mut l2 = level("l2", 64, 2, 10.0);
+        l2.line_bytes = Some(128);
+        let mut c = hierarchy(vec![l1, l2]);
+        assert_eq!((c.line_bytes(), c.level_line_bytes(1)), (32, 128));
+        let t = c.touch_lines(PhysAddr(0x1000), 256, CacheAccess::Data);
+        assert_eq!((t.lines, t.memory), (8, 2));
+        assert_eq!(t.cycles, 2.0 * 100.0 + 6.0 * 10.0);
+        let t = c.copy_range(PhysAddr(0x1000), PhysAddr(0x8000), 256);
+        assert_eq!((t.lines, t.memory), (16, 2));
+        assert_eq!(t.cycles, 8.0 * 1.0 + 2.0 * 100.0 + 6.0 * 10.0);
+        assert!(c.holds(1, PhysAddr(0x8000 + 255)));
+        assert_eq!(c.flush_range(PhysAddr(0x8000), 256), 8 + 2);
+        assert!(!c.holds(0, PhysAddr(0x8000)) && !c.holds(1, PhysAddr(0x8000 + 255)));
+        let r = c.report();
+        assert_eq!((r.levels[0].line_bytes, r.levels[1].line_bytes), (32, 128));
+        assert_eq!(r.levels[1].size_bytes, 64 * 2 * 128);
     }
 }

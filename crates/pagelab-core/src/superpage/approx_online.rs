@@ -292,11 +292,14 @@ pub struct OnlineConfig {
     pub threshold: u64,
     /// Thresholds per size, smallest size first, instead of `threshold` doubling.
     pub thresholds: Vec<u64>,
-    /// Cycles the miss handler spends on the policy per TLB miss (charging the
-    /// counters of every candidate size). Default 200: the paper does not give it;
-    /// at 200, remap+aol on the §4.1 microbenchmark breaks even at eight times its
-    /// threshold, as §5.1 reports (`bench/fang-microbench.py`, docs/papers.md).
-    pub miss_cycles: f64,
+    /// Cycles the miss handler spends on the policy per TLB miss. Default: 5 a
+    /// candidate size, the instructions of §3.1's charge for one size on a
+    /// single-issue core (read the size's `tlbcount`, load, increment and store its
+    /// `prefetch` counter, compare it with the size's threshold): 50 with
+    /// PA-RISC's ten sizes above the base page (Fang et al. §4), 10 with x86's two.
+    /// The paper states no figure; cache misses on the counters are not priced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub miss_cycles: Option<f64>,
     /// approx-online: find the candidates holding TLB entries with Romer's `tlbcount`
     /// shortcut (counts kept as entries come and go) rather than by reading the TLB
     /// at each miss; both charge the same. Default true. (`online` reads the TLB, and
@@ -311,9 +314,25 @@ impl Default for OnlineConfig {
             sizes: Vec::new(),
             threshold: 16,
             thresholds: Vec::new(),
-            miss_cycles: 200.0,
+            miss_cycles: None,
             tlbcount: true,
         }
+    }
+}
+
+/// Instructions of §3.1's charge for one candidate size (see
+/// [`OnlineConfig::miss_cycles`]), a cycle each on a single-issue core.
+pub const CYCLES_PER_SIZE: f64 = 5.0;
+
+impl OnlineConfig {
+    /// The miss handler's cycles per miss: as configured, else
+    /// [`CYCLES_PER_SIZE`] a candidate size of `ladder`.
+    pub fn bookkeeping(&self, ladder: &Ladder) -> Result<f64, String> {
+        let cycles = self
+            .miss_cycles
+            .unwrap_or(CYCLES_PER_SIZE * ladder.sizes.len() as f64);
+        check_miss_cycles(cycles)?;
+        Ok(cycles)
     }
 }
 
@@ -322,11 +341,8 @@ impl BuildPolicy for ApproxOnline {
     /// The `tlbcount` shortcut follows one walking level: with separate last levels
     /// for data and instructions, approx-online reads the TLB instead.
     fn build(o: &OnlineConfig, cx: &Context<'_>) -> Result<ApproxOnline, String> {
-        check_miss_cycles(o.miss_cycles)?;
-        let p = ApproxOnline::new(
-            Ladder::new(cx.sizes, o.threshold, &o.thresholds)?,
-            o.miss_cycles,
-        );
+        let ladder = Ladder::new(cx.sizes, o.threshold, &o.thresholds)?;
+        let p = ApproxOnline::new(ladder.clone(), o.bookkeeping(&ladder)?);
         Ok(if o.tlbcount && cx.one_walking_level {
             p.with_tlbcount()
         } else {

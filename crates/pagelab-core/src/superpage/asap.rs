@@ -132,8 +132,12 @@ pub struct AsapConfig {
     /// Candidate superpage sizes. Default: every size above the base page, up to the
     /// largest, that both the page table and the last TLB level hold.
     pub sizes: Vec<PageSize>,
-    /// Cycles the miss handler spends on the policy per TLB miss (population counts).
-    /// Default 20, an estimate: a few counter updates in the handler.
+    /// Cycles the miss handler spends on the policy per TLB miss. Default 0: asap
+    /// counts a page once, at its first reference, which is a page fault (demand
+    /// paging), so its population counts are updated in the fault handler, inside
+    /// the machine's `page_fault_cycles`; a TLB miss to a mapped page does nothing
+    /// for it ("the algorithm does not consider reference frequency [...], which
+    /// minimizes bookkeeping overhead", Fang et al. §3.1).
     pub miss_cycles: f64,
     /// Promote every size a reference completes, smallest first, as §3.1 defines
     /// asap (default true); false: only the largest.
@@ -144,7 +148,7 @@ impl Default for AsapConfig {
     fn default() -> Self {
         AsapConfig {
             sizes: Vec::new(),
-            miss_cycles: 20.0,
+            miss_cycles: 0.0,
             each_size: true,
         }
     }

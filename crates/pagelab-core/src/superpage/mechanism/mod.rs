@@ -116,11 +116,13 @@ pub fn build(c: &MechanismConfig) -> Result<Box<dyn Mechanism>, String> {
         MechanismConfig::Copy(k) => {
             check("cycles_per_page", k.cycles_per_page)?;
             check("zero_cycles_per_page", k.zero_cycles_per_page)?;
+            check("loop_cycles_per_page", k.loop_cycles_per_page)?;
             Box::new(CopyMechanism::new(k.clone()))
         }
         MechanismConfig::Remap(k) => {
             check("cycles_per_page", k.cycles_per_page)?;
             check("zero_cycles_per_page", k.zero_cycles_per_page)?;
+            check("loop_cycles_per_page", k.loop_cycles_per_page)?;
             check("lookup_cycles", k.lookup_cycles)?;
             let frames = k.shadow_memory.0 >> crate::addr::BASE_SHIFT;
             if frames == 0 || frames > remap::SHADOW_BASE {

@@ -132,7 +132,7 @@ impl Mechanism for RemapMechanism {
 
     fn cycles(&self, g: &Gathered, cached: bool) -> f64 {
         let zero = if cached {
-            0.0
+            self.config.loop_cycles_per_page / 2.0
         } else {
             self.config.zero_cycles_per_page
         };
@@ -151,13 +151,18 @@ impl Mechanism for RemapMechanism {
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RemapConfig {
-    /// Cycles to remap one base page (the controller's shadow entry and the page's
-    /// lines flushed). Default 175: with asap on the 4096-page microbenchmark a TLB
-    /// miss costs about 700 cycles remapping against 88,000 copying (§5.1), the same
-    /// promotions either way, so a remap costs 700 / 88,000 of a copy; and a copy
-    /// costs about 5,500 cycles a KiB, 22,000 a page, on that platform (Table 2:
-    /// 5,186 to 5,969 for the programs whose cache hit ratio is above 96%).
+    /// Cycles to remap one base page: the controller's shadow entry written and the
+    /// page's lines flushed. Default 188, from the machine of Fang et al. §4 (the one
+    /// the remapping controller was simulated on): one uncached store of the entry
+    /// to the controller at its 60-cycle memory latency, and one flush instruction a
+    /// 32-byte L1 line of the 4 KiB page, 128, on the single-issue core. (The cache
+    /// model, when there is one, drops the flushed lines; it does not price them.)
     pub cycles_per_page: f64,
+    /// With a cache model: a copy loop's own cycles for one base page, beside its
+    /// memory references, which the cache model prices. A page cleared for the
+    /// superpage takes half (a clear stores each word, a copy loads and stores it).
+    /// Default 0. (The same field as copying's, so a sweep can set it for both.)
+    pub loop_cycles_per_page: f64,
     /// Cycles to clear a base page of the superpage that was never touched. Default 4000.
     pub zero_cycles_per_page: f64,
     /// Shadow memory: bytes of unused physical address space the controller can remap.
@@ -172,7 +177,8 @@ pub struct RemapConfig {
 impl Default for RemapConfig {
     fn default() -> Self {
         RemapConfig {
-            cycles_per_page: 175.0,
+            cycles_per_page: 188.0,
+            loop_cycles_per_page: 0.0,
             zero_cycles_per_page: 4000.0,
             shadow_memory: ByteSize(64 << 30),
             lookup_cycles: 10.0,
