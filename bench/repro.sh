@@ -22,13 +22,15 @@ for p in "${papers[@]}"; do
   tail -1 "$dir/$p.txt"
   echo "$p: $secs s"
   python3 - "$p" "$dir/$p/verdicts.md" "$dir/$p/verdicts.json" "$secs" <<'PY'
-import json, re, sys
+import json, os, re, sys
 paper, table, verdicts, secs = sys.argv[1:]
 def splice(path, start, end, body):
     text = open(path).read()
     i, j = text.index(start) + len(start), text.index(end)
     open(path, "w").write(text[:i] + "\n" + body + text[j:])
 splice(f"docs/repro/{paper}.md", "<!-- verdicts -->", "<!-- /verdicts -->", open(table).read())
+sensitivity = os.path.join(os.path.dirname(table), "sensitivity.md")
+splice(f"docs/repro/{paper}.md", "<!-- sensitivity -->", "<!-- /sensitivity -->", open(sensitivity).read())
 n = json.load(open(verdicts))["counts"]
 text = open("README.md").read()
 # The row keeps its paper cell; the time and the counts are this run's.

@@ -20,27 +20,28 @@ fn scratch(name: &str) -> PathBuf {
     d.join(name)
 }
 
+/// `pagelab repro PAPER` into `dir` with `more` options, the bundled traces, no report:
+/// its output, after checking it succeeded.
+fn repro(paper: &str, dir: &Path, more: &[&str]) -> std::process::Output {
+    let o = Command::new(PAGELAB)
+        .args(["repro", paper, "--no-report", "--quiet", "--traces"])
+        .arg(repo("data/traces"))
+        .arg("-o")
+        .arg(dir)
+        .args(more)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    o
+}
+
 /// A claim as the tables give it: id, class, verdict.
 type Row = (String, String, String);
 
 /// Each claim's verdict as a quick repro of `paper` computes it.
 fn quick(paper: &str) -> (Vec<Row>, String) {
     let dir = scratch(paper);
-    let o = Command::new(PAGELAB)
-        .args([
-            "repro",
-            paper,
-            "--quick",
-            "--no-report",
-            "--quiet",
-            "--traces",
-        ])
-        .arg(repo("data/traces"))
-        .arg("-o")
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    repro(paper, &dir, &["--quick"]);
     let json = std::fs::read_to_string(dir.join("verdicts.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let mut out = Vec::new();
@@ -104,7 +105,48 @@ fn readme_counts(paper: &str) -> String {
     line.to_string()
 }
 
+/// Every input and value of the claim file's `[[sensitivity]]` has its row in
+/// docs/repro/PAPER.md, in the file's order (the table is a full run's).
+fn sensitivity_documented(paper: &str) {
+    let def = pagelab_repro::paper(paper).unwrap();
+    let file = pagelab_repro::claims::PaperFile::parse(def.text, paper).unwrap();
+    let expected: Vec<String> = file
+        .sensitivity
+        .iter()
+        .flat_map(|s| {
+            s.values
+                .iter()
+                .map(|v| format!("| `{}` | {} |", s.key, pagelab_repro::results::text(v)))
+        })
+        .collect();
+    assert!(
+        !expected.is_empty(),
+        "repro/{paper}.toml has no [[sensitivity]]"
+    );
+    let text = std::fs::read_to_string(repo(&format!("docs/repro/{paper}.md"))).unwrap();
+    let start = text
+        .find("<!-- sensitivity -->")
+        .expect("sensitivity markers");
+    let end = text.find("<!-- /sensitivity -->").unwrap();
+    let rows: Vec<&str> = text[start..end]
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .collect();
+    assert_eq!(
+        rows.len(),
+        expected.len(),
+        "docs/repro/{paper}.md: sensitivity rows"
+    );
+    for (row, head) in rows.iter().zip(&expected) {
+        assert!(
+            row.starts_with(head.as_str()),
+            "docs/repro/{paper}.md: {row} for {head}"
+        );
+    }
+}
+
 fn check(paper: &str) {
+    sensitivity_documented(paper);
     let (computed, _) = quick(paper);
     let documented = documented(paper);
     assert_eq!(
@@ -175,6 +217,23 @@ fn cpo_verdicts_are_the_documented_ones() {
 #[test]
 fn rmm_verdicts_are_the_documented_ones() {
     check("rmm");
+}
+
+/// A full repro runs each `[[sensitivity]]` input at each value: RMM's (a few seconds)
+/// gives exactly the table docs/repro/rmm.md holds, in verdicts.json too.
+#[test]
+fn a_full_repro_runs_its_sensitivity_inputs_as_documented() {
+    let dir = scratch("rmm-full");
+    let o = repro("rmm", &dir, &[]);
+    let table = std::fs::read_to_string(dir.join("sensitivity.md")).unwrap();
+    let docs = std::fs::read_to_string(repo("docs/repro/rmm.md")).unwrap();
+    let start = docs.find("<!-- sensitivity -->\n").unwrap() + "<!-- sensitivity -->\n".len();
+    let end = docs.find("<!-- /sensitivity -->").unwrap();
+    assert_eq!(table, &docs[start..end]);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("verdicts.json")).unwrap()).unwrap();
+    assert_eq!(json["sensitivity"].as_array().unwrap().len(), 2);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("cost.walk_ref_cycles = 40:"));
 }
 
 #[test]

@@ -49,6 +49,24 @@ pub struct PaperFile {
     #[serde(default)]
     pub native: Vec<Native>,
     pub claim: Vec<Claim>,
+    /// Inputs whose effect on the verdicts a full reproduction shows.
+    #[serde(default)]
+    pub sensitivity: Vec<Sensitivity>,
+}
+
+/// An input the paper does not state, or states in two ways: the experiments that
+/// use it (`experiments`, default all) run again with `key` at each of `values`, and
+/// the claims whose verdicts change are listed with their measures before and after.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sensitivity {
+    /// A dotted configuration key, as a sweep's grid takes it.
+    pub key: String,
+    pub values: Vec<toml::Value>,
+    /// What the input is and where each value comes from, in a sentence.
+    pub about: String,
+    #[serde(default)]
+    pub experiments: Vec<String>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -279,7 +297,34 @@ impl PaperFile {
                 return Err(format!("{origin}: two experiments are named {:?}", e.name));
             }
         }
+        for s in &file.sensitivity {
+            let fail = |m: &str| Err(format!("{origin}: sensitivity {:?}: {m}", s.key));
+            if s.values.is_empty() {
+                return fail("give one value at least");
+            }
+            for name in &s.experiments {
+                if !names.contains(name.as_str()) {
+                    return fail(&format!("no experiment is named {name:?}"));
+                }
+            }
+            for e in file.experiment.iter().filter(|e| s.applies_to(&e.name)) {
+                let zipped = e.sweep.get("zip").and_then(|z| z.as_table());
+                if zipped.is_some_and(|z| z.contains_key(&s.key)) {
+                    return fail(&format!(
+                        "experiment {:?} zips this key with others: name the experiments it applies to",
+                        e.name
+                    ));
+                }
+            }
+        }
         Ok(file)
+    }
+}
+
+impl Sensitivity {
+    /// Whether the experiment `name` runs again for this input.
+    pub fn applies_to(&self, name: &str) -> bool {
+        self.experiments.is_empty() || self.experiments.iter().any(|e| e == name)
     }
 }
 

@@ -16,6 +16,7 @@ mod preset;
 pub mod results;
 mod rmm;
 pub mod run;
+pub mod sensitivity;
 pub mod verdict;
 mod vrpt;
 

@@ -34,15 +34,32 @@ pub struct Reproduction {
     pub verdicts: Vec<Verdict>,
     /// Each experiment's sweep summary.
     pub sweeps: Vec<(String, Summary)>,
+    /// Per input and value of the paper's `[[sensitivity]]`, the verdicts that change
+    /// (none with the quick inputs: the table is the full run's).
+    pub sensitivity: Vec<crate::sensitivity::Row>,
 }
 
-/// An experiment's sweep, with the quick inputs if asked, bundled traces found.
-pub fn experiment_sweep(paper: &str, e: &Experiment, options: &Options) -> Result<Sweep> {
+/// An experiment's sweep, with the quick inputs if asked, bundled traces found, and
+/// `input` (a key and its value, for a sensitivity run) added to its grid.
+pub fn experiment_sweep(
+    paper: &str,
+    e: &Experiment,
+    options: &Options,
+    input: Option<(&str, &toml::Value)>,
+) -> Result<Sweep> {
     let origin = format!("repro/{paper}.toml, experiment {:?}", e.name);
     let mut table = e.sweep.clone();
     if options.quick {
         if let Some(quick) = &e.quick {
             table.extend(quick.clone());
+        }
+    }
+    if let Some((key, value)) = input {
+        let grid = table
+            .entry("grid")
+            .or_insert_with(|| toml::Value::Table(Default::default()));
+        if let toml::Value::Table(grid) = grid {
+            grid.insert(key.to_string(), toml::Value::Array(vec![value.clone()]));
         }
     }
     if let Some(toml::Value::Array(traces)) = table.get_mut("traces") {
@@ -103,7 +120,7 @@ pub fn reproduce(
     let sweeps: Vec<(&Experiment, Sweep)> = file
         .experiment
         .iter()
-        .map(|e| Ok((e, experiment_sweep(paper.id, e, options)?)))
+        .map(|e| Ok((e, experiment_sweep(paper.id, e, options, None)?)))
         .collect::<Result<_>>()?;
     let mut summaries = Vec::new();
     for (i, (e, s)) in sweeps.iter().enumerate() {
@@ -114,25 +131,9 @@ pub fn reproduce(
     let conn = pagelab_sweep::db::open(&options.db)?;
     let mut results = Results::default();
     for (e, s) in &sweeps {
-        let keys = pagelab_sweep::keys(s)?;
-        let mut runs = Vec::with_capacity(keys.len());
-        for (run, key) in s.runs.iter().zip(&keys) {
-            let result = match pagelab_sweep::db::result(&conn, key)? {
-                None => Err("not in the database".to_string()),
-                Some(Err(e)) => Err(e),
-                Some(Ok(json)) => serde_json::from_str(&json).map_err(|e| e.to_string()),
-            };
-            runs.push(Run {
-                trace: short(&run.trace),
-                overrides: run
-                    .overrides
-                    .iter()
-                    .map(|(k, v)| (k.clone(), text(v)))
-                    .collect(),
-                result,
-            });
-        }
-        results.experiments.insert(e.name.clone(), runs);
+        results
+            .experiments
+            .insert(e.name.clone(), runs_of(&conn, s)?);
     }
     // Native measurements: kept from an earlier run, made now, or missing (why).
     let mut missing: std::collections::BTreeMap<&str, String> = Default::default();
@@ -161,22 +162,74 @@ pub fn reproduce(
             }],
         );
     }
-    let measures = (paper.measure)(&results);
-    let verdicts: Vec<Verdict> = file
-        .claim
-        .iter()
-        .map(|c| match c.needs.as_deref().and_then(|n| missing.get(n)) {
-            Some(why) => not_run(c, why),
-            None => judge(c, c.measure.as_ref().and_then(|m| measures.get(m))),
-        })
-        .collect();
+    let judge_all = |results: &Results| -> Vec<Verdict> {
+        let measures = (paper.measure)(results);
+        file.claim
+            .iter()
+            .map(|c| match c.needs.as_deref().and_then(|n| missing.get(n)) {
+                Some(why) => not_run(c, why),
+                None => judge(c, c.measure.as_ref().and_then(|m| measures.get(m))),
+            })
+            .collect()
+    };
+    let verdicts = judge_all(&results);
+    // Each input of [[sensitivity]] at each of its values: the experiments that use
+    // it run again (runs they share with the others come from the database), the
+    // claims judged again, and the verdicts that change kept.
+    let mut sensitivity = Vec::new();
+    if !options.quick {
+        for input in &file.sensitivity {
+            for value in &input.values {
+                let mut varied = results.clone();
+                for e in file.experiment.iter().filter(|e| input.applies_to(&e.name)) {
+                    let s = experiment_sweep(paper.id, e, options, Some((&input.key, value)))?;
+                    let label = format!("{} with {} = {}", e.name, input.key, text(value));
+                    let mut obs = observer(&label, 1, 1);
+                    pagelab_sweep::run(&s, &options.db, executor, obs.as_mut())?;
+                    varied
+                        .experiments
+                        .insert(e.name.clone(), runs_of(&conn, &s)?);
+                }
+                sensitivity.push(crate::sensitivity::Row::new(
+                    input,
+                    value,
+                    &verdicts,
+                    &judge_all(&varied),
+                ));
+            }
+        }
+    }
     store(&conn, &file, &verdicts, options.quick)
         .with_context(|| format!("{}: cannot store the verdicts", options.db.display()))?;
     Ok(Reproduction {
         file,
         verdicts,
         sweeps: summaries,
+        sensitivity,
     })
+}
+
+/// The runs of the sweep `s` as the database holds them.
+fn runs_of(conn: &rusqlite::Connection, s: &Sweep) -> Result<Vec<Run>> {
+    let keys = pagelab_sweep::keys(s)?;
+    let mut runs = Vec::with_capacity(keys.len());
+    for (run, key) in s.runs.iter().zip(&keys) {
+        let result = match pagelab_sweep::db::result(conn, key)? {
+            None => Err("not in the database".to_string()),
+            Some(Err(e)) => Err(e),
+            Some(Ok(json)) => serde_json::from_str(&json).map_err(|e| e.to_string()),
+        };
+        runs.push(Run {
+            trace: short(&run.trace),
+            overrides: run
+                .overrides
+                .iter()
+                .map(|(k, v)| (k.clone(), text(v)))
+                .collect(),
+            result,
+        });
+    }
+    Ok(runs)
 }
 
 /// The paper and its verdicts in the database (replacing the paper's earlier ones),
@@ -340,6 +393,9 @@ pub fn summary(r: &Reproduction) -> String {
         r.verdicts.len(),
         Tally::of(&r.verdicts).sentence()
     );
+    if !r.sensitivity.is_empty() {
+        out += &crate::sensitivity::lines(&r.sensitivity);
+    }
     out
 }
 
@@ -367,8 +423,8 @@ pub fn markdown(r: &Reproduction) -> String {
     out
 }
 
-/// Write `summary.txt`, `verdicts.json` and `verdicts.md` into `dir`, each whole or not
-/// at all (a temporary file renamed over it).
+/// Write `summary.txt`, `verdicts.json`, `verdicts.md` and `sensitivity.md` into `dir`,
+/// each whole or not at all (a temporary file renamed over it).
 pub fn write(dir: &Path, r: &Reproduction, quick: bool) -> Result<()> {
     let json = serde_json::to_string_pretty(&serde_json::json!({
         "paper": r.file.paper.id,
@@ -377,11 +433,16 @@ pub fn write(dir: &Path, r: &Reproduction, quick: bool) -> Result<()> {
         "quick": quick,
         "counts": Tally::of(&r.verdicts),
         "claims": r.verdicts,
+        "sensitivity": r.sensitivity,
     }))? + "\n";
     for (name, text) in [
         ("summary.txt", summary(r)),
         ("verdicts.json", json),
         ("verdicts.md", markdown(r)),
+        (
+            "sensitivity.md",
+            crate::sensitivity::markdown(&r.sensitivity),
+        ),
     ] {
         let path = dir.join(name);
         let tmp = dir.join(format!(".{name}.partial"));

@@ -44,6 +44,10 @@ class Reproduction:
     #: The claims counted by class: measured_agree, measured_differ (the headline),
     #: input_checks and input_checks_agree, not_reproducible, not_run.
     tally: Dict[str, int]
+    #: Per input the paper does not state and each of its other values (none with
+    #: ``quick``): key, value, about, measured, and the changes (id, from, to,
+    #: measured_from, measured_to) of the measured verdicts it moves.
+    sensitivity: List[Dict[str, Any]]
 
     def counts(self) -> Dict[str, int]:
         """Claims by outcome."""
@@ -66,7 +70,8 @@ def repro(paper: str, output: PathLike, *, quick: bool = False, jobs: Optional[i
           traces: Optional[PathLike] = None, report: bool = True, quiet: bool = True) -> Reproduction:
     """Reproduce ``paper`` (one of ``repro_papers()``) into the folder ``output``: its
     experiments on the local cores (``jobs`` at once; default every core), each claim
-    judged, the verdicts written and, with ``report``, ``output/report.html`` drawn
+    judged, the inputs of its sensitivity table run at their other values (not with
+    ``quick``), the verdicts written and, with ``report``, ``output/report.html`` drawn
     (needs matplotlib). ``quick`` runs the smaller inputs; ``traces`` is the bundled
     traces' folder (default: the repository's ``data/traces``).
 
@@ -83,4 +88,5 @@ def repro(paper: str, output: PathLike, *, quick: bool = False, jobs: Optional[i
         draw(os.path.join(output, "results.db"), os.path.join(output, "report.html"),
              title=f"pagelab repro {paper}: {v['title']}")
     return Reproduction(paper=v["paper"], title=v["title"], claims=list(v["claims"]), output=output,
-                        quick=bool(v["quick"]), tally=dict(v["counts"]))
+                        quick=bool(v["quick"]), tally=dict(v["counts"]),
+                        sensitivity=list(v["sensitivity"]))
