@@ -308,10 +308,27 @@ impl PaperFile {
                 }
             }
             for e in file.experiment.iter().filter(|e| s.applies_to(&e.name)) {
-                let zipped = e.sweep.get("zip").and_then(|z| z.as_table());
-                if zipped.is_some_and(|z| z.contains_key(&s.key)) {
+                let axis = |name: &str| {
+                    e.sweep
+                        .get(name)
+                        .and_then(|t| t.as_table())
+                        .and_then(|t| t.get(&s.key))
+                        .cloned()
+                };
+                if axis("zip").is_some() {
                     return fail(&format!(
                         "experiment {:?} zips this key with others: name the experiments it applies to",
+                        e.name
+                    ));
+                }
+                // One value of a grid may be replaced; an axis of several would collapse.
+                if axis("grid")
+                    .and_then(|v| v.as_array().map(Vec::len))
+                    .unwrap_or(0)
+                    > 1
+                {
+                    return fail(&format!(
+                        "experiment {:?} sweeps this key over several values: name the experiments it applies to",
                         e.name
                     ));
                 }

@@ -39,19 +39,25 @@ impl Row {
         base: &[Verdict],
         varied: &[Verdict],
     ) -> Row {
-        let judged = |v: &Verdict| matches!(v.outcome, Outcome::Agrees | Outcome::Differs);
         let mut measured = 0;
         let mut changes = Vec::new();
         for (b, v) in base.iter().zip(varied) {
-            if b.class != Class::Measured || !judged(b) || !judged(v) {
+            if b.class != Class::Measured || !b.measurable {
                 continue;
             }
             measured += 1;
-            if b.outcome != v.outcome {
+            // A measure the varied runs could not make (a run failed) is listed as
+            // not run, with why, never as a verdict that moved.
+            let to = if v.measurable {
+                v.outcome
+            } else {
+                Outcome::NotRun
+            };
+            if b.outcome != to {
                 changes.push(Change {
                     id: b.id.clone(),
                     from: b.outcome,
-                    to: v.outcome,
+                    to,
                     measured_from: b.measured.clone(),
                     measured_to: v.measured.clone(),
                 });
@@ -169,12 +175,13 @@ mod tests {
     fn bad_sensitivity_entries_are_refused_naming_the_key() {
         let head = "[paper]\nid = \"t\"\ntitle = \"t\"\ncite = \"t\"\nsource = \"t\"\nabout = \"t\"\n\
              [[experiment]]\nname = \"e\"\nabout = \"a\"\n\
-             sweep = { machine = \"pa-risc-32\", traces = [\"x\"], zip = { \"mechanism.kind\" = [\"copy\", \"remap\"], \"mechanism.cycles_per_page\" = [1, 2] } }\n\
+             sweep = { machine = \"pa-risc-32\", traces = [\"x\"], grid = { \"promotion.policy\" = [\"none\", \"asap\"] }, zip = { \"mechanism.kind\" = [\"copy\", \"remap\"], \"mechanism.cycles_per_page\" = [1, 2] } }\n\
              [[claim]]\nid = \"a\"\nsection = \"s\"\nclaim = \"c\"\ncheck = { kind = \"not-reproducible\", reason = \"r\" }\ncompared = \"c\"\n";
         for (body, says) in [
             ("[[sensitivity]]\nkey = \"k\"\nvalues = []\nabout = \"a\"\n", "one value"),
             ("[[sensitivity]]\nkey = \"k\"\nvalues = [1]\nabout = \"a\"\nexperiments = [\"nope\"]\n", "\"nope\""),
             ("[[sensitivity]]\nkey = \"mechanism.cycles_per_page\"\nvalues = [1]\nabout = \"a\"\n", "zips"),
+            ("[[sensitivity]]\nkey = \"promotion.policy\"\nvalues = [\"asap\"]\nabout = \"a\"\n", "several values"),
         ] {
             let e = PaperFile::parse(&format!("{head}{body}"), "t.toml").unwrap_err();
             assert!(e.starts_with("t.toml: sensitivity") && e.contains(says), "{e}");

@@ -66,6 +66,10 @@ pub struct Verdict {
     pub tolerance: String,
     /// Where it differs, the cause the claim file gives (empty otherwise).
     pub cause: String,
+    /// Whether a measure was made (false: a run failed, a measure could not be
+    /// computed, or the claim is not judged); not written out.
+    #[serde(skip)]
+    pub measurable: bool,
 }
 
 /// A number as the tables show it: four significant digits, thousands grouped.
@@ -149,6 +153,7 @@ pub fn not_run(claim: &Claim, why: &str) -> Verdict {
         compared: claim.compared.clone(),
         tolerance: claim.tolerance.clone().unwrap_or_default(),
         cause: String::new(),
+        measurable: false,
     }
 }
 
@@ -171,6 +176,7 @@ pub fn judge(claim: &Claim, measured: Option<&Measured>) -> Verdict {
             Outcome::Differs => claim.cause.clone().unwrap_or_default(),
             _ => String::new(),
         },
+        measurable: false,
     };
     if let Check::NotReproducible { reason } = &claim.check {
         return verdict(String::new(), Outcome::NotReproducible, reason.clone());
@@ -190,7 +196,10 @@ pub fn judge(claim: &Claim, measured: Option<&Measured>) -> Verdict {
     } else {
         Outcome::Differs
     };
-    verdict(shown, outcome, detail)
+    Verdict {
+        measurable: !matches!(m, Measured::Missing(_)),
+        ..verdict(shown, outcome, detail)
+    }
 }
 
 /// Whether `m` agrees with the paper's `p` under `check`, and why in a phrase.

@@ -320,7 +320,7 @@ def _claims(db: str) -> List[str]:
             not_run = sum(1 for c in claims if c[5] == "not run")
             if quick:
                 parts.append('<p class="note">These verdicts come from the quick inputs (--quick).</p>')
-            checks = count("input check")
+            checks = count("input check", "agrees") + count("input check", "differs")
             checks_text = f"; input checks: {count('input check', 'agrees')} of {checks} agree" if checks else ""
             parts.append(f"<p>{len(claims)} claims. Measured: {count('measured', 'agrees')} agree, "
                          f"{count('measured', 'differs')} differ{checks_text}; "
