@@ -1,5 +1,5 @@
-"""The page-size benefit analysis (papers/multiple-page-size-modeling-cpo.md §3-4) from
-Python.
+"""The page-size benefit analysis (Cașcaval, Duesterwald, Sweeney and Wisniewski,
+"Multiple Page Size Modeling and Optimization", PACT 2005, §3-4) from Python.
 
 :func:`benefit` is ``pagelab analyze benefit``: for each mapping of data categories to
 large pages, the TLB misses, page faults and MissCycles predicted from reuse distances,

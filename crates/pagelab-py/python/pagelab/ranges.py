@@ -1,4 +1,5 @@
-"""Range translations (papers/range-translations-rmm.md) from Python, as DataFrames.
+"""Range translations (Gandhi et al., "Range Translations for Fast Virtual Memory",
+IEEE Micro 2016) from Python, as DataFrames.
 
 :func:`contiguity` is ``pagelab analyze contiguity``: how many translation entries map
 each share of a trace's footprint with 4K, 2M and 1G pages, ideal ranges and the

@@ -1,4 +1,5 @@
-"""Reuse distances (papers/multiple-page-size-modeling-cpo.md §3.1) from Python.
+"""Reuse distances (Cașcaval et al., "Multiple Page Size Modeling and Optimization",
+PACT 2005, §3.1) from Python.
 
 :func:`reuse_distance` is ``pagelab analyze reuse``: the exact LRU stack distances of
 a trace's page stream at one or more page sizes, in one pass, and from them the misses
