@@ -12,6 +12,7 @@ mod pagetables;
 mod progress;
 mod python;
 mod record;
+mod recorded;
 mod report;
 mod repository;
 mod repro;

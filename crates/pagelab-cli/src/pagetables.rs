@@ -14,7 +14,7 @@ pub struct CompareArgs {
     #[arg(long, required_unless_present = "layout", conflicts_with = "layout")]
     trace: Option<PathBuf>,
     /// A synthetic layout instead of a trace: dense (a program's code, 64 MiB heap and
-    /// stack), sparse (256 small objects over the 47-bit user space) or shared (128
+    /// stack), compact (the same pages laid out as a MIPS process, in the low 2 GiB), sparse (256 small objects over the 47-bit user space) or shared (128
     /// segments of 16 pages shared by 4 address spaces).
     #[arg(long, value_parser = Layout::NAMES)]
     layout: Option<String>,
@@ -25,8 +25,9 @@ pub struct CompareArgs {
     #[arg(long)]
     max_refs: Option<u64>,
     /// Look up only the references this preset's TLB misses: one lookup per TLB
-    /// reload, as papers/variable-radix-page-table.md §5.2 counts (`pagelab machines`
-    /// lists the presets). Without it or --config, every reference is a lookup.
+    /// reload, as Szmajda and Heiser's VRPT paper (ACSAC 2003) §5.2 counts
+    /// (`pagelab machines` lists the presets); the preset's own structure is as it
+    /// configures it. Without it or --config, every reference is a lookup.
     #[arg(long, conflicts_with = "config")]
     machine: Option<String>,
     /// As --machine, the TLB of a machine configuration file (TOML).
@@ -47,7 +48,6 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
             crate::output::check(p, what, &inputs)?;
         }
     }
-    let structures = compare::default_structures();
     let (filter, behind) = match (&args.machine, &args.config) {
         (Some(name), _) => {
             let config = pagelab_core::presets::load(name).context("--machine")?;
@@ -62,6 +62,10 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         }
         (None, None) => (None, String::new()),
     };
+    // Behind a machine's TLB its own structure is as the machine configures it.
+    let structures = filter
+        .as_ref()
+        .map_or_else(compare::default_structures, compare::Filter::structures);
     let (source, rows) = match (&args.trace, &args.layout) {
         (Some(path), _) => {
             let format = crate::parse_format(&args.format)?;
@@ -95,12 +99,13 @@ fn table(rows: &[Row]) -> String {
     // The cost of mapping the shared segments, only for a layout that has them.
     let shared = rows.iter().any(|r| r.shared_map_refs > 0);
     let mut s = format!(
-        "{:<16}{:>12}{:>6}{:>14}{:>12}{:>11}{:>15}{}\n",
+        "{:<16}{:>12}{:>6}{:>14}{:>12}{:>13}{:>11}{:>15}{}\n",
         "structure",
         "refs/lookup",
         "p99",
         "lines/lookup",
         "bytes",
+        "reclaimable",
         "refs/map",
         "M lookups/s",
         if shared { "  shared-map refs" } else { "" }
@@ -108,12 +113,13 @@ fn table(rows: &[Row]) -> String {
     for r in rows {
         let _ = write!(
             s,
-            "{:<16}{:>12.2}{:>6}{:>14.2}{:>12}{:>11.2}{:>15.1}",
+            "{:<16}{:>12.2}{:>6}{:>14.2}{:>12}{:>13}{:>11.2}{:>15.1}",
             r.structure,
             r.refs_mean,
             r.refs_p99,
             r.lines_mean,
             crate::human_bytes(r.footprint_bytes),
+            crate::human_bytes(r.reclaimable_bytes),
             r.map_refs_mean,
             r.lookups_per_second / 1e6
         );
@@ -153,6 +159,8 @@ fn csv(rows: &[Row]) -> String {
         "refs_p99",
         "lines_mean",
         "footprint_bytes",
+        "reclaimable_bytes",
+        "in_use_bytes",
         "maps",
         "map_refs_mean",
         "shared_map_refs",
@@ -173,6 +181,8 @@ fn csv(rows: &[Row]) -> String {
             r.refs_p99.to_string(),
             format!("{:.4}", r.lines_mean),
             r.footprint_bytes.to_string(),
+            r.reclaimable_bytes.to_string(),
+            r.in_use_bytes.to_string(),
             r.maps.to_string(),
             format!("{:.4}", r.map_refs_mean),
             r.shared_map_refs.to_string(),

@@ -26,6 +26,11 @@ pub struct ReproArgs {
     /// The bundled traces' folder. Default: the repository's data/traces.
     #[arg(long)]
     traces: Option<PathBuf>,
+    /// Where the papers' own kernels (catalogue workloads) are recorded on first use
+    /// and kept. Default: $PAGELAB_CACHE, else $XDG_CACHE_HOME/pagelab/traces, else
+    /// ~/.cache/pagelab/traces.
+    #[arg(long)]
+    cache: Option<PathBuf>,
     /// Runs at once. Default: the cores this process may use.
     #[arg(long, short = 'j')]
     jobs: Option<usize>,
@@ -84,6 +89,10 @@ pub fn run(args: &ReproArgs) -> Result<()> {
     let options = Options {
         db: dir.join("results.db"),
         traces: args.traces.clone().unwrap_or_else(bundled_traces),
+        cache: args
+            .cache
+            .clone()
+            .unwrap_or_else(pagelab_repro::run::default_cache),
         quick: args.quick,
         no_native: match (args.quick, args.no_native) {
             (true, _) => Some("not run: --quick makes no native measurement".into()),
@@ -91,6 +100,10 @@ pub fn run(args: &ReproArgs) -> Result<()> {
             _ => None,
         },
     };
+    // The papers' own kernels, recorded once into the cache (kept afterwards).
+    for name in pagelab_repro::run::workloads(paper, args.quick)? {
+        crate::recorded::ensure(&options.cache, &name, args.quiet)?;
+    }
     let executor = Local { jobs: args.jobs };
     let quiet = args.quiet;
     let db = options.db.display().to_string();

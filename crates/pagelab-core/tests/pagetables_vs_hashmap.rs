@@ -16,9 +16,9 @@ use common::{raw_op, same, RawOp};
 use pagelab_core::addr::{Asid, PageSize, Pfn, VirtAddr};
 use pagelab_core::frames::{FrameAllocator, SimpleAllocator};
 use pagelab_core::pagetable::{
-    ClusteredPageTable, GuardedPageTable, HashedPageTable, InvertedPageTable, LinearPageTable,
-    MapError, PageTable, Perms, RadixPageTable, Segment, Translation, VariableRadixPageTable,
-    WalkHint,
+    Bucket, ClusteredPageTable, GuardedPageTable, HashedPageTable, InvertedPageTable,
+    LinearPageTable, MapError, PageTable, Perms, RadixPageTable, Segment, Translation,
+    VariableRadixPageTable, WalkHint,
 };
 use proptest::prelude::*;
 use proptest::test_runner::Config as ProptestConfig;
@@ -65,8 +65,10 @@ fn kind(name: &str) -> Kind {
             ..full(|| Box::new(LinearPageTable::new(&ALL[..3], 3)))
         },
         // Small bucket arrays: long chains.
-        "hashed" => full(|| Box::new(HashedPageTable::new(5, &ALL))),
-        "clustered" => full(|| Box::new(ClusteredPageTable::new(5, 3, &ALL))),
+        "hashed" => full(|| Box::new(HashedPageTable::new(5, Bucket::Pointer, &ALL))),
+        "hashed-entry" => full(|| Box::new(HashedPageTable::new(5, Bucket::Entry, &ALL))),
+        "clustered" => full(|| Box::new(ClusteredPageTable::new(5, 3, Bucket::Pointer, &ALL))),
+        "clustered-entry" => full(|| Box::new(ClusteredPageTable::new(5, 3, Bucket::Entry, &ALL))),
         "inverted" => Kind {
             frame_limit: Some(IPT_FRAMES),
             ..full(|| Box::new(InvertedPageTable::new(IPT_FRAMES, 6, &ALL)))
@@ -644,7 +646,9 @@ against_hashmap! {
     radix_5_level_matches_hashmap: "radix-5",
     linear_matches_hashmap: "linear",
     hashed_matches_hashmap: "hashed",
+    hashed_entry_buckets_match_hashmap: "hashed-entry",
     clustered_matches_hashmap: "clustered",
+    clustered_entry_buckets_match_hashmap: "clustered-entry",
     inverted_matches_hashmap: "inverted",
     guarded_matches_hashmap: "guarded",
     guarded_radix_8_matches_hashmap: "guarded-8",

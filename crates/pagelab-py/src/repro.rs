@@ -27,10 +27,13 @@ pub fn repro_papers() -> PyResult<String> {
 
 /// Reproduce `paper` into the folder `output` (made if missing): its experiments as
 /// sweeps into `output/results.db`, every claim judged, the verdicts written
-/// (verdicts.json, verdicts.md, summary.txt). `traces` is the bundled traces' folder.
+/// (verdicts.json, verdicts.md, summary.txt). `traces` is the bundled traces' folder;
+/// `cache` the trace cache holding the recorded kernels (`workload:` traces), which
+/// `pagelab repro PAPER` on the command line records.
 /// Returns verdicts.json's text.
 #[pyfunction]
-#[pyo3(signature = (paper, output, traces, quick = false, jobs = None, quiet = false))]
+#[pyo3(signature = (paper, output, traces, quick = false, jobs = None, quiet = false, cache = None))]
+#[allow(clippy::too_many_arguments)]
 pub fn repro(
     py: Python<'_>,
     paper: &str,
@@ -39,6 +42,7 @@ pub fn repro(
     quick: bool,
     jobs: Option<usize>,
     quiet: bool,
+    cache: Option<PathBuf>,
 ) -> PyResult<String> {
     let def = pagelab_repro::paper(paper).map_err(pyo3::exceptions::PyValueError::new_err)?;
     if jobs == Some(0) {
@@ -53,6 +57,7 @@ pub fn repro(
         let options = Options {
             db: output.join("results.db"),
             traces,
+            cache: cache.unwrap_or_else(pagelab_repro::run::default_cache),
             quick,
             no_native: Some(
                 "not run: native measurements are made by the command line (pagelab repro)".into(),

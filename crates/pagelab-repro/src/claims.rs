@@ -90,9 +90,44 @@ pub struct Experiment {
     /// A sweep file's fields. A trace named `bundled:NAME` is a bundled trace.
     pub sweep: toml::Table,
     /// Fields replacing the sweep's in a quick run (`--quick`): smaller inputs that
-    /// exercise the same pipeline.
+    /// exercise the same pipeline. A quick run records nothing: an experiment on
+    /// recorded workloads names other traces here (its claims are then not judged),
+    /// or has no quick inputs and is skipped.
     #[serde(default)]
     pub quick: Option<toml::Table>,
+}
+
+impl Experiment {
+    /// Whether it runs on catalogue workloads recorded into the trace cache
+    /// (`workload:NAME`).
+    pub fn recorded(&self) -> bool {
+        self.sweep
+            .get("traces")
+            .and_then(toml::Value::as_array)
+            .is_some_and(|ts| {
+                ts.iter()
+                    .any(|t| t.as_str().is_some_and(|t| t.starts_with(WORKLOAD)))
+            })
+    }
+}
+
+/// A trace of the claim files named `workload:NAME`: the catalogue workload `NAME`
+/// (one of the papers' own kernels), recorded into the trace cache as `NAME.plt` by
+/// the command line before the experiments run.
+pub const WORKLOAD: &str = "workload:";
+
+/// One name or a list of them.
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Names {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match Names::deserialize(d)? {
+        Names::One(n) => vec![n],
+        Names::Many(v) => v,
+    })
 }
 
 /// A native measurement: `pagelab ARGS --json FILE` run once, its JSON kept beside
@@ -125,10 +160,12 @@ pub struct Claim {
     #[serde(default)]
     pub measure: Option<String>,
     pub check: Check,
-    /// The native measurement the measure comes from: without it (`--quick`,
-    /// `--no-native`, or a run that failed) the claim is not run.
-    #[serde(default)]
-    pub needs: Option<String>,
+    /// What the measure comes from besides the experiments every run has: native
+    /// measurements (without one — `--quick`, `--no-native`, or a run that failed —
+    /// the claim is not run) and experiments on recorded workloads (which `--quick`
+    /// skips). One name or a list.
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub needs: Vec<String>,
     /// What is compared, in a line.
     pub compared: String,
     /// `input-check` for a constant of pagelab's compared with the paper's; default
@@ -285,9 +322,13 @@ impl PaperFile {
             if c.measure.is_none() {
                 return fail("give the measure this check compares");
             }
-            if let Some(n) = &c.needs {
-                if !file.native.iter().any(|x| &x.name == n) {
-                    return fail(&format!("needs {n:?}, which no [[native]] names"));
+            for n in &c.needs {
+                let native = file.native.iter().any(|x| &x.name == n);
+                let recorded = file.experiment.iter().any(|e| &e.name == n && e.recorded());
+                if !native && !recorded {
+                    return fail(&format!(
+                        "needs {n:?}, which names no [[native]] and no experiment on recorded workloads"
+                    ));
                 }
             }
         }
@@ -295,6 +336,30 @@ impl PaperFile {
         for e in &file.experiment {
             if !names.insert(e.name.as_str()) {
                 return Err(format!("{origin}: two experiments are named {:?}", e.name));
+            }
+            let quick_recorded = e
+                .quick
+                .as_ref()
+                .and_then(|q| q.get("traces"))
+                .and_then(toml::Value::as_array)
+                .is_some_and(|ts| {
+                    ts.iter()
+                        .any(|t| t.as_str().is_some_and(|t| t.starts_with(WORKLOAD)))
+                });
+            if e.recorded() && e.quick.is_some() && !quick_recorded {
+                let has_traces = e.quick.as_ref().is_some_and(|q| q.contains_key("traces"));
+                if !has_traces {
+                    return Err(format!(
+                        "{origin}: experiment {:?} runs on recorded workloads: its quick inputs name other traces (or it has none, and a quick run skips it)",
+                        e.name
+                    ));
+                }
+            }
+            if quick_recorded {
+                return Err(format!(
+                    "{origin}: experiment {:?}: a quick run records nothing, so its quick traces are not workloads",
+                    e.name
+                ));
             }
         }
         for s in &file.sensitivity {

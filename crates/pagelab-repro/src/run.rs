@@ -15,12 +15,31 @@ use std::path::{Path, PathBuf};
 /// A trace of the claim files named `bundled:NAME`: `NAME` in the bundled traces.
 pub const BUNDLED: &str = "bundled:";
 
+pub use crate::claims::WORKLOAD;
+
+/// The trace cache: `$PAGELAB_CACHE`, else `$XDG_CACHE_HOME/pagelab/traces`, else
+/// `~/.cache/pagelab/traces`.
+pub fn default_cache() -> PathBuf {
+    if let Some(d) = std::env::var_os("PAGELAB_CACHE").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("pagelab")
+        .join("traces")
+}
+
 /// How to reproduce.
 pub struct Options {
     /// The results database.
     pub db: PathBuf,
     /// The bundled traces' folder.
     pub traces: PathBuf,
+    /// The trace cache, where the `workload:` traces are recorded ([`default_cache`]).
+    pub cache: PathBuf,
     /// The experiments' quick inputs.
     pub quick: bool,
     /// None: make the native measurements the results folder lacks; else why none is
@@ -64,16 +83,29 @@ pub fn experiment_sweep(
     }
     if let Some(toml::Value::Array(traces)) = table.get_mut("traces") {
         for t in traces.iter_mut() {
-            let Some(name) = t.as_str().and_then(|s| s.strip_prefix(BUNDLED)) else {
+            let Some(name) = t.as_str() else { continue };
+            let path = if let Some(name) = name.strip_prefix(BUNDLED) {
+                let path = options.traces.join(name);
+                if !path.exists() {
+                    bail!(
+                        "{origin}: {}: no such bundled trace (name the traces' folder with --traces)",
+                        path.display()
+                    );
+                }
+                path
+            } else if let Some(name) = name.strip_prefix(WORKLOAD) {
+                let path = options.cache.join(format!("{name}.plt"));
+                if !path.exists() {
+                    bail!(
+                        "{origin}: workload {name} is not recorded in {} (`pagelab repro {paper}` records it; or `pagelab record --workload {name} -o {}`)",
+                        options.cache.display(),
+                        path.display()
+                    );
+                }
+                path
+            } else {
                 continue;
             };
-            let path = options.traces.join(name);
-            if !path.exists() {
-                bail!(
-                    "{origin}: {}: no such bundled trace (name the traces' folder with --traces)",
-                    path.display()
-                );
-            }
             *t = toml::Value::String(path.display().to_string());
         }
     }
@@ -81,6 +113,29 @@ pub fn experiment_sweep(
         .try_into()
         .map_err(|e: toml::de::Error| anyhow::anyhow!("{origin}: {}", e.message().trim()))?;
     sweep::expand(&file, &origin, Path::new(".")).map_err(anyhow::Error::msg)
+}
+
+/// The catalogue workloads the experiments of `paper` run on (`workload:NAME`; none
+/// if `quick`, which skips those experiments), each once, in order: what must be
+/// recorded first.
+pub fn workloads(paper: &PaperDef, quick: bool) -> Result<Vec<String>> {
+    let origin = format!("repro/{}.toml", paper.id);
+    let file = PaperFile::parse(paper.text, &origin).map_err(anyhow::Error::msg)?;
+    let mut names: Vec<String> = Vec::new();
+    for e in file.experiment.iter().filter(|e| !quick && e.recorded()) {
+        let Some(toml::Value::Array(traces)) = e.sweep.get("traces") else {
+            continue;
+        };
+        for name in traces
+            .iter()
+            .filter_map(|t| t.as_str()?.strip_prefix(WORKLOAD))
+        {
+            if !names.iter().any(|n| n == name) {
+                names.push(name.to_string());
+            }
+        }
+    }
+    Ok(names)
 }
 
 /// A run's trace as the measures name it.
@@ -116,12 +171,24 @@ pub fn reproduce(
 ) -> Result<Reproduction> {
     let origin = format!("repro/{}.toml", paper.id);
     let file = PaperFile::parse(paper.text, &origin).map_err(anyhow::Error::msg)?;
-    // Every sweep expanded (and so checked) before the first runs.
-    let sweeps: Vec<(&Experiment, Sweep)> = file
-        .experiment
-        .iter()
-        .map(|e| Ok((e, experiment_sweep(paper.id, e, options, None)?)))
-        .collect::<Result<_>>()?;
+    // Every sweep expanded (and so checked) before the first runs. A quick run
+    // records nothing: an experiment on recorded workloads runs its quick traces
+    // instead (or nothing), and the claims that need it are not run.
+    let mut missing: std::collections::BTreeMap<&str, String> = Default::default();
+    let mut sweeps: Vec<(&Experiment, Sweep)> = Vec::new();
+    for e in &file.experiment {
+        if options.quick && e.recorded() {
+            missing.insert(
+                &e.name,
+                "not run: --quick records no workload, and the claims on the papers' own kernels are judged by a full repro"
+                    .into(),
+            );
+            if e.quick.is_none() {
+                continue;
+            }
+        }
+        sweeps.push((e, experiment_sweep(paper.id, e, options, None)?));
+    }
     let mut summaries = Vec::new();
     for (i, (e, s)) in sweeps.iter().enumerate() {
         let mut obs = observer(&e.name, i + 1, sweeps.len());
@@ -136,7 +203,6 @@ pub fn reproduce(
             .insert(e.name.clone(), runs_of(&conn, s)?);
     }
     // Native measurements: kept from an earlier run, made now, or missing (why).
-    let mut missing: std::collections::BTreeMap<&str, String> = Default::default();
     for n in &file.native {
         let path = native_file(options, n);
         if !path.exists() {
@@ -166,10 +232,12 @@ pub fn reproduce(
         let measures = (paper.measure)(results);
         file.claim
             .iter()
-            .map(|c| match c.needs.as_deref().and_then(|n| missing.get(n)) {
-                Some(why) => not_run(c, why),
-                None => judge(c, c.measure.as_ref().and_then(|m| measures.get(m))),
-            })
+            .map(
+                |c| match c.needs.iter().find_map(|n| missing.get(n.as_str())) {
+                    Some(why) => not_run(c, why),
+                    None => judge(c, c.measure.as_ref().and_then(|m| measures.get(m))),
+                },
+            )
             .collect()
     };
     let verdicts = judge_all(&results);

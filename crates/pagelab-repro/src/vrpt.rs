@@ -1,6 +1,7 @@
 //! The variable radix page table's measures (`repro/vrpt.toml`): references, cache
 //! lines and bytes of the seven structures over the three layouts, by the paper's
-//! names; and §5.3's superpages on the MIPS.
+//! names; references and lines per TLB reload behind the MIPS on the compact layout
+//! (§5.2); and §5.3's superpages on the MIPS.
 
 use crate::results::{at, Results};
 use crate::verdict::Measured;
@@ -22,7 +23,17 @@ const LAYOUTS: [&str; 3] = ["dense", "sparse", "shared"];
 
 /// One field of every structure over a layout, by the paper's names.
 fn field(r: &Results, layout: &str, key: &str) -> Result<Vec<(String, f64)>, String> {
-    let result = r.get("layouts", layout, &[])?;
+    field_of(r, "layouts", layout, key)
+}
+
+/// One field of every structure in a run of `experiment` over `trace`.
+fn field_of(
+    r: &Results,
+    experiment: &str,
+    trace: &str,
+    key: &str,
+) -> Result<Vec<(String, f64)>, String> {
+    let result = r.get(experiment, trace, &[])?;
     let rows = result
         .get("structures")
         .and_then(Value::as_array)
@@ -57,6 +68,7 @@ pub fn measure(r: &Results) -> Measures {
         ("lines_mean", "lines"),
         ("refs_mean", "refs"),
         ("footprint_bytes", "bytes"),
+        ("in_use_bytes", "in_use"),
     ] {
         for layout in LAYOUTS {
             put(
@@ -66,12 +78,23 @@ pub fn measure(r: &Results) -> Measures {
             );
         }
     }
-    let dense_lines = field(r, "dense", "lines_mean");
+    // §5.2: per TLB reload behind the MIPS, on the compact layout.
+    for (key, name) in [
+        ("lines_mean", "reloads.lines"),
+        ("refs_mean", "reloads.refs"),
+    ] {
+        put(
+            &mut m,
+            name,
+            field_of(r, "reloads", "compact", key).map(Measured::Series),
+        );
+    }
+    let reload_lines = field_of(r, "reloads", "compact", "lines_mean");
     let dense_refs = field(r, "dense", "refs_mean");
     let one = |s: &Result<Vec<(String, f64)>, String>, name: &str| {
         s.clone().and_then(|s| of(&s, name)).map(Measured::Number)
     };
-    put(&mut m, "lines.dense.VRPT", one(&dense_lines, "VRPT"));
+    put(&mut m, "reloads.lines.VRPT", one(&reload_lines, "VRPT"));
     for name in ["VRPT", "VLA", "IPT"] {
         put(
             &mut m,
@@ -81,8 +104,8 @@ pub fn measure(r: &Results) -> Measures {
     }
     put(
         &mut m,
-        "lines.dense.best_other_over_vrpt",
-        dense_lines.clone().and_then(|s| {
+        "reloads.lines.best_other_over_vrpt",
+        reload_lines.clone().and_then(|s| {
             let best = ["HPT", "CPT", "GPT"]
                 .iter()
                 .map(|n| of(&s, n))

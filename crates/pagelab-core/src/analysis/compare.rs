@@ -79,6 +79,11 @@ pub struct Row {
     pub lines_mean: f64,
     /// Bytes of page-table memory at the end.
     pub footprint_bytes: u64,
+    /// Of those, the bytes the structure could give back without a lookup changing
+    /// ([`PageTable::reclaimable_bytes`]: the greedy variable radix table's unused
+    /// level frames), and the rest, in use.
+    pub reclaimable_bytes: u64,
+    pub in_use_bytes: u64,
     /// Pages mapped on first touch, and the table references (reads + writes) per map.
     pub maps: u64,
     pub map_refs_mean: f64,
@@ -134,6 +139,23 @@ impl Filter {
         Ok(filter)
     }
 
+    /// The structures compared behind this TLB: each at its defaults but the
+    /// machine's own, which is as the machine configures it (the variable radix
+    /// table of `mips-r4x00` with the MIPS page sizes, say), so that a change to the
+    /// machine's `[page_table]` reaches the comparison.
+    pub fn structures(&self) -> Vec<PageTableConfig> {
+        let own = &self.config.page_table;
+        default_structures()
+            .into_iter()
+            .map(
+                |s| match std::mem::discriminant(&s) == std::mem::discriminant(own) {
+                    true => own.clone(),
+                    false => s,
+                },
+            )
+            .collect()
+    }
+
     /// A fresh copy of the TLB.
     fn tlb(&self) -> Result<Hierarchy, String> {
         let c = &self.config;
@@ -184,13 +206,17 @@ impl Run {
 
     fn row(&self) -> Row {
         let lookups = self.refs.total();
+        let footprint_bytes = each_table!(&self.table, t => t.footprint_bytes());
+        let reclaimable_bytes = each_table!(&self.table, t => t.reclaimable_bytes());
         Row {
             structure: self.structure.clone(),
             lookups,
             refs_mean: self.refs.mean(),
             refs_p99: self.refs.quantile(0.99),
             lines_mean: self.lines as f64 / lookups.max(1) as f64,
-            footprint_bytes: each_table!(&self.table, t => t.footprint_bytes()),
+            footprint_bytes,
+            reclaimable_bytes,
+            in_use_bytes: footprint_bytes - reclaimable_bytes,
             maps: self.maps,
             map_refs_mean: self.map_refs as f64 / self.maps.max(1) as f64,
             shared_map_refs: self.shared_map_refs,

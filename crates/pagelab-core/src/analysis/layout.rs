@@ -29,6 +29,23 @@ pub fn dense_pages() -> Vec<u64> {
         .collect()
 }
 
+/// The pages of [`dense_pages`] laid out as a MIPS process is (the System V ABI's
+/// MIPS RISC Processor Supplement, ch. 5, "Program Loading": text from 0x0040_0000,
+/// data from 0x1000_0000, the stack below 0x8000_0000): a program that is, in the
+/// words of Szmajda and Heiser (ACSAC 2003, §5.2), "compact in [its] use of the
+/// address space", all of it in the low 2 GiB.
+pub fn compact_pages() -> Vec<u64> {
+    let regions = [
+        (0x0040_0000u64, 2048u64),
+        (0x1000_0000, 16384),
+        (0x7fef_f000, 256),
+    ];
+    regions
+        .iter()
+        .flat_map(|&(base, n)| (0..n).map(move |p| base + (p << 12)))
+        .collect()
+}
+
 /// `objects` objects of `pages` 4K pages each, at 64K-aligned places scattered over
 /// the 47-bit user half of the address space.
 pub fn sparse_pages(objects: usize, pages: u64, seed: u64) -> Vec<u64> {
@@ -46,6 +63,8 @@ pub fn sparse_pages(objects: usize, pages: u64, seed: u64) -> Vec<u64> {
 pub enum Layout {
     /// [`dense_pages`].
     Dense,
+    /// [`compact_pages`].
+    Compact,
     /// [`sparse_pages`]: 256 objects of 4 pages.
     Sparse,
     /// 128 segments of 16 pages, each mapped with `map_shared` into 4 address spaces.
@@ -66,11 +85,12 @@ pub struct Workload {
 }
 
 impl Layout {
-    pub const NAMES: [&'static str; 3] = ["dense", "sparse", "shared"];
+    pub const NAMES: [&'static str; 4] = ["dense", "compact", "sparse", "shared"];
 
     pub fn parse(name: &str) -> Option<Layout> {
         match name {
             "dense" => Some(Layout::Dense),
+            "compact" => Some(Layout::Compact),
             "sparse" => Some(Layout::Sparse),
             "shared" => Some(Layout::Shared),
             _ => None,
@@ -93,6 +113,7 @@ impl Layout {
         };
         match self {
             Layout::Dense => private(dense_pages()),
+            Layout::Compact => private(compact_pages()),
             Layout::Sparse => private(sparse_pages(256, 4, 42)),
             Layout::Shared => {
                 let pages = 16u64;

@@ -65,7 +65,17 @@ fn every_page_table_kind_parses_with_defaults_and_checks_its_options() {
     let PageTableConfig::Clustered(cl) = &c.page_table else {
         panic!("clustered")
     };
-    assert_eq!((cl.subblock_factor, cl.buckets), (8, 1 << 14));
+    assert_eq!((cl.subblock_factor, cl.buckets), (8, 1 << 12));
+    assert_eq!(cl.bucket, crate::pagetable::Bucket::Pointer);
+    let c = MachineConfig::from_toml("[page_table]\nkind = \"hashed\"\nbucket = \"entry\"\n", "t")
+        .unwrap();
+    let PageTableConfig::Hashed(h) = &c.page_table else {
+        panic!("hashed")
+    };
+    assert_eq!(h.bucket, crate::pagetable::Bucket::Entry);
+    let e = MachineConfig::from_toml("[page_table]\nkind = \"hashed\"\nbucket = \"tag\"\n", "t")
+        .unwrap_err();
+    assert!(e.0.contains("bucket"), "{e}");
     let bad = ClusteredConfig {
         subblock_factor: 12,
         ..ClusteredConfig::default()

@@ -5,16 +5,18 @@
 //! its dense low bits. One tag serves a whole cluster.
 //!
 //! A cluster entry is an 8-byte tag, an 8-byte chain pointer and `factor` 8-byte
-//! PTEs (144 bytes for the paper's factor 16); the bucket array holds one cluster
-//! in place per bucket, overflow clusters are chained (hashing.rs). A lookup reads
-//! the tag of each cluster on the chain, then the PTE.
+//! PTEs (144 bytes for the paper's factor 16). By default a bucket is a pointer to
+//! its chain of clusters (`bucket = "pointer"`, as the hashed table); `bucket =
+//! "entry"` holds the first cluster in place (hashing.rs). A lookup reads the
+//! pointer, the tag of each cluster on the chain, then the PTE.
 //!
 //! Mixed page sizes: a cluster holds pages of one size (`factor` adjacent pages of
 //! that size), tagged with it; a lookup probes each size, smallest first.
 //! Simplifications: the paper's partial-subblock and superpage PTE formats are not
 //! modelled; overlaps between sizes are found in the OS's region list ([`Extents`]).
 
-use super::hashing::{probe_sizes, Chained, Extents, Key};
+use super::hashed::SIZED_FOR_PAGES;
+use super::hashing::{probe_sizes, Bucket, Chained, Extents, Key};
 use super::options::*;
 use super::{page_last, sorted_sizes, MapError, PageTable, Perms, UpdateCost, Walk};
 use crate::addr::{Asid, PageSize, Pfn, PhysAddr, VirtAddr};
@@ -37,9 +39,14 @@ pub struct ClusteredPageTable {
 impl ClusteredPageTable {
     /// `1 << bucket_bits` buckets (1..=30) of clusters of `1 << factor_shift` PTEs,
     /// mapping pages of `sizes`.
-    pub fn new(bucket_bits: u32, factor_shift: u32, sizes: &[PageSize]) -> ClusteredPageTable {
+    pub fn new(
+        bucket_bits: u32,
+        factor_shift: u32,
+        bucket: Bucket,
+        sizes: &[PageSize],
+    ) -> ClusteredPageTable {
         ClusteredPageTable {
-            table: Chained::new(bucket_bits, HEADER_BYTES + (8 << factor_shift)),
+            table: Chained::new(bucket_bits, HEADER_BYTES + (8 << factor_shift), bucket),
             factor_shift,
             extents: Extents::default(),
             sizes: sorted_sizes(sizes),
@@ -173,9 +180,12 @@ impl PageTable for ClusteredPageTable {
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ClusteredConfig {
-    /// Buckets of the hash table (a power of two, 2 to 2^30), one cluster in place
-    /// each. Default 16384.
+    /// Buckets of the hash table (a power of two, 2 to 2^30). Default 4096: one a
+    /// cluster of the [`SIZED_FOR_PAGES`] the hashed table is sized for too.
     pub buckets: u64,
+    /// What a bucket holds: "pointer" (8 bytes, to the chain's first cluster; the
+    /// default) or "entry" (the first cluster in place).
+    pub bucket: Bucket,
     /// PTEs per cluster (a power of two, 1 to 512). Default 16, as in the paper.
     pub subblock_factor: u64,
     /// Page sizes mapped, one hash probe each. Default ["4K", "2M", "1G"].
@@ -185,7 +195,8 @@ pub struct ClusteredConfig {
 impl Default for ClusteredConfig {
     fn default() -> Self {
         ClusteredConfig {
-            buckets: 1 << 14,
+            buckets: SIZED_FOR_PAGES / 16,
+            bucket: Bucket::default(),
             subblock_factor: 16,
             page_sizes: default_page_sizes(),
         }
@@ -208,10 +219,13 @@ impl TableOptions for ClusteredConfig {
             self.buckets.trailing_zeros(),
             self.subblock_factor.trailing_zeros(),
         );
-        Ok(ClusteredPageTable::new(b, f, &self.page_sizes))
+        Ok(ClusteredPageTable::new(b, f, self.bucket, &self.page_sizes))
     }
     fn preallocated(&self) -> (&'static str, u64) {
-        ("buckets", Chained::<Vec<u64>>::bucket_bytes(self.buckets))
+        (
+            "buckets",
+            Chained::<Vec<u64>>::bucket_bytes(self.buckets, self.bucket),
+        )
     }
 }
 
@@ -223,7 +237,7 @@ mod tests {
     #[test]
     fn adjacent_pages_share_a_cluster() {
         let mut frames = SimpleAllocator::new(1 << 20);
-        let mut pt = ClusteredPageTable::new(4, 4, &[PageSize::K4, PageSize::M2]);
+        let mut pt = ClusteredPageTable::new(4, 4, Bucket::Entry, &[PageSize::K4, PageSize::M2]);
         let a = Asid(0);
         for p in 0..16u64 {
             let va = VirtAddr(0x40_0000 + (p << 12));

@@ -1,11 +1,14 @@
-//! The hashed page table of Huck and Hays (ISCA'93), as
-//! papers/variable-radix-page-table.md §2.2 (Fig. 3) describes it: one hash table for
-//! every address space, each entry tagged with the page it maps, collisions chained.
+//! The hashed page table of Huck and Hays (ISCA'93), as Szmajda and Heiser, "Variable
+//! Radix Page Table: A Page Table for Modern Architectures" (ACSAC 2003), §2.2 and
+//! Fig. 3 describe it: one hash table for every address space, each entry tagged with
+//! the page it maps, collisions chained.
 //!
 //! An entry is a 16-byte tag and PTE with an 8-byte chain pointer, padded to 32
-//! bytes; the bucket array holds one entry in place per bucket and overflow entries
-//! are chained behind it (hashing.rs). A lookup reads one entry per record on the
-//! chain it follows.
+//! bytes. By default a bucket is a pointer to its chain (`bucket = "pointer"`): a
+//! lookup reads the pointer, then one entry per record on the chain, two cache lines
+//! at least, as §5.2 of that paper counts for its HPT. `bucket = "entry"` holds the
+//! chain's first entry in the bucket itself (Huck and Hays' layout): one line when
+//! nothing collides (hashing.rs).
 //!
 //! Mixed page sizes: an entry maps a page of any size the table is configured for,
 //! tagged with the size; a lookup probes each size, smallest first. Shared segments:
@@ -13,7 +16,7 @@
 //! Simplification: overlaps between pages of different sizes are found in the OS's
 //! region list ([`Extents`]), not by probing the table.
 
-use super::hashing::{probe_sizes, Chained, Extents, Key};
+use super::hashing::{probe_sizes, Bucket, Chained, Extents, Key};
 use super::options::*;
 use super::{page_last, sorted_sizes, MapError, PageTable, Perms, UpdateCost, Walk};
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr};
@@ -43,10 +46,10 @@ fn key(asid: Asid, va: VirtAddr, size: PageSize) -> Key {
 }
 
 impl HashedPageTable {
-    /// `1 << bucket_bits` buckets (1..=30), mapping pages of `sizes`.
-    pub fn new(bucket_bits: u32, sizes: &[PageSize]) -> HashedPageTable {
+    /// `1 << bucket_bits` buckets (1..=30) holding `bucket`, mapping pages of `sizes`.
+    pub fn new(bucket_bits: u32, bucket: Bucket, sizes: &[PageSize]) -> HashedPageTable {
         HashedPageTable {
-            table: Chained::new(bucket_bits, ENTRY_BYTES),
+            table: Chained::new(bucket_bits, ENTRY_BYTES, bucket),
             extents: Extents::default(),
             sizes: sorted_sizes(sizes),
         }
@@ -138,17 +141,27 @@ impl PageTable for HashedPageTable {
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HashedConfig {
-    /// Buckets of the hash table (a power of two, 2 to 2^30), one 32-byte entry in
-    /// place each. Default 65536 (2 MiB).
+    /// Buckets of the hash table (a power of two, 2 to 2^30). Default 65536: one a
+    /// page of [`SIZED_FOR_PAGES`], the rule the clustered table is sized by too.
     pub buckets: u64,
+    /// What a bucket holds: "pointer" (8 bytes, to the chain's first entry; the
+    /// default) or "entry" (the first 32-byte entry in place).
+    pub bucket: Bucket,
     /// Page sizes mapped, one hash probe each. Default ["4K", "2M", "1G"].
     pub page_sizes: Vec<PageSize>,
 }
 
+/// The base pages the hashing structures are sized for by default, one rule for
+/// both so that their bytes compare: 65,536 pages (256 MiB), a bucket each in the
+/// hashed table and a bucket per cluster of them in the clustered one. A table
+/// holding more still works, on longer chains.
+pub const SIZED_FOR_PAGES: u64 = 1 << 16;
+
 impl Default for HashedConfig {
     fn default() -> Self {
         HashedConfig {
-            buckets: 1 << 16,
+            buckets: SIZED_FOR_PAGES,
+            bucket: Bucket::default(),
             page_sizes: default_page_sizes(),
         }
     }
@@ -167,11 +180,15 @@ impl TableOptions for HashedConfig {
         self.check()?;
         Ok(HashedPageTable::new(
             self.buckets.trailing_zeros(),
+            self.bucket,
             &self.page_sizes,
         ))
     }
     fn preallocated(&self) -> (&'static str, u64) {
-        ("buckets", Chained::<Pte>::bucket_bytes(self.buckets))
+        (
+            "buckets",
+            Chained::<Pte>::bucket_bytes(self.buckets, self.bucket),
+        )
     }
 }
 
@@ -183,7 +200,7 @@ mod tests {
     #[test]
     fn one_entry_per_page_and_a_probe_per_size() {
         let mut frames = SimpleAllocator::new(1 << 20);
-        let mut pt = HashedPageTable::new(10, &[PageSize::M2, PageSize::K4]);
+        let mut pt = HashedPageTable::new(10, Bucket::Entry, &[PageSize::M2, PageSize::K4]);
         let (a, va) = (Asid(1), VirtAddr(0x7f00_0020_0000));
         pt.map(a, va, PageSize::M2, Pfn(512), Perms::RW, &mut frames)
             .unwrap();
@@ -224,7 +241,7 @@ mod tests {
     fn collisions_chain() {
         let mut frames = SimpleAllocator::new(1 << 20);
         // Two buckets for 64 pages: long chains, every page still found.
-        let mut pt = HashedPageTable::new(1, &[PageSize::K4]);
+        let mut pt = HashedPageTable::new(1, Bucket::Entry, &[PageSize::K4]);
         for p in 0..64u64 {
             pt.map(
                 Asid(0),
@@ -256,7 +273,7 @@ mod tests {
     fn a_chain_longer_than_a_walk_records_is_counted() {
         let mut frames = SimpleAllocator::new(1 << 20);
         // Two buckets for 300 records: a lookup of an absent page reads a whole chain.
-        let mut pt = HashedPageTable::new(1, &[PageSize::K4]);
+        let mut pt = HashedPageTable::new(1, Bucket::Entry, &[PageSize::K4]);
         for p in 0..300u64 {
             let va = VirtAddr(p << 12);
             pt.map(Asid(0), va, PageSize::K4, Pfn(p), Perms::RW, &mut frames)

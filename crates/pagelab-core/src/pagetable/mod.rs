@@ -25,7 +25,8 @@ pub use any::{build_page_table, default_structures, AnyPageTable, PageTableConfi
 pub(crate) use any::{each_table, each_table_match};
 pub use clustered::{ClusteredConfig, ClusteredPageTable};
 pub use guarded::{GuardedConfig, GuardedPageTable};
-pub use hashed::{HashedConfig, HashedPageTable};
+pub use hashed::{HashedConfig, HashedPageTable, SIZED_FOR_PAGES};
+pub use hashing::Bucket;
 pub use inverted::{InvertedConfig, InvertedPageTable};
 pub use linear::{LinearConfig, LinearPageTable};
 pub use options::TableOptions;
@@ -409,6 +410,12 @@ pub trait PageTable {
     }
     /// Bytes of memory the structure occupies: every frame it holds.
     fn footprint_bytes(&self) -> u64;
+    /// Of [`PageTable::footprint_bytes`], the frames it holds but could give back
+    /// without a lookup changing (the variable radix table's unused parts of levels
+    /// the greedy policy sized for growth). None in the other structures.
+    fn reclaimable_bytes(&self) -> u64 {
+        0
+    }
     /// Page sizes the structure can map.
     fn page_sizes(&self) -> &[PageSize];
 }

@@ -168,11 +168,13 @@ impl Analysis {
                 behind_tlb,
                 max_refs,
             } => {
-                let structures = compare::default_structures();
                 let filter = match behind_tlb {
                     true => Some(compare::Filter::of(config)?),
                     false => None,
                 };
+                let structures = filter
+                    .as_ref()
+                    .map_or_else(compare::default_structures, compare::Filter::structures);
                 let rows = match layout(trace) {
                     Some(name) => {
                         let layout = Layout::parse(name).ok_or("no such layout")?;

@@ -67,20 +67,25 @@ def repro_papers() -> List[Dict[str, Any]]:
 
 
 def repro(paper: str, output: PathLike, *, quick: bool = False, jobs: Optional[int] = None,
-          traces: Optional[PathLike] = None, report: bool = True, quiet: bool = True) -> Reproduction:
+          traces: Optional[PathLike] = None, cache: Optional[PathLike] = None, report: bool = True,
+          quiet: bool = True) -> Reproduction:
     """Reproduce ``paper`` (one of ``repro_papers()``) into the folder ``output``: its
     experiments on the local cores (``jobs`` at once; default every core), each claim
     judged, the inputs of its sensitivity table run at their other values (not with
     ``quick``), the verdicts written and, with ``report``, ``output/report.html`` drawn
     (needs matplotlib). ``quick`` runs the smaller inputs; ``traces`` is the bundled
-    traces' folder (default: the repository's ``data/traces``).
+    traces' folder (default: the repository's ``data/traces``); ``cache`` the folder of
+    the papers' own kernels as recorded traces (default as the command line's:
+    ``$PAGELAB_CACHE``, else ``~/.cache/pagelab/traces``), which ``pagelab repro PAPER``
+    records on first use.
 
     Raises:
         ValueError: an unknown paper, a missing trace, or a database that cannot be written.
     """
     output = os.fspath(output)
     folder = os.fspath(traces) if traces is not None else os.path.normpath(_TRACES)
-    text = _pagelab.repro(paper, output, folder, quick=quick, jobs=jobs, quiet=quiet)
+    text = _pagelab.repro(paper, output, folder, quick=quick, jobs=jobs, quiet=quiet,
+                          cache=os.fspath(cache) if cache is not None else None)
     v = json.loads(text)
     if report:
         from .report import report as draw

@@ -148,6 +148,14 @@ pub struct VariableRadixPageTable {
     sizes: Vec<PageSize>,
 }
 
+/// The node an internal entry or a cross-link leads to.
+fn child(s: &Slot) -> Option<u32> {
+    match *s {
+        Slot::Node { node, .. } | Slot::Link { node, .. } => Some(node),
+        _ => None,
+    }
+}
+
 /// Fig. 6's index: a left shift by `skip`, a right shift by `size`.
 #[inline(always)]
 fn index(v: u64, skip: u8, size: u8) -> u64 {
@@ -555,6 +563,32 @@ impl PageTable for VariableRadixPageTable {
 
     fn footprint_bytes(&self) -> u64 {
         self.mem.bytes()
+    }
+
+    /// Whole frames of levels that hold nothing: §3.2's greedy allocator "reserves
+    /// the right to take back some or all of the memory if it is unused". A frame
+    /// of a level whose 128 entries are all empty can go back (the entries that
+    /// index into it then fail their lookups, as empty ones do); levels smaller
+    /// than a frame share frames with others and are not counted.
+    fn reclaimable_bytes(&self) -> u64 {
+        const PER_FRAME: usize = 1 << (crate::addr::BASE_SHIFT - ENTRY_SHIFT);
+        let mut seen = std::collections::HashSet::new();
+        let mut stack: Vec<u32> = self.roots.iter().filter_map(child).collect();
+        let mut frames = 0u64;
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            let slots = &self.nodes[n].slots;
+            stack.extend(slots.iter().filter_map(child));
+            if slots.len() >= PER_FRAME {
+                frames += slots
+                    .chunks(PER_FRAME)
+                    .filter(|c| c.iter().all(|s| *s == Slot::Empty))
+                    .count() as u64;
+            }
+        }
+        frames << crate::addr::BASE_SHIFT
     }
 
     fn page_sizes(&self) -> &[PageSize] {
