@@ -110,6 +110,15 @@ gcc-large)
     rm -f prog-12.s ;;
 gups | bfs | randread | smallheap)
     build "$1" ;;
+matmul | radix | cga | filter | rotate | compress | raytrace)
+    # Fang et al.'s kernels (SIGMETRICS 2000, §5.2): the catalogue's fang-* workloads.
+    build "$1" ;;
+transpose | fft3d)
+    # Navarro et al.'s kernels (OSDI 2002): navarro-transpose, navarro-fft.
+    build "$1" ;;
+swim | equake | lucas)
+    # Stand-ins for Cascaval et al.'s SPECfp2000 programs (PACT 2005): cpo-*.
+    build "$1" ;;
 chess-large)
     # stockfish bench's position file: its lines holding "setoption" go to the engine
     # as they are. Set here, after bench's own `setoption name Hash value 16` and
