@@ -85,14 +85,20 @@ pub fn run(args: &ReproArgs) -> Result<()> {
         .output
         .clone()
         .unwrap_or_else(|| Path::new("pagelab-repro").join(paper.id));
+    let cache = args
+        .cache
+        .clone()
+        .unwrap_or_else(pagelab_repro::run::default_cache);
+    // The papers' own kernels, recorded once into the cache (kept afterwards), before
+    // anything is written to the results folder.
+    for name in pagelab_repro::run::workloads(paper, args.quick)? {
+        crate::recorded::ensure(&cache, &name, args.quiet)?;
+    }
     std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot make", dir.display()))?;
     let options = Options {
         db: dir.join("results.db"),
         traces: args.traces.clone().unwrap_or_else(bundled_traces),
-        cache: args
-            .cache
-            .clone()
-            .unwrap_or_else(pagelab_repro::run::default_cache),
+        cache,
         quick: args.quick,
         no_native: match (args.quick, args.no_native) {
             (true, _) => Some("not run: --quick makes no native measurement".into()),
@@ -100,10 +106,6 @@ pub fn run(args: &ReproArgs) -> Result<()> {
             _ => None,
         },
     };
-    // The papers' own kernels, recorded once into the cache (kept afterwards).
-    for name in pagelab_repro::run::workloads(paper, args.quick)? {
-        crate::recorded::ensure(&options.cache, &name, args.quiet)?;
-    }
     let executor = Local { jobs: args.jobs };
     let quiet = args.quiet;
     let db = options.db.display().to_string();

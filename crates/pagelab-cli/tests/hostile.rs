@@ -482,6 +482,44 @@ fn configuration_errors_name_the_file_and_the_field() {
         ],
         &["maxref.toml", "max_reference"],
     );
+    write(
+        &d,
+        "bucket.toml",
+        "[page_table]\nkind = \"clustered\"\nbucket = \"tag\"\n",
+    );
+    refused(
+        &d,
+        &[
+            "simulate",
+            "--trace",
+            "ok.lackey",
+            "--config",
+            "bucket.toml",
+        ],
+        &["bucket.toml", "bucket", "pointer"],
+    );
+}
+
+/// `pagelab repro`'s trace cache, where the papers' kernels are recorded: a cache
+/// that is a file is refused, naming it, before anything runs or is written.
+#[test]
+fn a_trace_cache_that_cannot_be_made_is_refused_before_any_run() {
+    let d = folder("cache");
+    write(&d, "cache", "not a folder\n");
+    refused(
+        &d,
+        &[
+            "repro",
+            "fang",
+            "--no-report",
+            "-o",
+            "out",
+            "--cache",
+            "cache",
+        ],
+        &["cache", "trace cache"],
+    );
+    assert!(!d.join("out").join("results.db").exists());
 }
 
 #[test]

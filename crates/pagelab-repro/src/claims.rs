@@ -101,14 +101,16 @@ impl Experiment {
     /// Whether it runs on catalogue workloads recorded into the trace cache
     /// (`workload:NAME`).
     pub fn recorded(&self) -> bool {
-        self.sweep
-            .get("traces")
-            .and_then(toml::Value::as_array)
-            .is_some_and(|ts| {
-                ts.iter()
-                    .any(|t| t.as_str().is_some_and(|t| t.starts_with(WORKLOAD)))
-            })
+        self.sweep.get("traces").is_some_and(names_workload)
     }
+}
+
+/// Whether a sweep's `traces` name a recorded workload.
+fn names_workload(traces: &toml::Value) -> bool {
+    traces.as_array().is_some_and(|ts| {
+        ts.iter()
+            .any(|t| t.as_str().is_some_and(|t| t.starts_with(WORKLOAD)))
+    })
 }
 
 /// A trace of the claim files named `workload:NAME`: the catalogue workload `NAME`
@@ -337,29 +339,24 @@ impl PaperFile {
             if !names.insert(e.name.as_str()) {
                 return Err(format!("{origin}: two experiments are named {:?}", e.name));
             }
-            let quick_recorded = e
-                .quick
-                .as_ref()
-                .and_then(|q| q.get("traces"))
-                .and_then(toml::Value::as_array)
-                .is_some_and(|ts| {
-                    ts.iter()
-                        .any(|t| t.as_str().is_some_and(|t| t.starts_with(WORKLOAD)))
-                });
-            if e.recorded() && e.quick.is_some() && !quick_recorded {
-                let has_traces = e.quick.as_ref().is_some_and(|q| q.contains_key("traces"));
-                if !has_traces {
-                    return Err(format!(
-                        "{origin}: experiment {:?} runs on recorded workloads: its quick inputs name other traces (or it has none, and a quick run skips it)",
-                        e.name
-                    ));
+            // A quick run records nothing: an experiment on recorded workloads names
+            // other traces for it, or has no quick inputs and is skipped.
+            if let Some(q) = &e.quick {
+                match q.get("traces") {
+                    Some(t) if names_workload(t) => {
+                        return Err(format!(
+                            "{origin}: experiment {:?}: a quick run records nothing, so its quick traces are not workloads",
+                            e.name
+                        ));
+                    }
+                    None if e.recorded() => {
+                        return Err(format!(
+                            "{origin}: experiment {:?} runs on recorded workloads: its quick inputs name other traces (or it has none, and a quick run skips it)",
+                            e.name
+                        ));
+                    }
+                    _ => {}
                 }
-            }
-            if quick_recorded {
-                return Err(format!(
-                    "{origin}: experiment {:?}: a quick run records nothing, so its quick traces are not workloads",
-                    e.name
-                ));
             }
         }
         for s in &file.sensitivity {

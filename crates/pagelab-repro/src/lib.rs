@@ -89,4 +89,15 @@ mod tests {
             assert_eq!(f.paper.id, p.id);
         }
     }
+
+    #[test]
+    fn the_recorded_workloads_are_listed_once_and_none_for_a_quick_run() {
+        let fang = paper("fang").unwrap();
+        let names = run::workloads(fang, false).unwrap();
+        assert_eq!(names.len(), 7, "{names:?}");
+        assert!(names.iter().all(|n| n.starts_with("fang-")), "{names:?}");
+        for p in &PAPERS {
+            assert!(run::workloads(p, true).unwrap().is_empty(), "{}", p.id);
+        }
+    }
 }

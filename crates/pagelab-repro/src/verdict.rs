@@ -461,6 +461,42 @@ mod tests {
     }
 
     #[test]
+    fn experiments_on_recorded_workloads_keep_quick_runs_from_recording() {
+        let head =
+            "[paper]\nid = \"t\"\ntitle = \"t\"\ncite = \"t\"\nsource = \"t\"\nabout = \"t\"\n";
+        let claim = |needs: &str| {
+            format!("[[claim]]\nid = \"a\"\nsection = \"s\"\nclaim = \"c\"\nmeasure = \"m\"\nneeds = {needs}\ncheck = {{ kind = \"range\", max = 1 }}\ntolerance = \"t\"\ncompared = \"c\"\n")
+        };
+        let on = |quick: &str| {
+            format!("[[experiment]]\nname = \"k\"\nabout = \"a\"\nsweep = {{ traces = [\"workload:gups\"] }}\n{quick}")
+        };
+        for (body, says) in [
+            // Quick inputs that would record, or that keep the workloads.
+            (
+                on("quick = { traces = [\"workload:bfs\"] }\n") + &claim("\"k\""),
+                "records nothing",
+            ),
+            (
+                on("quick = { machine = \"skylake\" }\n") + &claim("\"k\""),
+                "name other traces",
+            ),
+            // A need that names neither a native measurement nor such an experiment.
+            (format!("{}{}", on(""), claim("\"nope\"")), "\"nope\""),
+        ] {
+            let e = PaperFile::parse(&format!("{head}{body}"), "t.toml").unwrap_err();
+            assert!(e.starts_with("t.toml: ") && e.contains(says), "{e}");
+        }
+        let ok = format!(
+            "{head}{}{}",
+            on("quick = { traces = [\"bundled:xz.plt\"] }\n"),
+            claim("[\"k\"]")
+        );
+        let f = PaperFile::parse(&ok, "t.toml").unwrap();
+        assert!(f.experiment[0].recorded());
+        assert_eq!(f.claim[0].needs, ["k"]);
+    }
+
+    #[test]
     fn classes_are_as_written_and_an_exact_check_needs_no_tolerance() {
         let head =
             "[paper]\nid = \"t\"\ntitle = \"t\"\ncite = \"t\"\nsource = \"t\"\nabout = \"t\"\n";
