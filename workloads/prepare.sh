@@ -111,7 +111,7 @@ gcc-large)
 gups | bfs | randread | smallheap)
     build "$1" ;;
 matmul | radix | cga | filter | rotate | compress | raytrace)
-    # Fang et al.'s kernels (SIGMETRICS 2000, §5.2): the catalogue's fang-* workloads.
+    # Fang et al.'s kernels (SIGMETRICS 2000, §4.2): the catalogue's fang-* workloads.
     build "$1" ;;
 transpose | fft3d)
     # Navarro et al.'s kernels (OSDI 2002): navarro-transpose, navarro-fft.

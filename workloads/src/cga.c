@@ -3,8 +3,8 @@
 
      cga [N [NONZER [NITER [CGIT]]]]    (defaults: 14000 11 15 25, NPB's class A)
 
-   Stands in for `cga` of Fang, Zhang, Carter, Hsieh and McKee, "Online Superpage
-   Promotion Revisited" (SIGMETRICS 2000), §5.2 and Table 1: "the
+   Stands in for `cga` of Fang, Zhang, Carter, McKee and Hsieh, "Online Superpage
+   Promotion Revisited" (SIGMETRICS 2000), §4.2 and Table 1: "the
    NPB2.3 benchmark suite's class A conjugate gradient benchmark, which performs a
    sparse matrix-vector product". Our own code, from NPB's published description of
    CG, not NPB's source; in particular the matrix is not NPB's makea's.

@@ -2,8 +2,8 @@
 
      compress [CHARS]                   (default: 1000000, the paper's)
 
-   Stands in for `compress` of Fang, Zhang, Carter, Hsieh and McKee, "Online
-   Superpage Promotion Revisited" (SIGMETRICS 2000), §5.2 and Table 1:
+   Stands in for `compress` of Fang, Zhang, Carter, McKee and Hsieh, "Online
+   Superpage Promotion Revisited" (SIGMETRICS 2000), §4.2 and Table 1:
    "the SPEC95 data compression program run on an input of one million characters",
    the algorithm run once (as Romer et al.'s appears to have been; SPEC95's harness
    runs it 25 times). Our own code, from the published description of compress's

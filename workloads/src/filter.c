@@ -2,8 +2,8 @@
 
      filter [HEIGHT [WIDTH [ORDER]]]    (defaults: 32 1024 129, the paper's)
 
-   Stands in for `filter` of Fang, Zhang, Carter, Hsieh and McKee, "Online Superpage
-   Promotion Revisited" (SIGMETRICS 2000), §5.2 and Table 1: it
+   Stands in for `filter` of Fang, Zhang, Carter, McKee and Hsieh, "Online Superpage
+   Promotion Revisited" (SIGMETRICS 2000), §4.2 and Table 1: it
    "performs an order-129 binomial filter on a 32 x 1024 color image". Our own code,
    from that description.
 

@@ -2,8 +2,8 @@
 
      matmul [N [TILE [ROWS]]]         (defaults: 1024 32 N)
 
-   Stands in for `matmul` of Fang, Zhang, Carter, Hsieh and McKee, "Online
-   Superpage Promotion Revisited" (SIGMETRICS 2000), §5.2 and Table 1:
+   Stands in for `matmul` of Fang, Zhang, Carter, McKee and Hsieh, "Online
+   Superpage Promotion Revisited" (SIGMETRICS 2000), §4.2 and Table 1:
    "the conventional, tiled version of dense matrix-matrix multiplication run on
    1024 x 1024 matrices with 32 x 32 tiles". Our own code, from that description.
 

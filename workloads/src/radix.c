@@ -2,8 +2,8 @@
 
      radix [KEYS [RADIX [MAXKEY]]]      (defaults: 262144 1024 524288, SPLASH-2's)
 
-   Stands in for `radix` of Fang, Zhang, Carter, Hsieh and McKee, "Online Superpage
-   Promotion Revisited" (SIGMETRICS 2000), §5.2 and Table 1: "an
+   Stands in for `radix` of Fang, Zhang, Carter, McKee and Hsieh, "Online Superpage
+   Promotion Revisited" (SIGMETRICS 2000), §4.2 and Table 1: "an
    integer radix sort program (based on the method of Blelloch et al.) run with the
    SPLASH-2 default arguments" (-n262144 -r1024 -m524288, one processor). Our own code,
    from that description and SPLASH-2's documented method, not SPLASH-2's source.

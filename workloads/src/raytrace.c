@@ -2,8 +2,8 @@
 
      raytrace [SIZE [IMAGE]]            (defaults: 256 128)
 
-   Stands in for `raytrace` of Fang, Zhang, Carter, Hsieh and McKee, "Online
-   Superpage Promotion Revisited" (SIGMETRICS 2000), §5.2 and Table 1:
+   Stands in for `raytrace` of Fang, Zhang, Carter, McKee and Hsieh, "Online
+   Superpage Promotion Revisited" (SIGMETRICS 2000), §4.2 and Table 1:
    "an interactive isosurfacing volume renderer whose input is a 1024 x 1024 x 1024
    volume; its implementation is based on work done by Parker et al." (interactive
    ray tracing of isosurfaces). Our own code, from that description: one frame, rays

@@ -2,8 +2,8 @@
 
      rotate [SIZE [MILLIRADIANS]]       (defaults: 1024 1000, the paper's)
 
-   Stands in for `rotate` of Fang, Zhang, Carter, Hsieh and McKee, "Online Superpage
-   Promotion Revisited" (SIGMETRICS 2000), §5.2 and Table 1: it "turns
+   Stands in for `rotate` of Fang, Zhang, Carter, McKee and Hsieh, "Online Superpage
+   Promotion Revisited" (SIGMETRICS 2000), §4.2 and Table 1: it "turns
    a 1024 x 1024 color image clockwise through one radian". Our own code, from that
    description.
 

@@ -157,15 +157,15 @@ enum PagetablesCommand {
 enum AnalyzeCommand {
     /// How many translation entries map 50%…100% of the footprint with 4K, 2M and 1G
     /// pages, ideal ranges and the ranges eager paging made
-    /// (papers/range-translations-rmm.md Figure 2). Eager paging runs on the
+    /// (Gandhi et al., IEEE Micro 2016, Figure 2). Eager paging runs on the
     /// sandy-bridge-rmm preset unless --machine or --config names another.
     Contiguity(contiguity::ContiguityArgs),
     /// Exact reuse (LRU stack) distances of the page stream at one or more page
     /// sizes, and the misses of a fully associative LRU TLB of every size
-    /// (papers/multiple-page-size-modeling-cpo.md §3.1).
+    /// (Cașcaval et al., PACT 2005, §3.1).
     Reuse(reuse::ReuseArgs),
     /// The benefit of large pages for each data category
-    /// (papers/multiple-page-size-modeling-cpo.md §3-4): every mapping's TLB misses,
+    /// (Cașcaval et al., PACT 2005, §3-4): every mapping's TLB misses,
     /// page faults and MissCycles from reuse distances, ranked by percentage of the
     /// maximal benefit; the significance test; the mapping the agent would choose
     /// within a budget of large pages; with --simulate, the simulator's ranking beside.
@@ -176,7 +176,7 @@ enum AnalyzeCommand {
 enum CompareCommand {
     /// 4K pages, THP 2M, 1G pages, a direct segment and RMM's range TLB on one
     /// machine: TLB misses, walk references and cycles, overhead, memory bloat
-    /// (papers/range-translations-rmm.md Figure 7). The schemes are built on the
+    /// (Gandhi et al., IEEE Micro 2016, Figure 7). The schemes are built on the
     /// sandy-bridge preset unless --machine or --config names another.
     Translation(translation::TranslationArgs),
 }
@@ -188,8 +188,8 @@ struct SimulateArgs {
     #[arg(long, required_unless_present = "synthetic")]
     trace: Vec<PathBuf>,
     /// A built-in synthetic workload instead of a trace, e.g.
-    /// `column-walk:iterations=64` (the 4096-page microbenchmark of
-    /// papers/online-superpage-promotion-revisited.md §4.1; options rows, row_bytes, base).
+    /// `column-walk:iterations=64` (the 4096-page microbenchmark of Fang et al.,
+    /// SIGMETRICS 2000, §4.1; options rows, row_bytes, base).
     #[arg(long, conflicts_with = "trace")]
     synthetic: Option<String>,
     /// Also run the machine with base pages only (promotion policy none, all else the

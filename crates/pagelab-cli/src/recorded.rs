@@ -2,9 +2,12 @@
 //! that `pagelab repro` runs its experiments on (`workload:NAME` in a claim file).
 //!
 //! A workload is recorded with `pagelab record --workload NAME` into the trace cache
-//! (`--cache`, else [`pagelab_repro::run::default_cache`]) as `NAME.plt`, beside `NAME.recipe`: the SHA-256 of what made it (the catalogue
-//! entry, `prepare.sh`, and the program's source in `workloads/src/` when it is one of
-//! ours). A trace whose recipe still matches is reused; any other is recorded again.
+//! (`--cache`, else [`pagelab_repro::run::default_cache`]) as `NAME.plt`, always with
+//! pagelab's own Valgrind tool (lackey records no allocations, which the analyses of
+//! data categories need), beside `NAME.recipe`: the SHA-256 of what made it (the
+//! catalogue entry, `prepare.sh`, and for our own kernels their source, the headers
+//! beside it, `recorder/include/pagelab.h` and the C compiler's version). A trace whose
+//! recipe still matches is reused; any other is recorded again.
 //! The trace appears whole or not at all: it is recorded under another name and
 //! renamed.
 
@@ -31,7 +34,8 @@ fn recipe(name: &str) -> Result<String> {
         Ok(())
     };
     hash_file(&dir.join("prepare.sh"))?;
-    // Our own kernels: `./gups` is built from src/gups.c (and the headers beside it).
+    // Our own kernels: `./gups` is built from src/gups.c, the headers beside it and
+    // the recorder's client requests, by the C compiler on PATH.
     if let Some(exe) = w.command.first().and_then(|c| c.strip_prefix("./")) {
         let source = dir.join("src").join(format!("{exe}.c"));
         if source.is_file() {
@@ -41,9 +45,14 @@ fn recipe(name: &str) -> Result<String> {
                 .filter(|p| p.extension().is_some_and(|x| x == "h"))
                 .collect();
             headers.sort();
-            for p in headers {
-                hash_file(&p)?;
+            if let Some(repo) = dir.parent() {
+                headers.push(repo.join("recorder/include/pagelab.h"));
             }
+            for p in headers.iter().filter(|p| p.is_file()) {
+                hash_file(p)?;
+            }
+            let gcc = std::process::Command::new("gcc").arg("--version").output();
+            h.update(gcc.map(|o| o.stdout).unwrap_or_default());
         }
     }
     Ok(format!("{:x}", h.finalize()))
@@ -71,7 +80,7 @@ pub fn ensure(cache: &Path, name: &str, quiet: bool) -> Result<PathBuf> {
     let exe = std::env::current_exe().context("cannot find pagelab's own executable")?;
     let mut command = std::process::Command::new(exe);
     command
-        .args(["record", "--workload", name, "-o"])
+        .args(["record", "--tool", "pagelab", "--workload", name, "-o"])
         .arg(&partial);
     if quiet {
         command.arg("--quiet");

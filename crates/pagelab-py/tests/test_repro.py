@@ -23,7 +23,7 @@ def test_python_and_the_command_line_judge_alike(tmp_path):
     cli = json.loads((tmp_path / "cli" / "verdicts.json").read_text())
     assert r.claims == cli["claims"] and r.title == cli["title"]
     assert r.tally == cli["counts"]
-    assert r.sensitivity == cli["sensitivity"] and len(r.sensitivity) == 2
+    assert r.sensitivity == cli["sensitivity"] and len(r.sensitivity) == 3
     assert r.tally["measured_agree"] + r.tally["measured_differ"] == sum(
         1 for c in r.claims if c["class"] == "measured")
     assert sum(r.counts().values()) == len(r.claims) == 14

@@ -1,5 +1,5 @@
-//! Every page-table structure over the same address stream, as
-//! papers/variable-radix-page-table.md compares them: memory references and distinct
+//! Every page-table structure over the same address stream, as Szmajda and Heiser's
+//! "Variable Radix Page Table" (ACSAC 2003) compares them: memory references and distinct
 //! 64-byte lines per lookup, bytes of table, and references per map. Pages are mapped
 //! on first touch (demand paging, a fresh 4K frame each). Without a TLB every reference
 //! is a lookup; behind a machine's TLB ([`Filter`]) only the references its TLB misses
@@ -124,7 +124,8 @@ pub struct Filter {
 }
 
 impl Filter {
-    /// The TLB of `config` (its page table and costs play no part).
+    /// The TLB of `config`; its page table is the comparison's structure of its kind
+    /// ([`Filter::structures`]), and its costs play no part.
     pub fn of(config: &crate::MachineConfig) -> Result<Filter, String> {
         if config.base_page != PageSize::K4 {
             return Err(format!(

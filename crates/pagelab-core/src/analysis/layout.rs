@@ -1,6 +1,7 @@
-//! Synthetic address-space layouts on which the page-table structures differ
-//! (papers/variable-radix-page-table.md): a dense program, objects scattered over a
-//! sparse 64-bit space, and many small segments shared by several address spaces.
+//! Synthetic address-space layouts on which the page-table structures differ (Szmajda
+//! and Heiser, "Variable Radix Page Table", ACSAC 2003): a dense program, the same
+//! pages laid out compactly as a MIPS process, objects scattered over a sparse 64-bit
+//! space, and many small segments shared by several address spaces.
 //! Every layout is a fixed function of its seed.
 
 use crate::addr::{Asid, VirtAddr};

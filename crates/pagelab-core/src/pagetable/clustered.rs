@@ -1,5 +1,5 @@
-//! The clustered page table of Talluri, Hill and Khalidi (SOSP'95), as
-//! papers/variable-radix-page-table.md §2.2 describes it: a hashed page table whose
+//! The clustered page table of Talluri, Hill and Khalidi (SOSP'95), as Szmajda and
+//! Heiser's "Variable Radix Page Table" (ACSAC 2003) §2.2 describes it: a hashed page table whose
 //! entries each hold the PTEs of `factor` adjacent pages (the subblock factor),
 //! hashing on the sparse high bits of the page number and indexing an array with
 //! its dense low bits. One tag serves a whole cluster.

@@ -76,7 +76,8 @@ def repro(paper: str, output: PathLike, *, quick: bool = False, jobs: Optional[i
     (needs matplotlib). ``quick`` runs the smaller inputs; ``traces`` is the bundled
     traces' folder (default: the repository's ``data/traces``); ``cache`` the folder of
     the papers' own kernels as recorded traces (default as the command line's:
-    ``$PAGELAB_CACHE``, else ``~/.cache/pagelab/traces``), which ``pagelab repro PAPER``
+    ``$PAGELAB_CACHE``, else ``$XDG_CACHE_HOME/pagelab/traces``, else
+    ``~/.cache/pagelab/traces``), which ``pagelab repro PAPER``
     records on first use.
 
     Raises:

@@ -1,5 +1,5 @@
-//! The variable radix page table of Szmajda and Heiser (ACSAC 2003),
-//! papers/variable-radix-page-table.md §3–4: a radix tree with path compression
+//! The variable radix page table of Szmajda and Heiser, "Variable Radix Page Table: A
+//! Page Table for Modern Architectures" (ACSAC 2003), §3–4: a radix tree with path compression
 //! (a level may skip any number of address bits) and level compression (a level may
 //! index any number of bits: nodes of any power-of-two size), without guards — the
 //! leaf holds its virtual address and is checked at the end of the walk.
