@@ -17,9 +17,11 @@ def test_the_papers_are_the_command_lines():
 
 
 def test_python_and_the_command_line_judge_alike(tmp_path):
-    r = pagelab.repro("vrpt", tmp_path / "py", report=False)
-    subprocess.run([CLI, "repro", "vrpt", "-o", str(tmp_path / "cli"), "--no-report", "--quiet"],
-                   check=True, stdout=subprocess.DEVNULL)
+    # The command line records the paper's kernels into the trace cache; Python reads them.
+    cache = tmp_path / "cache"
+    subprocess.run([CLI, "repro", "vrpt", "-o", str(tmp_path / "cli"), "--no-report", "--quiet",
+                    "--cache", str(cache)], check=True, stdout=subprocess.DEVNULL)
+    r = pagelab.repro("vrpt", tmp_path / "py", report=False, cache=cache)
     cli = json.loads((tmp_path / "cli" / "verdicts.json").read_text())
     assert r.claims == cli["claims"] and r.title == cli["title"]
     assert r.tally == cli["counts"]
@@ -30,7 +32,12 @@ def test_python_and_the_command_line_judge_alike(tmp_path):
     frame = r.to_frame()
     assert list(frame["id"]) == [c["id"] for c in r.claims]
     # A second run reads its runs back: the same verdicts.
-    assert pagelab.repro("vrpt", tmp_path / "py", report=False).claims == r.claims
+    assert pagelab.repro("vrpt", tmp_path / "py", report=False, cache=cache).claims == r.claims
+
+
+def test_a_kernel_not_yet_recorded_is_named(tmp_path):
+    with pytest.raises(ValueError, match="fang-matmul is not recorded"):
+        pagelab.repro("vrpt", tmp_path / "py", report=False, cache=tmp_path / "empty")
 
 
 def test_an_unknown_paper_is_named():

@@ -135,6 +135,7 @@ pub fn measure(r: &Results) -> Measures {
                 return Err("no runs of the MIPS".to_string());
             }
             let mut worst: f64 = 0.0;
+            let mut each = Vec::new();
             for t in traces {
                 let base =
                     miss_cycles(r.get("superpages", &t, &[("promotion.policy", "none")])?)?;
@@ -144,8 +145,10 @@ pub fn measure(r: &Results) -> Measures {
                     return Err(format!("{t}: no TLB miss cycles with base pages"));
                 }
                 worst = worst.max(asap / base);
+                let name = t.trim_start_matches("fang-").trim_end_matches(".plt");
+                each.push(format!("{name} {:.3}", asap / base));
             }
-            Ok(Measured::Number(worst))
+            Ok(Measured::Described(worst, each.join(", ")))
         })()
     });
     m
