@@ -1,5 +1,6 @@
 //! The `[ranges]` section: how the operating system allocates memory, and so what
-//! range translations it can make (papers/range-translations-rmm.md, "Eager Paging").
+//! range translations it can make (Gandhi et al., "Range Translations for Fast Virtual
+//! Memory", IEEE Micro 2016, "Eager Paging").
 
 use super::*;
 

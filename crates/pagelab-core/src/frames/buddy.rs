@@ -5,7 +5,7 @@
 //! other half of their parent, `pfn ^ 2^k`) while the buddy is free as a whole, order
 //! after order. So the free memory is always the coarsest aligned decomposition the
 //! allocations allow, and freeing everything restores the initial state.
-//! papers/navarro-superpages-slides.md relies on it (reservations are buddy blocks),
+//! Navarro et al.'s superpages (OSDI 2002) rely on it (reservations are buddy blocks),
 //! and its fragmentation is what makes superpages fail.
 //!
 //! Frame 0 is never handed out (a zero frame number is never a valid translation):

@@ -1,7 +1,7 @@
 //! Built-in synthetic workloads, read like traces: `pagelab simulate --synthetic SPEC`.
 //!
-//! `column-walk` is the microbenchmark of papers/online-superpage-promotion-revisited.md
-//! §4.1, which touches 4096 base pages over and over:
+//! `column-walk` is the microbenchmark of Fang et al., "Online Superpage Promotion
+//! Revisited" (SIGMETRICS 2000), §4.1, which touches 4096 base pages over and over:
 //!
 //! ```c
 //! char A[4096][4096];
