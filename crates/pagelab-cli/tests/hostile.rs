@@ -498,6 +498,23 @@ fn configuration_errors_name_the_file_and_the_field() {
         ],
         &["bucket.toml", "bucket", "pointer"],
     );
+    // Another program's file cache: a share of buddy memory, with the wired frames.
+    for (name, frames) in [
+        ("cached-big.toml", "kind = \"buddy\"\ncached = 1.5\n"),
+        ("cached-nan.toml", "kind = \"buddy\"\ncached = nan\n"),
+        (
+            "cached-wired.toml",
+            "kind = \"buddy\"\ncached = 0.6\nwired = 0.6\n",
+        ),
+        ("cached-simple.toml", "kind = \"simple\"\ncached = 0.5\n"),
+    ] {
+        write(&d, name, format!("[frames]\nmemory = \"64M\"\n{frames}"));
+        refused(
+            &d,
+            &["simulate", "--trace", "ok.lackey", "--config", name],
+            &[name, "cached"],
+        );
+    }
 }
 
 /// `pagelab repro`'s trace cache, where the papers' kernels are recorded: a cache

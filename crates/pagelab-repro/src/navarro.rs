@@ -1,7 +1,7 @@
 //! Navarro et al.'s measures (`repro/navarro.toml`): reservations against base pages
 //! in the best case (our kernels: the slides' transpose and FFT, and the other
-//! papers' SPEC stand-ins), on the synthetic extremes, by superpage size, under
-//! fragmentation and under memory pressure.
+//! papers' SPEC stand-ins), on the synthetic extremes, by superpage size, and in
+//! memory a file cache has fragmented, with either page daemon.
 
 use crate::results::{at, named, total_cycles, Results, Run};
 use crate::verdict::Measured;
@@ -81,74 +81,47 @@ fn sizes(r: &Results) -> Result<f64, String> {
     Ok(most)
 }
 
-/// The miss reduction with wired memory (`clustered` or not) as a share of the best
-/// case's, over the traces: the most (scattered) or the least (clustered).
-fn fragmentation(r: &Results, clustered: bool) -> Result<f64, String> {
-    let (wired, daemon) = if clustered {
-        ("true", "contiguity")
-    } else {
-        ("false", "clock")
-    };
-    let more = [("frames.wired_clustered", wired), ("paging.daemon", daemon)];
-    let mut out = if clustered {
-        f64::INFINITY
-    } else {
-        f64::NEG_INFINITY
-    };
-    for trace in r.traces("fragmentation") {
-        let best = if trace == TRANSPOSE {
-            gain(r, "synthetic", &trace, &[])?.1
-        } else {
-            gain(r, "reference", &trace, &[])?.1
-        };
-        if best <= 0.0 {
-            return Err(format!(
-                "{trace}: reservations remove no TLB misses in the best case"
-            ));
+/// The kernels as the fragmented runs see them: for each whose best case removes at
+/// least half of its data TLB misses, (its share of the best case's miss reduction
+/// with the clock, with the contiguity daemon, the cache frames the contiguity daemon
+/// evicted beyond the clock's as a percent of the cache at the start).
+fn fragmented(r: &Results) -> Result<Vec<(f64, f64, f64)>, String> {
+    let mut out = Vec::new();
+    for trace in r.traces("fragmented") {
+        let (_, best) = gain(r, "kernels", &trace, &[])?;
+        if best < 0.5 {
+            continue;
         }
-        let share = gain(r, "fragmentation", &trace, &more)?.1 / best;
-        out = if clustered {
-            out.min(share)
-        } else {
-            out.max(share)
+        let base = dtb_misses(r.get("kernels", &trace, &[(POLICY, "none")])?)?;
+        let run = |daemon| r.get("fragmented", &trace, &[("paging.daemon", daemon)]);
+        let (clock, contiguity) = (run("clock")?, run("contiguity")?);
+        let share = |report| Ok::<_, String>((1.0 - dtb_misses(report)? / base) / best);
+        let evicted = |report: &Value| {
+            Ok::<_, String>(
+                at(report, &["file_cache", "evicted_for_memory"])?
+                    + at(report, &["file_cache", "evicted_for_contiguity"])?,
+            )
         };
+        let cache = at(clock, &["file_cache", "frames_at_start"])?;
+        let extra = 100.0 * (evicted(contiguity)? - evicted(clock)?) / cache;
+        out.push((share(clock)?, share(contiguity)?, extra));
     }
-    if out.is_infinite() {
-        return Err("no runs with wired memory".into());
+    if out.is_empty() {
+        return Err(
+            "no kernel whose best case removes half of its TLB misses was run fragmented".into(),
+        );
     }
     Ok(out)
 }
 
-/// The contiguity daemon's extra run time over the clock's, the most over traces and
-/// limits, in percent.
-fn pressure(r: &Results) -> Result<f64, String> {
-    let mut most = f64::NEG_INFINITY;
-    for trace in r.traces("pressure") {
-        for limit in ["5M", "6M"] {
-            let at_limit = |daemon| {
-                r.get(
-                    "pressure",
-                    &trace,
-                    &[("paging.resident_limit", limit), ("paging.daemon", daemon)],
-                )
-                .and_then(total_cycles)
-            };
-            let clock = r.get(
-                "pressure",
-                &trace,
-                &[("paging.resident_limit", limit), ("paging.daemon", "clock")],
-            )?;
-            // Only where the limit pressed: the daemon reclaimed pages.
-            if at(clock, &["counts", "pages_reclaimed"]).unwrap_or(0.0) == 0.0 {
-                continue;
-            }
-            most = most.max(100.0 * (at_limit("contiguity")? / total_cycles(clock)? - 1.0));
-        }
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
-    if most.is_infinite() {
-        return Err("no run reclaimed pages: no trace was under pressure".into());
-    }
-    Ok(most)
 }
 
 pub fn measure(r: &Results) -> Measures {
@@ -194,20 +167,23 @@ pub fn measure(r: &Results) -> Measures {
         "sizes.all_over_best_single_percent",
         sizes(r).map(Measured::Number),
     );
+    let frag = fragmented(r);
     put(
         &mut m,
-        "fragmentation.scattered_share_of_best",
-        fragmentation(r, false).map(Measured::Number),
+        "fragmented.clock_share_of_best",
+        frag.clone()
+            .map(|v| Measured::Number(median(v.iter().map(|x| x.0).collect()))),
     );
     put(
         &mut m,
-        "fragmentation.clustered_share_of_best",
-        fragmentation(r, true).map(Measured::Number),
+        "fragmented.contiguity_share_of_best",
+        frag.clone()
+            .map(|v| Measured::Number(median(v.iter().map(|x| x.1).collect()))),
     );
     put(
         &mut m,
-        "pressure.contiguity_extra_percent",
-        pressure(r).map(Measured::Number),
+        "fragmented.contiguity_extra_evicted_percent",
+        frag.map(|v| Measured::Number(v.iter().map(|x| x.2).fold(f64::NEG_INFINITY, f64::max))),
     );
     m
 }

@@ -49,6 +49,12 @@ pub struct BuddyFramesConfig {
     /// Cluster the wired frames at the top of memory, "a dedicated region of physical
     /// memory for wired pages", instead of scattering them. Default false.
     pub wired_clustered: bool,
+    /// The share of memory another program's file cache holds when the run begins:
+    /// clean pages a web server's misses left behind, placed by this allocator, that
+    /// the page daemon frees when memory is short (and, with `paging.daemon =
+    /// "contiguity"`, to give a superpage its block). From 0 to 0.99, with `wired`;
+    /// default 0 (`frames::FileCache`).
+    pub cached: f64,
     /// Sample the free memory by block size every this many references, for the
     /// report's fragmentation over time (0: never). Default 1,000,000.
     pub sample_every: u64,
@@ -61,6 +67,7 @@ impl Default for BuddyFramesConfig {
             max_block: PageSize::G1,
             wired: 0.0,
             wired_clustered: false,
+            cached: 0.0,
             sample_every: 1_000_000,
         }
     }

@@ -4,9 +4,11 @@
 //! `config::FramesConfig`, one arm in `machine::build_frames` (docs/EXTENDING.md).
 
 mod buddy;
+mod file_cache;
 mod simple;
 
 pub use buddy::BuddyAllocator;
+pub use file_cache::{FileCache, FileCacheReport};
 pub use simple::SimpleAllocator;
 
 use crate::addr::{PageSize, Pfn};
@@ -29,6 +31,10 @@ pub trait FrameAllocator {
     /// allocator coalesces free memory into such blocks (the page daemon weighs which
     /// victims complete one).
     fn free_frames_in(&self, _pfn: Pfn, _order: u32) -> Option<u64> {
+        None
+    }
+    /// Another program's file cache in memory, if there is one (`frames.cached`).
+    fn file_cache(&self) -> Option<FileCacheReport> {
         None
     }
 }

@@ -5,7 +5,7 @@
 use super::*;
 use crate::config::{CostConfig, FramesConfig, PageTableConfig};
 use crate::cost::SimpleCost;
-use crate::frames::{BuddyAllocator, FrameAllocator, SimpleAllocator};
+use crate::frames::{BuddyAllocator, FileCache, FrameAllocator, SimpleAllocator};
 use crate::pagetable::{build_page_table, Walk};
 use crate::tlb::WalkCaches;
 
@@ -63,7 +63,15 @@ fn candidate_sizes(
     Ok(sizes)
 }
 
-fn build_frames(c: &FramesConfig, seed: u64) -> Result<Box<dyn FrameAllocator>, String> {
+/// Physical memory; `page` is the base page and `block` the smallest superpage (the
+/// file cache's pages, and the block its contiguity daemon frees).
+fn build_frames(
+    c: &FramesConfig,
+    page: PageSize,
+    block: PageSize,
+    contiguity: bool,
+    seed: u64,
+) -> Result<Box<dyn FrameAllocator>, String> {
     let frames_of = |memory: crate::addr::ByteSize| {
         let frames = memory.0 >> crate::addr::BASE_SHIFT;
         if frames < 16 {
@@ -91,8 +99,18 @@ fn build_frames(c: &FramesConfig, seed: u64) -> Result<Box<dyn FrameAllocator>, 
                     b.wired
                 ));
             }
+            if !(0.0..=0.99).contains(&b.cached) || b.cached + b.wired > 0.99 {
+                return Err(format!(
+                    "frames.cached: {} must be a share of memory from 0 to 0.99, and with frames.wired ({}) at most 0.99",
+                    b.cached, b.wired
+                ));
+            }
             let mut a = BuddyAllocator::new(frames, max_order);
             wire(&mut a, frames, b.wired, b.wired_clustered, seed);
+            if b.cached > 0.0 {
+                let cache = FileCache::new(a, b.cached, page, block, contiguity, seed);
+                return Ok(Box::new(cache));
+            }
             Ok(Box::new(a))
         }
     }
@@ -321,7 +339,14 @@ impl Machine {
                 walk_caches: WalkCaches::build(&config.walk_caches, table_levels, config.seed)
                     .map_err(err)?,
                 page_table,
-                frames: build_frames(&config.frames, config.seed).map_err(err)?,
+                frames: build_frames(
+                    &config.frames,
+                    config.base_page,
+                    frag_sizes.first().copied().unwrap_or(config.base_page),
+                    config.paging.daemon == crate::config::DaemonKind::Contiguity,
+                    config.seed,
+                )
+                .map_err(err)?,
                 base_page: config.base_page,
                 walk: Walk::new(),
                 policy,

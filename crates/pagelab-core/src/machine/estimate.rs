@@ -77,6 +77,10 @@ pub fn parts(c: &MachineConfig) -> Vec<Part> {
             frames >> b.max_block.base_frames().trailing_zeros()
         };
         add("frames.memory".into(), blocks.saturating_mul(16));
+        if b.cached > 0.0 {
+            // Its pages by age (8 bytes each) and its counts by block (4 bytes a frame).
+            add("frames.cached".into(), frames.saturating_mul(12));
+        }
     }
     parts
 }

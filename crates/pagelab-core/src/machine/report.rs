@@ -137,6 +137,7 @@ impl Machine {
         Report {
             ranges,
             frames_peak: self.peak_frames.max(self.walker.frames.used_frames()),
+            file_cache: self.walker.frames.file_cache(),
             paging,
             cache,
             fragmentation_sizes: self.frag_sizes.iter().map(|s| s.to_string()).collect(),
@@ -214,6 +215,10 @@ pub struct Report {
     pub paging: Option<PagingReport>,
     /// The most frames in use at any point (after a batch or an event).
     pub frames_peak: u64,
+    /// Another program's file cache in memory (`frames.cached`), and what the page
+    /// daemon took from it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_cache: Option<crate::frames::FileCacheReport>,
     /// Range translations: the range unit and eager paging, if configured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ranges: Option<RangesReport>,
@@ -522,6 +527,18 @@ impl fmt::Display for Report {
         )?;
         if let Some(k) = &self.cache {
             write!(f, "{k}")?;
+        }
+        if let Some(c) = &self.file_cache {
+            row(
+                f,
+                "file cache: frames at start, at end",
+                format!("{}, {}", c.frames_at_start, c.frames_at_end),
+            )?;
+            row(
+                f,
+                "file cache: evicted for memory, for contiguity",
+                format!("{}, {}", c.evicted_for_memory, c.evicted_for_contiguity),
+            )?;
         }
         if !self.fragmentation.is_empty() {
             writeln!(
