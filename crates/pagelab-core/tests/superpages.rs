@@ -18,7 +18,7 @@
 
 use pagelab_core::config::{
     AsapConfig, BuddyFramesConfig, ByteSize, DaemonKind, FramesConfig, MechanismConfig,
-    OnlineConfig, PageTableConfig, PagingConfig, PromotionConfig, ReservationConfig,
+    OnlineConfig, PageTableConfig, PagingConfig, PromotionConfig, RemapConfig, ReservationConfig,
     StaticPromotionConfig, StaticRegion, ThpConfig,
 };
 use pagelab_core::trace::synthetic;
@@ -576,7 +576,11 @@ fn promotion_traffic_goes_through_the_cache_model() {
         c.walk_refs + c.fault_walk_refs
     );
 
-    let remap = cached_column_walk(MechanismConfig::Remap(Default::default()));
+    // A controller lookup of its own (none by default, as Fang et al.'s machine).
+    let remap = cached_column_walk(MechanismConfig::Remap(RemapConfig {
+        lookup_cycles: 10.0,
+        ..Default::default()
+    }));
     let k = remap.cache.as_ref().expect("a cache report");
     let c = &remap.counts;
     assert!(c.pages_remapped > 0 && c.pages_copied == 0);
