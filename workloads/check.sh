@@ -55,7 +55,7 @@ elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 missing_packages() {
     local p out=()
     for p in "${W_APT[@]}"; do
-        dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed' || out+=("apt:$p")
+        [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || out+=("apt:$p")
     done
     for p in "${W_PIP[@]}"; do
         if [[ ! -x $VENV_PY ]] || ! "$VENV_PY" -c 'import importlib.metadata, sys

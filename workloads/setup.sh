@@ -51,7 +51,7 @@ apt_install() {
 missing=()
 for p in "${apt_pkgs[@]}"; do
     [[ -n $p ]] || continue
-    dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed' || missing+=("$p")
+    [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")
 done
 if [[ ${#missing[@]} -gt 0 ]]; then
     apt_install "${missing[@]}"

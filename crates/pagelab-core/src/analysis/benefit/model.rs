@@ -171,7 +171,7 @@ mod tests {
         assert_ne!(of(&m, PageSize::K4).2, of(&m, PageSize::M2).2);
         assert_eq!(m.large_sizes, [PageSize::M2, PageSize::G1]);
         // 4 levels of 12 cycles.
-        assert_eq!((m.tlb_miss_cycles, m.page_fault_cycles), (48.0, 3000.0));
+        assert_eq!((m.tlb_miss_cycles, m.page_fault_cycles), (48.0, 5700.0));
         let z = model(&crate::presets::load("zen4").unwrap(), Some(100.0), None).unwrap();
         assert_eq!(of(&z, PageSize::K4), of(&z, PageSize::M2));
         assert_eq!(of(&z, PageSize::K4).1, 3072);
