@@ -22,7 +22,8 @@
 //! - of a base page or less (memory is short), either daemon frees cache pages: the
 //!   clock the oldest first, until the allocation succeeds; the contiguity daemon the
 //!   pages of the aligned block of the smallest superpage size that holds the fewest,
-//!   and nothing of the program;
+//!   and nothing of the program (the oldest first, as the clock, when no block is
+//!   free of the program's pages);
 //! - of a superpage (contiguity is low), the contiguity daemon frees the cache pages
 //!   of the aligned block of that size that holds the fewest, and nothing of the
 //!   program, if there is one; the clock frees nothing (a traditional daemon wakes on
@@ -141,8 +142,11 @@ impl FileCache {
             queue: VecDeque::new(),
         };
         let total = self.inner.total_frames() >> self.page_order;
+        let file_set = dir_pages * dirs as u64;
         let (mut read, mut requests) = (0u64, 0u64);
-        while read < 2 * total && requests < 64 * total {
+        // Until the misses have read memory twice over, or every file is cached (a
+        // file set memory holds whole: nothing more to miss).
+        'fill: while read < 2 * total && self.pages() < file_set && requests < 64 * total {
             requests += 1;
             let dir = pick(&dir_cdf, &mut state);
             let mut p = splitmix(&mut state) % 100;
@@ -167,7 +171,14 @@ impl FileCache {
                         self.shrink_to(target, &mut files);
                         match self.inner.alloc(page) {
                             Some(pfn) => pfn,
-                            None => break,
+                            // Nothing the cache gave back makes a page (wired frames
+                            // around each): it can grow no more.
+                            None => {
+                                if !files.pages[file].is_empty() {
+                                    files.queue.push_back(file);
+                                }
+                                break 'fill;
+                            }
                         }
                     }
                 };

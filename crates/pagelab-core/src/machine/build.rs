@@ -99,6 +99,12 @@ fn build_frames(
                     b.wired
                 ));
             }
+            if b.max_block < page {
+                return Err(format!(
+                    "frames.max_block: {} is smaller than the base page ({page}), so memory can never give a page",
+                    b.max_block
+                ));
+            }
             if !(0.0..=0.99).contains(&b.cached) || b.cached + b.wired > 0.99 {
                 return Err(format!(
                     "frames.cached: {} must be a share of memory from 0 to 0.99, and with frames.wired ({}) at most 0.99",

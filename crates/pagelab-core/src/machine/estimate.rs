@@ -78,8 +78,10 @@ pub fn parts(c: &MachineConfig) -> Vec<Part> {
         };
         add("frames.memory".into(), blocks.saturating_mul(16));
         if b.cached > 0.0 {
-            // Its pages by age (8 bytes each) and its counts by block (4 bytes a frame).
-            add("frames.cached".into(), frames.saturating_mul(12));
+            // Its pages by age and, while it fills, by file (8 bytes each twice), its
+            // counts by block (4 bytes a block of each order: under 8 a frame), and the
+            // web server's files (24 bytes each, about one per 8 frames).
+            add("frames.cached".into(), frames.saturating_mul(28));
         }
     }
     parts
