@@ -105,6 +105,15 @@ pub struct Advice {
     pub runs: Vec<Run>,
 }
 
+/// A temporary file removed when advise returns, whatever the outcome.
+struct Removed(PathBuf);
+
+impl Drop for Removed {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
@@ -116,8 +125,13 @@ fn median(v: &[f64]) -> f64 {
     }
 }
 
-/// Record `target` (by `pagelab record` in a child process) into `path`.
-fn record(args: &AdviseArgs, path: &std::path::Path) -> Result<()> {
+/// Record `target` (by `pagelab record` in a child process) into `path`, its
+/// standard input the file `stdin` (the one every native run reads) or none.
+fn record(
+    args: &AdviseArgs,
+    path: &std::path::Path,
+    stdin: Option<&std::path::Path>,
+) -> Result<()> {
     let exe = std::env::current_exe().context("cannot find pagelab's own executable")?;
     let mut cmd = std::process::Command::new(exe);
     // Quiet: Valgrind's banner and the recorder's progress would bury advise's own.
@@ -134,8 +148,13 @@ fn record(args: &AdviseArgs, path: &std::path::Path) -> Result<()> {
     use std::os::fd::AsFd;
     let err = std::io::stderr().as_fd().try_clone_to_owned()?;
     cmd.stdout(std::process::Stdio::from(err));
-    // Native runs read no standard input: neither does the recording.
-    cmd.stdin(std::process::Stdio::null());
+    // The recording reads what the native runs read.
+    match stdin {
+        Some(p) => cmd.stdin(
+            std::fs::File::open(p).with_context(|| format!("{}: cannot open", p.display()))?,
+        ),
+        None => cmd.stdin(std::process::Stdio::null()),
+    };
     let status = cmd.status().context("cannot run pagelab record")?;
     if !status.success() {
         bail!("recording the program failed ({status})");
@@ -167,10 +186,29 @@ pub fn run(args: &AdviseArgs) -> Result<()> {
         Some(_) => {}
         None => bail!("this kernel has no transparent huge pages (/sys/kernel/mm/transparent_hugepage/enabled): no mapping can get them"),
     }
-    let target: Target = match &args.workload {
+    let mut target: Target = match &args.workload {
         Some(name) => crate::workloads::target(name, args.quiet)?,
         None => Target::from_command(&args.command),
     };
+    // The program's standard input, when it is given one (not a terminal): kept once,
+    // so that the recording and every native run read the same bytes.
+    let input = std::env::temp_dir().join(format!("pagelab-advise-{}.stdin", std::process::id()));
+    let _input_removed = Removed(input.clone());
+    if args.workload.is_none() {
+        use std::io::IsTerminal;
+        if !std::io::stdin().is_terminal() {
+            if !args.quiet {
+                eprintln!(
+                    "pagelab: reading the program's standard input to the end (give it </dev/null to run it without)"
+                );
+            }
+            let mut file = std::fs::File::create(&input)
+                .with_context(|| format!("{}: cannot keep the standard input", input.display()))?;
+            std::io::copy(&mut std::io::stdin().lock(), &mut file)
+                .with_context(|| format!("{}: cannot keep the standard input", input.display()))?;
+            target.stdin = Some(input.clone());
+        }
+    }
     let clock = match args.clock_ghz {
         Some(g) if g.is_finite() && g > 0.0 => g,
         Some(g) => bail!("--clock-ghz {g}: not a clock rate"),
@@ -210,7 +248,7 @@ pub fn run(args: &AdviseArgs) -> Result<()> {
                     path.display()
                 );
             }
-            if let Err(e) = record(args, &path) {
+            if let Err(e) = record(args, &path, target.stdin.as_deref()) {
                 if keep.is_none() {
                     let _ = std::fs::remove_file(&path);
                 }

@@ -66,7 +66,8 @@ enum Command {
     /// Which data categories of a program gain from huge pages, predicted and checked
     /// on this machine: record it, analyse it (analyze benefit), run it natively with
     /// each category backed by transparent huge pages, and compare:
-    /// `pagelab advise -- ./app args`.
+    /// `pagelab advise -- ./app args`. Standard input, unless a terminal, is read once
+    /// and given to the recording and to every native run.
     Advise(advise::AdviseArgs),
     /// Run every configuration of a sweep file over its traces on the local cores (or
     /// a Ray cluster: --ray), each run committed to a SQLite results database as it

@@ -8,30 +8,63 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
 /// A Python value as a TOML value, through serde (`TypeError` for what TOML cannot
-/// hold: None, non-string keys, integers beyond 64 bits).
+/// hold: None, non-string keys, integers beyond 64 bits, a container that holds
+/// itself or is nested deeper than [`MAX_DEPTH`]).
 pub fn toml_value(value: &Bound<'_, PyAny>, what: &str) -> PyResult<toml::Value> {
-    let refuse = |at: String, e: String| {
-        let at = if at.is_empty() { "config".into() } else { at };
-        PyTypeError::new_err(format!(
-            "{at}: {e} (a configuration holds str, int, float, bool, lists and dicts; leave a key out for its default)"
-        ))
-    };
-    // Looked for first: a set would pass as a list, in no fixed order.
-    if let Some((at, leaf)) = culprit(value, what.to_string()) {
-        let kind = leaf
-            .get_type()
-            .name()
-            .map(|n| n.to_string())
-            .unwrap_or_default();
-        return Err(refuse(at, format!("{kind} has no TOML form")));
-    }
+    check_shape(value, what)?;
     pythonize::depythonize::<toml::Value>(value)
         .map_err(|e| refuse(what.to_string(), e.to_string()))
 }
 
+/// The deepest nesting of lists and dicts a configuration or a sweep may have (the
+/// deepest of pagelab's own is four).
+pub const MAX_DEPTH: usize = 64;
+
+fn refuse(at: String, e: String) -> PyErr {
+    let at = if at.is_empty() { "config".into() } else { at };
+    PyTypeError::new_err(format!(
+        "{at}: {e} (a configuration holds str, int, float, bool, lists and dicts; leave a key out for its default)"
+    ))
+}
+
+/// Refuse, before serde walks it, a value with no TOML form somewhere under it, a
+/// container that holds itself, or nesting deeper than [`MAX_DEPTH`] (serde would
+/// recurse until the stack ran out).
+pub fn check_shape(value: &Bound<'_, PyAny>, what: &str) -> PyResult<()> {
+    let mut path = Vec::new();
+    match culprit(value, what.to_string(), &mut path) {
+        None => Ok(()),
+        Some(Found::Leaf(at, leaf)) => {
+            let kind = leaf
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default();
+            // Looked for first: a set would pass as a list, in no fixed order.
+            Err(refuse(at, format!("{kind} has no TOML form")))
+        }
+        Some(Found::Cycle(at)) => Err(refuse(at, "a list or dict that contains itself".into())),
+        Some(Found::Deep(at)) => Err(refuse(
+            at,
+            format!("nested more than {MAX_DEPTH} lists or dicts deep"),
+        )),
+    }
+}
+
+enum Found<'py> {
+    Leaf(String, Bound<'py, PyAny>),
+    Cycle(String),
+    Deep(String),
+}
+
 /// The first value under `value` that has no TOML form, with its dotted path (or the
-/// key that is not a string).
-fn culprit<'py>(value: &Bound<'py, PyAny>, at: String) -> Option<(String, Bound<'py, PyAny>)> {
+/// key that is not a string), or the first container met again on its own path, or
+/// too deep. `path` holds the containers above `value`.
+fn culprit<'py>(
+    value: &Bound<'py, PyAny>,
+    at: String,
+    path: &mut Vec<usize>,
+) -> Option<Found<'py>> {
     use pyo3::types::{PyList, PyTuple};
     let join = |key: &str| {
         if at.is_empty() {
@@ -40,29 +73,41 @@ fn culprit<'py>(value: &Bound<'py, PyAny>, at: String) -> Option<(String, Bound<
             format!("{at}.{key}")
         }
     };
-    if let Ok(d) = value.downcast::<PyDict>() {
-        for (k, v) in d.iter() {
-            let Ok(key) = k.downcast::<PyString>() else {
-                return Some((join(&k.to_string()), k));
-            };
-            if let Some(found) = culprit(&v, join(&key.to_string())) {
-                return Some(found);
-            }
+    let container = value.is_instance_of::<PyDict>()
+        || value.is_instance_of::<PyList>()
+        || value.is_instance_of::<PyTuple>();
+    if container {
+        let id = value.as_ptr() as usize;
+        if path.contains(&id) {
+            return Some(Found::Cycle(at));
         }
-        return None;
-    }
-    if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
-        for (i, v) in value.iter().ok()?.flatten().enumerate() {
-            if let Some(found) = culprit(&v, format!("{at}[{i}]")) {
-                return Some(found);
-            }
+        if path.len() >= MAX_DEPTH {
+            return Some(Found::Deep(at));
         }
-        return None;
+        path.push(id);
     }
-    let unordered = value.is_instance_of::<pyo3::types::PySet>()
-        || value.is_instance_of::<pyo3::types::PyFrozenSet>();
-    (unordered || pythonize::depythonize::<toml::Value>(value).is_err())
-        .then(|| (at, value.clone()))
+    let found = if let Ok(d) = value.downcast::<PyDict>() {
+        d.iter().find_map(|(k, v)| match k.downcast::<PyString>() {
+            Err(_) => Some(Found::Leaf(join(&k.to_string()), k)),
+            Ok(key) => culprit(&v, join(&key.to_string()), path),
+        })
+    } else if container {
+        value.iter().ok().and_then(|items| {
+            items
+                .flatten()
+                .enumerate()
+                .find_map(|(i, v)| culprit(&v, format!("{at}[{i}]"), path))
+        })
+    } else {
+        let unordered = value.is_instance_of::<pyo3::types::PySet>()
+            || value.is_instance_of::<pyo3::types::PyFrozenSet>();
+        (unordered || pythonize::depythonize::<toml::Value>(value).is_err())
+            .then(|| Found::Leaf(at, value.clone()))
+    };
+    if container {
+        path.pop();
+    }
+    found
 }
 
 /// TOML text of a Python dict, through serde.

@@ -28,6 +28,7 @@ pub fn sweep(
     let spec = if let Ok(path) = spec.extract::<std::path::PathBuf>() {
         pagelab_core::sweep::load(&path)
     } else {
+        crate::machine::check_shape(spec, "sweep")?;
         let file: SweepFile = pythonize::depythonize(spec)
             .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("sweep: {e}")))?;
         pagelab_core::sweep::expand(&file, "sweep", Path::new(folder))

@@ -24,9 +24,28 @@ pub struct Record<'a> {
     pub seconds: f64,
 }
 
-/// Open the results database at `path`, making it and its table if missing.
+/// The runs table's columns, in order; databases from before analyses lack the last.
+const COLUMNS: [&str; 11] = [
+    "key",
+    "trace",
+    "trace_id",
+    "overrides",
+    "config",
+    "version",
+    "status",
+    "error",
+    "report",
+    "seconds",
+    "analysis",
+];
+
+/// Open the results database at `path`, making it and its table if missing. A file
+/// that is not one (another SQLite database, a runs table of another schema, not
+/// SQLite at all) is refused before anything is written to it.
 pub fn open(path: &Path) -> Result<Connection> {
     let db = Connection::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    check_schema(&db)
+        .with_context(|| format!("{}: not a pagelab results database", path.display()))?;
     db.pragma_update(None, "journal_mode", "WAL")
         .and_then(|()| db.pragma_update(None, "synchronous", "NORMAL"))
         .and_then(|()| {
@@ -55,6 +74,29 @@ pub fn open(path: &Path) -> Result<Connection> {
         })
         .with_context(|| format!("{}: not a pagelab results database", path.display()))?;
     Ok(db)
+}
+
+/// Refuse a database that already holds something other than pagelab's runs: tables
+/// without a `runs` one, or a `runs` table whose columns are not ours. Reads only.
+fn check_schema(db: &Connection) -> Result<()> {
+    let tables: Vec<String> = db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    if tables.is_empty() {
+        return Ok(());
+    }
+    if !tables.iter().any(|t| t == "runs") {
+        anyhow::bail!("it has tables ({}) and no runs table", tables.join(", "));
+    }
+    let columns: Vec<String> = db
+        .prepare("SELECT name FROM pragma_table_info('runs')")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    if columns != COLUMNS && columns != COLUMNS[..10] {
+        anyhow::bail!("its runs table has the columns {}", columns.join(", "));
+    }
+    Ok(())
 }
 
 /// Whether the runs table has the analysis column (added after the first databases).

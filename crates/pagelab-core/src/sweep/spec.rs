@@ -43,7 +43,16 @@ pub struct SweepFile {
     /// ([`super::Analysis`]); default a simulation.
     #[serde(default)]
     pub analysis: Option<Value>,
+    /// The most runs the sweep may have (traces × grid combinations × zip rows),
+    /// checked before anything is expanded; default [`MAX_RUNS`].
+    #[serde(default)]
+    pub max_runs: Option<u64>,
 }
+
+/// The most runs a sweep may have unless its `max_runs` says otherwise: a limit that
+/// a mistyped grid reaches long before memory does (each run's configuration is
+/// built and kept before the first starts).
+pub const MAX_RUNS: u64 = 10_000;
 
 /// One run of a sweep.
 #[derive(Clone, Debug, PartialEq)]
@@ -123,9 +132,17 @@ pub fn expand(file: &SweepFile, origin: &str, folder: &Path) -> Result<Sweep, St
             crate::trace::synthetic::parse(spec).map_err(|e| fail(format!("traces[{i}]: {e}")))?;
             continue;
         }
-        // A folder is a trace too: a drmemtrace of several threads.
-        if !t.exists() {
-            return Err(fail(format!("traces[{i}]: {}: no such file", t.display())));
+        // A folder is a trace too: a drmemtrace of several threads. A pipe or a
+        // device has no end to hash and cannot be read a second time.
+        match std::fs::metadata(t) {
+            Err(_) => return Err(fail(format!("traces[{i}]: {}: no such file", t.display()))),
+            Ok(m) if !m.is_file() && !m.is_dir() => {
+                return Err(fail(format!(
+                    "traces[{i}]: {}: not a regular file or a folder (a pipe or a device cannot be hashed, or read once per run)",
+                    t.display()
+                )))
+            }
+            Ok(_) => {}
         }
     }
     for (table, axes) in [("grid", &file.grid), ("zip", &file.zip)] {
@@ -153,6 +170,37 @@ pub fn expand(file: &SweepFile, origin: &str, folder: &Path) -> Result<Sweep, St
             *n
         }
     };
+    // How many runs, before any is made: a product that may overflow.
+    let limit = file.max_runs.unwrap_or(MAX_RUNS);
+    let count = file
+        .grid
+        .values()
+        .map(|v| v.len() as u64)
+        .chain([zip_rows as u64, traces.len() as u64])
+        .try_fold(1u64, |n, k| n.checked_mul(k));
+    match count {
+        Some(n) if n <= limit => {}
+        Some(n) => {
+            return Err(fail(format!(
+                "{n} runs (traces × the grid's combinations × zip rows) is more than max_runs ({limit}); set max_runs to run them"
+            )))
+        }
+        None => {
+            return Err(fail(format!(
+                "more than 2^64 runs (traces × the grid's combinations × zip rows) is more than max_runs ({limit})"
+            )))
+        }
+    }
+    // The first combination first, so that a mistyped key is named before a large
+    // grid is expanded.
+    let mut first: Vec<(String, Value)> = file
+        .grid
+        .iter()
+        .chain(&file.zip)
+        .map(|(k, v)| (k.clone(), v[0].clone()))
+        .collect();
+    first.sort_by(|a, b| a.0.cmp(&b.0));
+    base.with_overrides(&first).map_err(|e| fail(e.0))?;
     // Every combination: the grid's in order (the last key fastest), each with every
     // row of the zip.
     let mut combos: Vec<Vec<(String, Value)>> = vec![Vec::new()];

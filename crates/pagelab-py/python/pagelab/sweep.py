@@ -61,8 +61,9 @@ def sweep(
     Args:
         spec: a sweep file (TOML), or a dict of its fields: ``traces`` (paths),
             ``machine`` (a preset) or ``config`` (a TOML file), ``grid`` and ``zip``
-            (dotted configuration keys to lists of values). Relative paths in a dict
-            are taken from the current folder.
+            (dotted configuration keys to lists of values), ``max_runs`` (the most
+            runs it may have, default 10,000). Relative paths in a dict are taken
+            from the current folder.
         db: the results database (SQLite), made if missing.
         jobs: runs at once on this machine; None uses every core this process may use.
         ray: the address of a Ray cluster ("auto", "HOST:PORT", "ray://HOST:PORT") to
@@ -75,8 +76,10 @@ def sweep(
 
     Raises:
         ValueError: a bad sweep (unknown field, missing trace, empty axis, a value a
-            configuration refuses), before any run; or a database or executor failure
-            (the runs committed before it are kept).
+            configuration refuses, more runs than ``max_runs``), before any run; or a
+            database or executor failure (the runs committed before it are kept).
+        TypeError: a value with no TOML form, a list or dict that contains itself,
+            or nesting more than 64 deep.
     """
     if jobs is not None and ray is not None:
         raise ValueError("give jobs or ray, not both")
