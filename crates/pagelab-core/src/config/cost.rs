@@ -23,8 +23,8 @@ pub struct SimpleCostConfig {
     /// relative to). Default 1.0.
     pub base_cycles_per_ref: f64,
     /// Cycles per memory reference of a page walk. Default 8, so that a 4-level walk
-    /// costs about 30 cycles, "the typical cost of a TLB miss"
-    /// (papers/variable-radix-page-table.md §1.1).
+    /// costs about 30 cycles, "the typical cost of a TLB miss" (Szmajda and Heiser,
+    /// "Variable Radix Page Table", ACSAC 2003, §1.1).
     pub walk_ref_cycles: f64,
     /// Cycles per page fault (trap, allocate and zero a frame, map). Default 5000,
     /// about 1.7 µs at 3 GHz, the order of a Linux minor fault.
@@ -41,7 +41,8 @@ pub struct SimpleCostConfig {
     /// clearing 4 KiB from the caches, a fifth of a default page fault.
     pub eager_page_cycles: f64,
     /// The range walker fetches ranges "in the background" after the page walk
-    /// (papers/range-translations-rmm.md, "Range Table"), so its references add no
+    /// (Gandhi et al., "Range Translations for Fast Virtual Memory", IEEE Micro 2016,
+    /// "Range Table"), so its references add no
     /// cycles; false charges them as a page walk's (a walker that stalls). Default true.
     pub range_walks_in_background: bool,
 }

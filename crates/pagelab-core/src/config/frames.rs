@@ -43,8 +43,8 @@ pub struct BuddyFramesConfig {
     pub max_block: PageSize,
     /// The share of memory wired before the run (kernel pages, pinned buffers): base
     /// frames that are never freed or moved. Scattered at random they break
-    /// contiguity (papers/navarro-superpages-slides.md, "Issue 4: fragmentation"), the
-    /// knob that makes large blocks scarce. Default 0.
+    /// contiguity (Navarro et al., OSDI 2002, as Gopalan's slides, "Issue 4:
+    /// fragmentation"), the knob that makes large blocks scarce. Default 0.
     pub wired: f64,
     /// Cluster the wired frames at the top of memory, "a dedicated region of physical
     /// memory for wired pages", instead of scattering them. Default false.
