@@ -68,6 +68,12 @@ pub fn run(args: &ReuseArgs) -> Result<()> {
         |refs, position| progress.tick(refs, position),
     )?;
     let elapsed = progress.finish();
+    if result.references == 0 {
+        anyhow::bail!(
+            "{}: holds no references: nothing to analyse",
+            args.trace.display()
+        );
+    }
     if !args.quiet {
         eprintln!(
             "pagelab: {} references in {:.2} s ({:.1} M refs/s)",

@@ -621,6 +621,19 @@ fn a_trace_of_no_references_is_an_error() {
         &["simulate", "--trace", "none.lackey"],
         &["none.lackey", "no references"],
     );
+    // Every analysis refuses it too, writing nothing.
+    refused(
+        &d,
+        &[
+            "analyze",
+            "reuse",
+            "--trace",
+            "none.lackey",
+            "--json",
+            "out.json",
+        ],
+        &["none.lackey", "no references"],
+    );
 }
 
 #[test]
