@@ -2,9 +2,9 @@
 
 use super::*;
 
-/// Memory pressure and the page daemon (`crate::pressure`;
-/// papers/navarro-superpages-slides.md, "Speculative demotions", "Demotions: dirty
-/// superpages", "Fragmentation control").
+/// Memory pressure and the page daemon (`crate::pressure`; Navarro et al., OSDI 2002,
+/// as Gopalan's slides, "Speculative demotions", "Demotions: dirty superpages",
+/// "Fragmentation control").
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PagingConfig {

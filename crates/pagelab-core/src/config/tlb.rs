@@ -48,7 +48,8 @@ pub struct LevelConfig {
     /// Arrays probed in parallel (x86 parts have one per page size).
     pub arrays: Vec<SetAssocConfig>,
     /// A range TLB (or a direct segment) looked up beside this level's arrays when
-    /// they miss (papers/range-translations-rmm.md puts one beside the L2 TLB).
+    /// they miss (Gandhi et al., "Range Translations for Fast Virtual Memory", IEEE
+    /// Micro 2016, put one beside the L2 TLB).
     /// Default none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub range: Option<RangeTlbConfig>,

@@ -1,5 +1,5 @@
-//! The inverted page table with a hash anchor table, as
-//! papers/variable-radix-page-table.md §2.2 describes it: one table for all address
+//! The inverted page table with a hash anchor table, as Szmajda and Heiser, "Variable
+//! Radix Page Table", ACSAC 2003, §2.2 describe it: one table for all address
 //! spaces with one entry per physical frame, indexed by frame number and tagged
 //! with the (address space, page) mapped to the frame; a hash anchor table (HAT)
 //! leads from a hashed (address space, page) to the first entry of a chain linked
