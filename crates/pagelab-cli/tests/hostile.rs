@@ -5,138 +5,10 @@
 //!
 //! Add a case here for every kind of bad input found; docs/testing.md lists the kinds.
 
+mod common;
+use common::*;
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-const PAGELAB: &str = env!("CARGO_BIN_EXE_pagelab");
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// A fresh folder for one case.
-fn folder(case: &str) -> PathBuf {
-    let dir = std::env::temp_dir()
-        .join(format!("pagelab-hostile-{}", std::process::id()))
-        .join(case);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn run_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut command = Command::new(PAGELAB);
-    within_100_mb(&mut command);
-    let mut child = command
-        .args(args)
-        .current_dir(dir)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("pagelab runs");
-    if let Some(bytes) = stdin {
-        let mut pipe = child.stdin.take().unwrap();
-        let bytes = bytes.to_vec();
-        // A thread: a large input must not block against a full output pipe.
-        std::thread::spawn(move || {
-            let _ = pipe.write_all(&bytes);
-        });
-    }
-    child.wait_with_output().unwrap()
-}
-
-/// Run the command with at most 100 MB of data memory (heap, anonymous maps,
-/// stacks: RLIMIT_DATA): an allocation beyond it fails and the process aborts, which
-/// fails its case.
-fn within_100_mb(command: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: only setrlimit, a system call, runs between fork and exec.
-    unsafe {
-        command.pre_exec(|| {
-            use nix::sys::resource::{setrlimit, Resource};
-            setrlimit(Resource::RLIMIT_DATA, 100 << 20, 100 << 20)?;
-            Ok(())
-        });
-    }
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// Every file of `dir` with its bytes.
-fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file())
-        .map(|p| {
-            let bytes = std::fs::read(&p).unwrap();
-            (p, bytes)
-        })
-        .collect();
-    files.sort();
-    files
-}
-
-/// Run `args` in `dir` (holding the case's input files): the run must fail with one
-/// line, "pagelab: error: ...", containing every one of `names`, and leave every
-/// file of the folder as it was.
-fn refused(dir: &Path, args: &[&str], names: &[&str]) -> String {
-    let before = snapshot(dir);
-    let o = run_in(dir, args, None);
-    let err = stderr(&o);
-    assert!(!o.status.success(), "{args:?} exited 0: {err}");
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{args:?}: not a clean failure: {err}"
-    );
-    assert_eq!(
-        err.trim_end().lines().count(),
-        1,
-        "{args:?}: one line: {err}"
-    );
-    assert!(err.starts_with("pagelab: error: "), "{args:?}: {err}");
-    for name in names {
-        assert!(err.contains(name), "{args:?}: names {name:?}: {err}");
-    }
-    assert_eq!(
-        snapshot(dir),
-        before,
-        "{args:?} changed a file of {}",
-        dir.display()
-    );
-    err
-}
-
-/// A usage error (an option out of its range): clap's exit status 2, naming the option.
-fn usage_refused(dir: &Path, args: &[&str], option: &str) {
-    let before = snapshot(dir);
-    let o = run_in(dir, args, None);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-    assert!(stderr(&o).contains(option), "{}", stderr(&o));
-    assert_eq!(snapshot(dir), before);
-}
-
-fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) {
-    std::fs::write(dir.join(name), bytes).unwrap();
-}
-
-fn copy_trace(dir: &Path, name: &str) {
-    std::fs::copy(repo().join("data/traces/xz.plt"), dir.join(name)).unwrap();
-}
-
-const LACKEY: &str = " L 1000,8\n S 2000,4\n";
+use std::process::Command;
 
 #[test]
 fn an_access_past_the_top_of_the_address_space_is_an_error() {
@@ -693,86 +565,31 @@ fn an_address_beyond_a_table_reach_is_an_error_naming_it() {
     );
 }
 
-/// A sweep is bounded before it starts: a grid of 10^7 runs, or of more than 2^64, is
-/// refused with its count before any run's configuration is made, and a trace that
-/// is a device (endless, or a link to one) is refused before anything reads it. No
-/// database appears.
+/// A drmemtrace folder of 5,000 threads, each in four segments interleaved with all
+/// the others, is merged within 100 MB and 256 open files, reference for reference.
 #[test]
-fn sweeps_are_bounded_before_they_start() {
-    let d = folder("sweep-bounds");
-    write(&d, "ok.lackey", LACKEY);
-    let grid = |keys: usize| {
-        let mut text = String::from("traces = [\"ok.lackey\"]\nmachine = \"skylake\"\n[grid]\n");
-        for k in 0..keys {
-            let values: Vec<String> = (1..=10).map(|v| v.to_string()).collect();
-            text += &format!("\"cost.key{k}\" = [{}]\n", values.join(", "));
+fn a_drmemtrace_folder_of_thousands_of_threads_is_merged_in_bounded_memory() {
+    use pagelab_core::trace::drmemtrace::write::Writer;
+    let d = folder("drmemtrace-threads");
+    let trace = d.join("app.dir").join("trace");
+    std::fs::create_dir_all(&trace).unwrap();
+    const THREADS: u64 = 5_000;
+    for t in 0..THREADS {
+        let mut w = Writer::new(6, 10_000 + t, 77, 1_000 + t);
+        for segment in 0..4u64 {
+            if segment > 0 {
+                w.timestamp(1_000 + segment * 10_000 + t);
+            }
+            w.instr(0x40_0000 + segment * 4, 4)
+                .read(0x1000_0000 + t * 4096 + segment * 64, 8);
         }
-        text
-    };
-    write(&d, "seven.toml", grid(7));
-    write(&d, "twenty.toml", grid(20));
-    refused(
-        &d,
-        &["sweep", "seven.toml", "-o", "runs.db"],
-        &["seven.toml", "10000000 runs", "max_runs (10000)"],
-    );
-    refused(
-        &d,
-        &["sweep", "twenty.toml", "-o", "runs.db"],
-        &["twenty.toml", "more than 2^64 runs"],
-    );
-    // The limit is the file's to raise.
-    write(
-        &d,
-        "raised.toml",
-        format!("max_runs = 20000000\n{}", grid(7)),
-    );
-    refused(
-        &d,
-        &["sweep", "raised.toml", "-o", "runs.db"],
-        &["raised.toml", "cost.key"],
-    );
-    std::os::unix::fs::symlink("/dev/zero", d.join("zero.plt")).unwrap();
-    for (name, trace) in [("dev.toml", "/dev/zero"), ("link.toml", "zero.plt")] {
-        write(&d, name, format!("traces = [\"{trace}\"]\n"));
-        refused(
-            &d,
-            &["sweep", name, "-o", "runs.db"],
-            &[name, "traces[0]", "not a regular file or a folder"],
-        );
+        let name = format!("drmemtrace.app.{}.0000.trace", 10_000 + t);
+        std::fs::write(trace.join(name), w.finish()).unwrap();
     }
-}
-
-/// A database that is not pagelab's is refused untouched: a runs table of another
-/// schema, tables without a runs table, and a file that is not SQLite.
-#[test]
-fn a_database_that_is_not_ours_is_refused_untouched() {
-    let d = folder("foreign-db");
-    write(&d, "ok.lackey", LACKEY);
-    write(&d, "sweep.toml", "traces = [\"ok.lackey\"]\n");
-    for (name, schema) in [
-        (
-            "runs.db",
-            "CREATE TABLE runs (id INTEGER PRIMARY KEY, name TEXT)",
-        ),
-        (
-            "app.db",
-            "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)",
-        ),
-    ] {
-        let db = rusqlite::Connection::open(d.join(name)).unwrap();
-        db.execute_batch(schema).unwrap();
-        drop(db);
-        refused(
-            &d,
-            &["sweep", "sweep.toml", "-o", name],
-            &[name, "not a pagelab results database"],
-        );
-    }
-    write(&d, "notes.db", "not SQLite at all, only text\n");
-    refused(
-        &d,
-        &["sweep", "sweep.toml", "-o", "notes.db"],
-        &["notes.db", "not a pagelab results database"],
-    );
+    let o = run_in(&d, &["trace", "info", "--json", "app.dir"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["info"]["references"], 8 * THREADS, "{}", stdout(&o));
+    let o = run_in(&d, &["simulate", "-q", "--trace", "app.dir"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
 }

@@ -270,3 +270,67 @@ fn folders_without_threads_or_with_unread_compression_are_refused() {
     let e = trace::open(dir.path(), None).err().unwrap().to_string();
     assert!(e.contains("lz4"), "{e}");
 }
+
+/// More threads than stay open, each in segments longer than the decoder's read-ahead
+/// and interleaved with all the others: parked threads resume at their offset in
+/// every kind of file (uncompressed, gzip, zstd, a `.zip` of two chunks), so the merge
+/// gives exactly the references of the threads' segments in timestamp order.
+#[test]
+fn threads_parked_and_resumed_lose_and_repeat_nothing() {
+    const THREADS: u64 = 150;
+    const SEGMENTS: u64 = 3;
+    const PER_SEGMENT: u64 = 3_000; // 9,000 records: more than one read-ahead block
+    let dir = scratch();
+    let folder = dir.path().join("trace");
+    std::fs::create_dir_all(&folder).unwrap();
+    let pc = |t: u64, s: u64, i: u64| 0x40_0000 + (t * SEGMENTS + s) * 0x10_0000 + i * 4;
+    let addr = |t: u64, s: u64, i: u64| 0x1_0000_0000 + (t * SEGMENTS + s) * 0x100_0000 + i * 8;
+    for t in 0..THREADS {
+        let mut w = Writer::new(6, 1000 + t, 7, 10_000 + t);
+        for s in 0..SEGMENTS {
+            if s > 0 {
+                w.timestamp(10_000 + s * 1_000 + t);
+            }
+            for i in 0..PER_SEGMENT {
+                w.instr(pc(t, s, i), 4).read(addr(t, s, i), 8);
+            }
+        }
+        let whole = w.finish();
+        let name = format!("drmemtrace.app.{}.0000.trace", 1000 + t);
+        match t % 4 {
+            0 => {
+                put(&folder, &name, &whole);
+            }
+            1 => {
+                let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+                gz.write_all(&whole).unwrap();
+                put(&folder, &format!("{name}.gz"), &gz.finish().unwrap());
+            }
+            2 => {
+                let zst = zstd::encode_all(&whole[..], 1).unwrap();
+                put(&folder, &format!("{name}.zst"), &zst);
+            }
+            _ => {
+                let cut = whole.len() / 12 / 2 * 12;
+                let zip = write::zip(&[&whole[..cut], &whole[cut..]]);
+                put(&folder, &format!("{name}.zip"), &zip);
+            }
+        }
+    }
+    let mut expected = Vec::new();
+    for s in 0..SEGMENTS {
+        for t in 0..THREADS {
+            for i in 0..PER_SEGMENT {
+                let ip = pc(t, s, i);
+                expected.push(m(ip, ip, 4, AccessKind::Fetch, 0));
+                expected.push(m(addr(t, s, i), ip, 8, AccessKind::Load, 0));
+            }
+        }
+    }
+    let got = refs(&folder).refs;
+    assert_eq!(got.len(), expected.len());
+    assert!(
+        got == expected,
+        "the merge differs from the threads' segments"
+    );
+}

@@ -164,7 +164,17 @@ pub fn decompress<R: Read + Send + 'static>(
     compression: Compression,
     path: &Path,
 ) -> Result<Box<dyn BufRead + Send>, TraceError> {
-    let cap = 1 << 20;
+    decompress_buffered(input, compression, path, 1 << 20)
+}
+
+/// The same with a buffer of `cap` bytes (a reader that reads in large blocks of its
+/// own, or one of many open at once, needs less than the default megabyte).
+pub fn decompress_buffered<R: Read + Send + 'static>(
+    input: R,
+    compression: Compression,
+    path: &Path,
+    cap: usize,
+) -> Result<Box<dyn BufRead + Send>, TraceError> {
     Ok(match compression {
         Compression::None => Box::new(BufReader::with_capacity(cap, input)),
         Compression::Gzip => Box::new(BufReader::with_capacity(

@@ -24,9 +24,17 @@ pub enum Stop {
     End,
 }
 
+/// Opens a thread's record stream again at a byte offset (for a decoder that was
+/// parked: its file closed and buffer freed while other threads run).
+pub type Reopen = Box<dyn Fn(u64) -> Result<Box<dyn Read + Send>, TraceError> + Send>;
+
 /// One thread's records.
 pub struct Decoder {
     input: Box<dyn Read + Send>,
+    /// How to open the input again, where it can be (a file, not a pipe).
+    reopen: Option<Reopen>,
+    /// Its input closed and its buffer freed, to be reopened at `offset`.
+    parked: bool,
     path: PathBuf,
     /// Said after an offset of a compressed stream.
     note: &'static str,
@@ -58,6 +66,8 @@ impl Decoder {
     ) -> Decoder {
         Decoder {
             input,
+            reopen: None,
+            parked: false,
             path: path.to_path_buf(),
             note,
             offset: 0,
@@ -76,8 +86,54 @@ impl Decoder {
         }
     }
 
+    /// The decoder can be parked, its stream reopened by `reopen`.
+    pub fn reopened_by(mut self, reopen: Reopen) -> Decoder {
+        self.reopen = Some(reopen);
+        self
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether its input is open (holding a file and buffers).
+    pub fn is_open(&self) -> bool {
+        !self.parked
+    }
+
+    /// Whether it can be parked: its stream can be reopened, or it has ended.
+    pub fn can_park(&self) -> bool {
+        self.reopen.is_some() || self.ended
+    }
+
+    /// Close the input and free the buffer; [`Decoder::resume`] reopens them where the
+    /// decoding stopped. The records read ahead into the buffer are read again then.
+    pub fn park(&mut self) {
+        if self.parked || !self.can_park() {
+            return;
+        }
+        self.input = Box::new(std::io::empty());
+        self.buf = Vec::new();
+        self.at = 0;
+        self.len = 0;
+        self.parked = true;
+    }
+
+    /// Reopen a parked decoder's input at the next record to decode.
+    pub fn resume(&mut self) -> Result<(), TraceError> {
+        if !self.parked {
+            return Ok(());
+        }
+        if !self.ended {
+            let reopen = self
+                .reopen
+                .as_ref()
+                .expect("only a reopenable decoder parks");
+            self.input = reopen(self.offset)?;
+            self.buf = vec![0u8; BLOCK_RECORDS * RECORD];
+        }
+        self.parked = false;
+        Ok(())
     }
 
     /// Bytes of records decoded so far.

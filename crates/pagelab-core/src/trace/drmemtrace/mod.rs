@@ -17,11 +17,13 @@ mod decode;
 pub mod write;
 mod zip;
 
-use super::input::{open_decompressed, Compression, Source};
+use super::input::{decompress_buffered, open_file, Compression, Source};
 use super::{format::Format, Metadata, TraceError, TraceReader, BATCH_REFS};
 use crate::addr::Asid;
 use crate::event::{Batch, Event};
 use decode::{Decoder, Stop};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -99,7 +101,7 @@ impl Format for Drmemtrace {
     fn open(source: Source, salvage: bool) -> Result<Box<dyn TraceReader + Send>, TraceError> {
         let path = source.path().to_path_buf();
         let decoder = thread_decoder(source, salvage)?;
-        DrmemtraceReader::new(vec![decoder], &path).map(|r| Box::new(r) as _)
+        DrmemtraceReader::new([Ok(decoder)], &path).map(|r| Box::new(r) as _)
     }
 
     fn from_bytes(bytes: Vec<u8>, path: &Path) -> Result<Box<dyn TraceReader + Send>, TraceError> {
@@ -109,7 +111,7 @@ impl Format for Drmemtrace {
             Box::new(std::io::Cursor::new(bytes))
         };
         let decoder = Decoder::new(input, path, "", false);
-        DrmemtraceReader::new(vec![decoder], path).map(|r| Box::new(r) as _)
+        DrmemtraceReader::new([Ok(decoder)], path).map(|r| Box::new(r) as _)
     }
 
     fn recognises(head: &[u8]) -> bool {
@@ -137,13 +139,26 @@ impl Format for Drmemtrace {
     }
 }
 
+/// Bytes of read-ahead buffer per open thread file (the decoder reads large blocks).
+const THREAD_BUFFER: usize = 64 << 10;
+
+/// Thread files open at once while a folder is merged: the threads that ran least
+/// recently are parked (closed, buffers freed) and reopened at their offset when
+/// they run again, so memory and open files stay bounded whatever the thread count.
+/// An open thread holds about 200 KB (plus the window of a zstd or xz stream); a
+/// resumed one seeks (uncompressed), decompresses its current chunk up to its offset
+/// (`.zip`) or its whole stream up to it (`.gz`, `.zst`, `.xz`).
+const MAX_OPEN_THREADS: usize = 64;
+
 /// One thread's file: a `.zip` of chunks, or records (uncompressed or compressed).
+/// A regular file can be parked and reopened; a pipe cannot.
 fn thread_decoder(source: Source, salvage: bool) -> Result<Decoder, TraceError> {
     let path = source.path().to_path_buf();
+    let regular = std::fs::metadata(&path).is_ok_and(|m| m.is_file());
     if source.head().starts_with(ZIP_MAGIC) {
         // Members are reached by offset: a regular file is reopened, anything else
         // (a pipe) is read into memory first.
-        let archive = if path.is_file() {
+        let archive = if regular {
             zip::Archive::File(path.clone())
         } else {
             let mut bytes = Vec::new();
@@ -151,21 +166,51 @@ fn thread_decoder(source: Source, salvage: bool) -> Result<Decoder, TraceError> 
                 .map_err(|e| TraceError::at_offset(&path, 0, format!("cannot read: {e}")))?;
             zip::Archive::Memory(Arc::new(bytes))
         };
-        let input = zip::open(archive, &path)?;
-        return Ok(Decoder::new(
-            input,
-            &path,
-            " of the unzipped chunks",
-            salvage,
+        let input = zip::open(archive.clone(), &path)?;
+        let decoder = Decoder::new(input, &path, " of the unzipped chunks", salvage);
+        let at = path.clone();
+        return Ok(decoder.reopened_by(Box::new(move |offset| {
+            zip::open_at(archive.clone(), &at, offset)
+        })));
+    }
+    let compression = Compression::sniff(source.head());
+    let input = decompress_buffered(source.into_read(), compression, &path, THREAD_BUFFER)?;
+    let decoder = Decoder::new(input, &path, compression.offset_note(), salvage);
+    if !regular {
+        return Ok(decoder);
+    }
+    let at = path.clone();
+    Ok(decoder.reopened_by(Box::new(move |offset| reopen_at(&at, compression, offset))))
+}
+
+/// A thread file's record stream again, from byte `offset` of its (decompressed) records.
+fn reopen_at(
+    path: &Path,
+    compression: Compression,
+    offset: u64,
+) -> Result<Box<dyn std::io::Read + Send>, TraceError> {
+    use std::io::{Read, Seek, SeekFrom};
+    let fail =
+        |e: std::io::Error| TraceError::at_offset(path, offset, format!("cannot reopen: {e}"));
+    let mut file = open_file(path)?;
+    if compression == Compression::None {
+        file.seek(SeekFrom::Start(offset)).map_err(fail)?;
+        return Ok(Box::new(file));
+    }
+    let mut input = decompress_buffered(file, compression, path, THREAD_BUFFER)?;
+    let dropped =
+        std::io::copy(&mut (&mut input).take(offset), &mut std::io::sink()).map_err(fail)?;
+    if dropped < offset {
+        return Err(TraceError::at_offset(
+            path,
+            offset,
+            format!(
+                "shorter than when it was first read (was it changed?){}",
+                compression.offset_note()
+            ),
         ));
     }
-    let (input, compression) = open_decompressed(source)?;
-    Ok(Decoder::new(
-        input,
-        &path,
-        compression.offset_note(),
-        salvage,
-    ))
+    Ok(Box::new(input))
 }
 
 /// A folder of thread files (`drmemtrace.*.dir`, or its `trace/`), read in timestamp order.
@@ -204,10 +249,10 @@ pub fn open_dir(dir: &Path, salvage: bool) -> Result<Box<dyn TraceReader + Send>
         )));
     }
     files.sort();
+    // Opened one by one: each is parked when too many are open.
     let decoders = files
         .iter()
-        .map(|f| thread_decoder(Source::open(f)?, salvage))
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|f| thread_decoder(Source::open(f)?, salvage));
     DrmemtraceReader::new(decoders, dir).map(|r| Box::new(r) as _)
 }
 
@@ -216,14 +261,20 @@ struct Thread {
     decoder: Decoder,
     /// References decoded before the thread was first scheduled.
     pending: Vec<crate::event::MemRef>,
-    /// The timestamp its next segment starts at; None once it has ended.
-    next: Option<u64>,
+    /// When it last ran (a count of schedulings): the least recent is parked first.
+    ran: u64,
 }
 
 /// The references of one or more threads, serially by their timestamps.
 pub struct DrmemtraceReader {
     threads: Vec<Thread>,
+    /// The threads waiting to run, by the timestamp of their next segment, then by
+    /// file order.
+    waiting: BinaryHeap<Reverse<(u64, usize)>>,
     current: Option<usize>,
+    /// Threads whose input is open, and schedulings so far.
+    open: usize,
+    clock: u64,
     /// The thread and address space the last references belonged to.
     last_tid: Option<u64>,
     last_asid: Asid,
@@ -234,18 +285,33 @@ pub struct DrmemtraceReader {
 }
 
 impl DrmemtraceReader {
-    fn new(decoders: Vec<Decoder>, path: &Path) -> Result<DrmemtraceReader, TraceError> {
-        let mut threads = Vec::with_capacity(decoders.len());
+    fn new(
+        decoders: impl IntoIterator<Item = Result<Decoder, TraceError>>,
+        path: &Path,
+    ) -> Result<DrmemtraceReader, TraceError> {
+        let mut reader = DrmemtraceReader {
+            threads: Vec::new(),
+            waiting: BinaryHeap::new(),
+            current: None,
+            open: 0,
+            clock: 0,
+            last_tid: None,
+            last_asid: Asid(0),
+            metadata: Metadata::default(),
+            warnings: Vec::new(),
+            warning: None,
+        };
         let mut pids: Vec<u64> = Vec::new();
-        let mut warnings = Vec::new();
-        // Each thread read up to its first timestamp: its header, tid and pid.
+        // Each thread read up to its first timestamp: its header, tid and pid (and at
+        // most one reference, should one come before any timestamp).
         for decoder in decoders {
+            reader.make_room()?;
             let mut t = Thread {
-                decoder,
+                decoder: decoder?,
                 pending: Vec::new(),
-                next: Some(0),
+                ran: 0,
             };
-            t.next = match t.decoder.decode(&mut t.pending, BATCH_REFS)? {
+            let next = match t.decoder.decode(&mut t.pending, 1)? {
                 Stop::Timestamp(ts) => Some(ts),
                 Stop::Full => Some(0),
                 Stop::End => (!t.pending.is_empty()).then_some(0),
@@ -259,20 +325,27 @@ impl DrmemtraceReader {
                 TraceError::at_offset(t.decoder.path(), 0, "more than 65,536 processes")
             })?);
             t.decoder.asid = asid;
-            warnings.extend(t.decoder.warning.take());
+            reader.warnings.extend(t.decoder.warning.take());
             for r in &mut t.pending {
                 r.asid = asid;
             }
-            threads.push(t);
+            let i = reader.threads.len();
+            match next {
+                Some(ts) => reader.waiting.push(Reverse((ts, i))),
+                None => t.decoder.park(),
+            }
+            reader.open += usize::from(t.decoder.is_open());
+            reader.threads.push(t);
         }
-        let versions: Vec<String> = threads
+        let versions: Vec<String> = reader
+            .threads
             .iter()
             .filter_map(|t| t.decoder.version)
             .map(|v| v.to_string())
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect();
-        let metadata = Metadata {
+        reader.metadata = Metadata {
             source_format: "drmemtrace".into(),
             workload: path.display().to_string(),
             created_by: format!(
@@ -280,29 +353,60 @@ impl DrmemtraceReader {
                 versions.join(", ")
             ),
             extra: [
-                ("threads".to_string(), threads.len().to_string()),
+                ("threads".to_string(), reader.threads.len().to_string()),
                 ("processes".to_string(), pids.len().to_string()),
             ]
             .into_iter()
             .collect(),
         };
-        Ok(DrmemtraceReader {
-            threads,
-            current: None,
-            last_tid: None,
-            last_asid: Asid(0),
-            metadata,
-            warning: (!warnings.is_empty()).then(|| warnings.join("; ")),
-            warnings,
-        })
+        if !reader.warnings.is_empty() {
+            reader.warning = Some(reader.warnings.join("; "));
+        }
+        Ok(reader)
     }
 
-    /// The thread whose next segment comes first (by timestamp, then file order).
-    fn pick(&self) -> Option<usize> {
-        (0..self.threads.len())
-            .filter_map(|i| self.threads[i].next.map(|ts| (ts, i)))
-            .min()
-            .map(|(_, i)| i)
+    /// Park the least recently run open threads until one more may open.
+    fn make_room(&mut self) -> Result<(), TraceError> {
+        while self.open >= MAX_OPEN_THREADS {
+            let victim = (0..self.threads.len())
+                .filter(|&i| Some(i) != self.current)
+                .filter(|&i| {
+                    self.threads[i].decoder.is_open() && self.threads[i].decoder.can_park()
+                })
+                .min_by_key(|&i| self.threads[i].ran);
+            let Some(victim) = victim else {
+                // Pipes cannot be parked: they stay open.
+                return Ok(());
+            };
+            self.threads[victim].decoder.park();
+            self.open -= 1;
+        }
+        Ok(())
+    }
+
+    /// Thread `i` ready to decode: reopened if it was parked.
+    fn run(&mut self, i: usize) -> Result<(), TraceError> {
+        if !self.threads[i].decoder.is_open() {
+            self.make_room()?;
+            self.threads[i].decoder.resume()?;
+            self.open += 1;
+        }
+        self.clock += 1;
+        self.threads[i].ran = self.clock;
+        Ok(())
+    }
+
+    /// Thread `i` has ended: its file is closed and its buffers freed.
+    fn end(&mut self, i: usize) {
+        let t = &mut self.threads[i];
+        if let Some(w) = t.decoder.warning.take() {
+            self.warnings.push(w);
+            self.warning = Some(self.warnings.join("; "));
+        }
+        if t.decoder.is_open() {
+            t.decoder.park();
+            self.open -= usize::from(!t.decoder.is_open());
+        }
     }
 }
 
@@ -314,9 +418,10 @@ impl TraceReader for DrmemtraceReader {
             let i = match self.current {
                 Some(i) => i,
                 None => {
-                    let Some(i) = self.pick() else {
+                    let Some(Reverse((_, i))) = self.waiting.pop() else {
                         return Ok(!batch.is_empty());
                     };
+                    self.run(i)?;
                     let t = &mut self.threads[i];
                     let tid = t.decoder.tid;
                     if many && tid != self.last_tid {
@@ -345,16 +450,12 @@ impl TraceReader for DrmemtraceReader {
                 Stop::Timestamp(ts) => {
                     // One thread goes on; several are scheduled again.
                     if many {
-                        t.next = Some(ts);
+                        self.waiting.push(Reverse((ts, i)));
                         self.current = None;
                     }
                 }
                 Stop::End => {
-                    t.next = None;
-                    if let Some(w) = t.decoder.warning.take() {
-                        self.warnings.push(w);
-                        self.warning = Some(self.warnings.join("; "));
-                    }
+                    self.end(i);
                     self.current = None;
                 }
             }

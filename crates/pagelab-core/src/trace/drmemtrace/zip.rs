@@ -54,6 +54,16 @@ impl Archive {
 
 /// The members of the archive, in order, as one stream of records.
 pub fn open(archive: Archive, path: &Path) -> Result<Box<dyn Read + Send>, TraceError> {
+    open_at(archive, path, 0)
+}
+
+/// The same stream from its byte `skip` on: whole members before it are passed by
+/// their sizes (they were checked when first read), the rest decompressed and dropped.
+pub fn open_at(
+    archive: Archive,
+    path: &Path,
+    skip: u64,
+) -> Result<Box<dyn Read + Send>, TraceError> {
     let fail =
         |e: String| TraceError::at_offset(path, 0, format!("not a readable zip archive: {e}"));
     let members = {
@@ -104,12 +114,28 @@ pub fn open(archive: Archive, path: &Path) -> Result<Box<dyn Read + Send>, Trace
     if members.is_empty() {
         return Err(fail("it holds no member".into()));
     }
-    Ok(Box::new(Members {
+    let mut next = 0;
+    let mut skip = skip;
+    while next < members.len() && skip >= members[next].size {
+        skip -= members[next].size;
+        next += 1;
+    }
+    let mut stream = Members {
         archive,
         members,
-        next: 0,
+        next,
         current: None,
-    }))
+    };
+    let dropped = io::copy(&mut (&mut stream).take(skip), &mut io::sink())
+        .map_err(|e| TraceError::at_offset(path, 0, format!("cannot read: {e}")))?;
+    if dropped < skip {
+        return Err(TraceError::at_offset(
+            path,
+            0,
+            "the archive is shorter than when it was first read (was it changed?)",
+        ));
+    }
+    Ok(Box::new(stream))
 }
 
 trait ReadSeek: Read + Seek {}
