@@ -12,6 +12,7 @@
 //! The prediction in seconds is the MissCycles saved at this machine's clock; the
 //! predicted speedup is the all-small median over that median less the saving.
 
+use crate::interrupt::Supervisor;
 use crate::native::{self, Run, BACKED};
 use crate::target::Target;
 use crate::MachineArgs;
@@ -105,15 +106,6 @@ pub struct Advice {
     pub runs: Vec<Run>,
 }
 
-/// A temporary file removed when advise returns, whatever the outcome.
-struct Removed(PathBuf);
-
-impl Drop for Removed {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
 fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
@@ -131,6 +123,7 @@ fn record(
     args: &AdviseArgs,
     path: &std::path::Path,
     stdin: Option<&std::path::Path>,
+    supervisor: &Supervisor,
 ) -> Result<()> {
     let exe = std::env::current_exe().context("cannot find pagelab's own executable")?;
     let mut cmd = std::process::Command::new(exe);
@@ -155,7 +148,11 @@ fn record(
         ),
         None => cmd.stdin(std::process::Stdio::null()),
     };
-    let status = cmd.status().context("cannot run pagelab record")?;
+    crate::interrupt::end_with_parent(&mut cmd);
+    let mut child = cmd.spawn().context("cannot run pagelab record")?;
+    let supervised = supervisor.child(child.id());
+    let status = child.wait().context("cannot run pagelab record")?;
+    drop(supervised);
     if !status.success() {
         bail!("recording the program failed ({status})");
     }
@@ -163,6 +160,14 @@ fn record(
 }
 
 pub fn run(args: &AdviseArgs) -> Result<()> {
+    // Interrupted, advise stops what it runs and removes its temporary files.
+    let supervisor = Supervisor::start().context("cannot catch SIGINT")?;
+    let result = advise(args, &supervisor);
+    supervisor.settle();
+    result
+}
+
+fn advise(args: &AdviseArgs, supervisor: &Supervisor) -> Result<()> {
     if args.workload.is_some() == !args.command.is_empty() {
         bail!("give the program after -- or --workload NAME (one of them)");
     }
@@ -193,7 +198,7 @@ pub fn run(args: &AdviseArgs) -> Result<()> {
     // The program's standard input, when it is given one (not a terminal): kept once,
     // so that the recording and every native run read the same bytes.
     let input = std::env::temp_dir().join(format!("pagelab-advise-{}.stdin", std::process::id()));
-    let _input_removed = Removed(input.clone());
+    let _input_removed = supervisor.temporary(&input);
     if args.workload.is_none() {
         use std::io::IsTerminal;
         if !std::io::stdin().is_terminal() {
@@ -237,10 +242,14 @@ pub fn run(args: &AdviseArgs) -> Result<()> {
 
     // The trace: given, or recorded now.
     let temp = std::env::temp_dir().join(format!("pagelab-advise-{}.plt", std::process::id()));
+    let mut _temp_removed = None;
     let trace = match (&args.trace, &args.keep_trace) {
         (Some(t), _) => t.clone(),
         (None, keep) => {
             let path = keep.clone().unwrap_or_else(|| temp.clone());
+            if keep.is_none() {
+                _temp_removed = Some(supervisor.temporary(&temp));
+            }
             if !args.quiet {
                 eprintln!(
                     "pagelab: recording {} into {}",
@@ -248,12 +257,7 @@ pub fn run(args: &AdviseArgs) -> Result<()> {
                     path.display()
                 );
             }
-            if let Err(e) = record(args, &path, target.stdin.as_deref()) {
-                if keep.is_none() {
-                    let _ = std::fs::remove_file(&path);
-                }
-                return Err(e);
-            }
+            record(args, &path, target.stdin.as_deref(), supervisor)?;
             path
         }
     };
@@ -266,9 +270,7 @@ pub fn run(args: &AdviseArgs) -> Result<()> {
         progress.finish();
         Ok(b)
     })();
-    if args.trace.is_none() && args.keep_trace.is_none() {
-        let _ = std::fs::remove_file(&temp);
-    }
+    drop(_temp_removed);
     let analysed = analysed?;
 
     // The mappings the library can make, as predicted.
@@ -330,9 +332,9 @@ pub fn run(args: &AdviseArgs) -> Result<()> {
             let i = (k + round) % mappings.len();
             let cats: Vec<&str> = mappings[i].categories.iter().map(String::as_str).collect();
             for _ in 0..args.warmup {
-                native::run(&target, &lib, &cats)?;
+                native::run(&target, &lib, &cats, supervisor)?;
             }
-            let r = native::run(&target, &lib, &cats)?;
+            let r = native::run(&target, &lib, &cats, supervisor)?;
             if !args.quiet {
                 eprintln!(
                     "pagelab: run {}/{} {:<40} {:>8.3} s {:>9.1} MiB in huge pages",

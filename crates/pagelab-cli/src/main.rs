@@ -67,7 +67,8 @@ enum Command {
     /// on this machine: record it, analyse it (analyze benefit), run it natively with
     /// each category backed by transparent huge pages, and compare:
     /// `pagelab advise -- ./app args`. Standard input, unless a terminal, is read once
-    /// and given to the recording and to every native run.
+    /// and given to the recording and to every native run. Interrupted (SIGINT or
+    /// SIGTERM), it stops the programs it runs and removes its temporary files.
     Advise(advise::AdviseArgs),
     /// Run every configuration of a sweep file over its traces on the local cores (or
     /// a Ray cluster: --ray), each run committed to a SQLite results database as it

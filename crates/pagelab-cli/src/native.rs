@@ -90,7 +90,12 @@ fn anon_huge(text: &str) -> Option<u64> {
 /// loaded and does nothing, so that every run pays the same interposition). The
 /// program's output goes to files (its own, or temporary ones read afterwards), so
 /// that nothing it leaves running can hold a pipe open.
-pub fn run(target: &Target, lib: &Path, categories: &[&str]) -> Result<Run> {
+pub fn run(
+    target: &Target,
+    lib: &Path,
+    categories: &[&str],
+    supervisor: &crate::interrupt::Supervisor,
+) -> Result<Run> {
     let scratch = tempfile::tempdir().context("cannot make a temporary folder")?;
     let out_path = target
         .stdout
@@ -135,14 +140,16 @@ pub fn run(target: &Target, lib: &Path, categories: &[&str]) -> Result<Run> {
             cmd.stdin(Stdio::null());
         }
     }
+    crate::interrupt::end_with_parent(&mut cmd);
     let start = Instant::now();
     let mut child = cmd
         .spawn()
         .with_context(|| format!("cannot run {}", target.label))?;
-    let mut driver = match target
-        .driver_command()
-        .map(|mut d| d.stdout(Stdio::null()).spawn())
-    {
+    let _supervised = supervisor.child(child.id());
+    let mut driver = match target.driver_command().map(|mut d| {
+        crate::interrupt::end_with_parent(&mut d);
+        d.stdout(Stdio::null()).spawn()
+    }) {
         Some(Ok(d)) => Some(d),
         Some(Err(e)) => {
             let _ = child.kill();
@@ -151,6 +158,7 @@ pub fn run(target: &Target, lib: &Path, categories: &[&str]) -> Result<Run> {
         }
         None => None,
     };
+    let _driver_supervised = driver.as_ref().map(|d| supervisor.child(d.id()));
     // Sample the huge pages while it runs (each read walks the process's page
     // tables: not too often).
     let pid = child.id();

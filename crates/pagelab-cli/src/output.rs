@@ -96,6 +96,12 @@ impl Pending {
         })
     }
 
+    /// Whether nothing has been written (an error before the first byte: nothing to
+    /// keep).
+    pub fn is_empty(&self) -> bool {
+        self.file.as_file().metadata().is_ok_and(|m| m.len() == 0)
+    }
+
     /// The open file, to write into.
     pub fn file(&mut self) -> &mut std::fs::File {
         self.file.as_file_mut()

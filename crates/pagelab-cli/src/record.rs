@@ -297,7 +297,15 @@ pub fn run(args: &RecordArgs) -> Result<u8> {
         (None, Some(name)) => PathBuf::from(format!("{name}.plt")),
         (None, None) => bail!("-o/--output: name the trace to write"),
     };
-    let mut inputs: Vec<PathBuf> = target.program().into_iter().collect();
+    let Some(program) = target.program() else {
+        let name = target
+            .command
+            .first()
+            .map(|c| c.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        bail!("{name}: no such program (neither a file nor a program in PATH)");
+    };
+    let mut inputs: Vec<PathBuf> = vec![program];
     inputs.extend(target.stdin.clone());
     inputs.extend(target.stdout.clone());
     let input_refs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
@@ -362,14 +370,7 @@ pub fn run(args: &RecordArgs) -> Result<u8> {
     cmd.args(&target.command);
     // If this process dies, Valgrind and the program stop too, rather than run on
     // with no one reading their trace.
-    // SAFETY: only prctl, which is async-signal-safe, runs between fork and exec.
-    unsafe {
-        use std::os::unix::process::CommandExt;
-        cmd.pre_exec(|| {
-            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGTERM)?;
-            Ok(())
-        });
-    }
+    crate::interrupt::end_with_parent(&mut cmd);
     // Written beside the output and renamed when complete (see `crate::output`).
     let mut pending = match to_stdout {
         true => None,
@@ -404,6 +405,8 @@ pub fn run(args: &RecordArgs) -> Result<u8> {
     drop(watch);
     let result = match (result, pending) {
         (Ok(summary), Some(p)) => p.commit().map(|()| summary),
+        // Nothing recorded: nothing to keep.
+        (Err(e), Some(p)) if p.is_empty() => Err(e),
         (Err(e), Some(p)) => Err(match p.keep() {
             Ok(kept) => e.context(format!(
                 "the chunks recorded before are in {} (read it with --salvage)",

@@ -94,7 +94,30 @@ pub fn run(args: &ReproArgs) -> Result<()> {
     for name in pagelab_repro::run::workloads(paper, args.quick)? {
         crate::recorded::ensure(&cache, &name, args.quiet)?;
     }
+    // The folders made here are removed again if the repro fails before writing in
+    // them.
+    let made: Vec<PathBuf> = dir
+        .ancestors()
+        .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+        .map(Path::to_path_buf)
+        .collect();
     std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot make", dir.display()))?;
+    let result = reproduce_into(args, paper, &dir, cache);
+    if result.is_err() {
+        // Only empty folders go: remove_dir refuses the others.
+        for d in &made {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+    result
+}
+
+fn reproduce_into(
+    args: &ReproArgs,
+    paper: &'static pagelab_repro::PaperDef,
+    dir: &Path,
+    cache: PathBuf,
+) -> Result<()> {
     let options = Options {
         db: dir.join("results.db"),
         traces: args.traces.clone().unwrap_or_else(bundled_traces),

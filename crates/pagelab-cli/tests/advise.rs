@@ -110,3 +110,90 @@ fn the_program_reads_advises_standard_input() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The processes whose command line holds `marker`, other than `except`.
+fn running_with(marker: &str, except: &std::path::Path) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let exe = std::fs::read_link(entry.path().join("exe")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains(marker) && exe != except {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Interrupted by a signal to its own process alone, while it records the program
+/// and while it runs it natively, advise stops what it started, removes its
+/// temporary files (the kept standard input, the recording) and exits as a shell
+/// reports the signal; nothing it started runs on.
+#[test]
+fn an_interrupted_advise_ends_its_programs_and_leaves_no_file() {
+    let pagelab = std::path::Path::new(env!("CARGO_BIN_EXE_pagelab"))
+        .canonicalize()
+        .unwrap();
+    let trace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/traces/xz.plt");
+    for (phase, given) in [("recording", None), ("native", Some(&trace))] {
+        let tmp = std::env::temp_dir().join(format!(
+            "pagelab-advise-signal-{}-{phase}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&tmp).unwrap();
+        // A sleep of a length no other process has.
+        let marker = format!("{}.{}", 300 + std::process::id() % 600, phase.len());
+        let mut cmd = Command::new(&pagelab);
+        cmd.args(["advise", "--runs", "1", "--warmup", "0", "--quiet"]);
+        if let Some(t) = given {
+            cmd.arg("--trace").arg(t);
+        }
+        let mut advise = cmd
+            .args(["--", "sleep", &marker])
+            .env("TMPDIR", &tmp)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The program under way (under Valgrind, or natively).
+        let start = std::time::Instant::now();
+        while running_with(&marker, &pagelab).is_empty() {
+            assert!(
+                start.elapsed().as_secs() < 60,
+                "{phase}: the program never started"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(advise.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .unwrap();
+        let status = advise.wait().unwrap();
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut advise.stderr.take().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(128 + 15), "{phase}: {err}");
+        assert!(err.contains("interrupted by SIGTERM"), "{phase}: {err}");
+        // Nothing it started runs on (given a moment to be reaped).
+        let start = std::time::Instant::now();
+        while !running_with(&marker, std::path::Path::new("")).is_empty() {
+            assert!(
+                start.elapsed().as_secs() < 5,
+                "{phase}: still running: {:?}",
+                running_with(&marker, std::path::Path::new(""))
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let left: Vec<_> = std::fs::read_dir(&tmp)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert!(left.is_empty(), "{phase}: left behind: {left:?}");
+        let _ = std::fs::remove_dir(&tmp);
+    }
+}

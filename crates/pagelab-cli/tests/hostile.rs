@@ -593,3 +593,26 @@ fn a_drmemtrace_folder_of_thousands_of_threads_is_merged_in_bounded_memory() {
     let o = run_in(&d, &["simulate", "-q", "--trace", "app.dir"], None);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// Recording a program that does not exist is refused before Valgrind starts, and
+/// leaves no partial trace.
+#[test]
+fn recording_a_missing_program_leaves_no_partial_trace() {
+    let d = folder("record-missing");
+    refused(
+        &d,
+        &["record", "-o", "r.plt", "--", "./no-such-program"],
+        &["./no-such-program: no such program"],
+    );
+    refused(
+        &d,
+        &["record", "-o", "r.plt", "--", "no-such-program-in-path"],
+        &["no-such-program-in-path: no such program"],
+    );
+    let left: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

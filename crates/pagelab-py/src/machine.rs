@@ -137,6 +137,18 @@ fn value_error<E: std::fmt::Display>(e: E) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
+impl Machine {
+    /// A machine whose configuration passes every check building it makes (costs
+    /// finite and in range, sizes within the memory estimate, parts that fit
+    /// together): refused here, where it is made, not at its first run. What is built
+    /// is dropped; the estimate is checked before anything large is allocated.
+    fn checked(config: MachineConfig, origin: &str) -> PyResult<Machine> {
+        pagelab_core::Machine::build(&config)
+            .map_err(|e| PyValueError::new_err(format!("{origin}: {e}")))?;
+        Ok(Machine { config })
+    }
+}
+
 #[pymethods]
 impl Machine {
     /// The default machine (a 64-entry 4-way LRU TLB, a 4-level radix table).
@@ -159,17 +171,20 @@ impl Machine {
     #[pyo3(signature = (text, origin = "<config>"))]
     fn from_toml(text: &str, origin: &str) -> PyResult<Machine> {
         let config = MachineConfig::from_toml(text, origin).map_err(value_error)?;
-        Ok(Machine { config })
+        Machine::checked(config, origin)
     }
 
     /// From a TOML file.
     #[staticmethod]
     fn load(path: std::path::PathBuf) -> PyResult<Machine> {
         let config = MachineConfig::load(&path).map_err(value_error)?;
-        Ok(Machine { config })
+        Machine::checked(config, &path.display().to_string())
     }
 
     /// From a dict of the configuration's fields (`variant_of` a preset included).
+    /// Raises ValueError for what the configuration's checks refuse (a cost that is
+    /// NaN, infinite or negative, a machine too large for memory), TypeError for a
+    /// value with no TOML form.
     #[staticmethod]
     #[pyo3(signature = (value, origin = "<config>"))]
     fn from_dict(value: &Bound<'_, PyAny>, origin: &str) -> PyResult<Machine> {
@@ -177,7 +192,8 @@ impl Machine {
         Self::from_toml(&text, origin)
     }
 
-    /// This machine with dotted-key overrides: `{"tlb.levels.stlb.ways": 16}`.
+    /// This machine with dotted-key overrides: `{"tlb.levels.stlb.ways": 16}`. Raises
+    /// ValueError naming the override the configuration's checks refuse.
     fn with_overrides(&self, overrides: &Bound<'_, PyDict>) -> PyResult<Machine> {
         let mut pairs = Vec::with_capacity(overrides.len());
         for (k, v) in overrides.iter() {
@@ -190,7 +206,7 @@ impl Machine {
         }
         pairs.sort_by(|a, b| a.0.cmp(&b.0));
         let config = self.config.with_overrides(&pairs).map_err(value_error)?;
-        Ok(Machine { config })
+        Machine::checked(config, &self.config.name)
     }
 
     /// The configuration as TOML text, every default filled in.

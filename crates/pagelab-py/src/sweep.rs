@@ -28,9 +28,24 @@ pub fn sweep(
     let spec = if let Ok(path) = spec.extract::<std::path::PathBuf>() {
         pagelab_core::sweep::load(&path)
     } else {
-        crate::machine::check_shape(spec, "sweep")?;
-        let file: SweepFile = pythonize::depythonize(spec)
-            .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("sweep: {e}")))?;
+        // Through a TOML value, which keeps a str a str: read as a list of paths or
+        // values, it would be one of one-letter names.
+        let value = crate::machine::toml_value(spec, "sweep")?;
+        let file: SweepFile = value.try_into().map_err(|e: toml::de::Error| {
+            // "what\nin `key`\n" as "key: what".
+            let text = e.to_string();
+            let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+            let what = lines.next().unwrap_or_default().to_string();
+            let message = match lines.next().and_then(|l| l.strip_prefix("in ")) {
+                Some(key) => format!("sweep: {}: {what}", key.trim_matches('`')),
+                None => format!("sweep: {what}"),
+            };
+            if what.starts_with("invalid type") {
+                pyo3::exceptions::PyTypeError::new_err(message)
+            } else {
+                pyo3::exceptions::PyValueError::new_err(message)
+            }
+        })?;
         pagelab_core::sweep::expand(&file, "sweep", Path::new(folder))
     }
     .map_err(pyo3::exceptions::PyValueError::new_err)?;

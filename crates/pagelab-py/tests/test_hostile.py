@@ -41,3 +41,35 @@ def test_a_sweep_over_its_run_limit_is_refused_with_the_count(tmp_path):
     with pytest.raises(ValueError, match="10000000 runs"):
         pagelab.sweep(spec, str(tmp_path / "runs.db"), quiet=True)
     assert not (tmp_path / "runs.db").exists()
+
+
+@pytest.mark.parametrize(
+    "override, says",
+    [
+        ({"cost.walk_ref_cycles": float("nan")}, "cost.walk_ref_cycles"),
+        ({"cost.page_fault_cycles": float("inf")}, "cost.page_fault_cycles"),
+        ({"cost.walk_ref_cycles": -3.0}, "cost.walk_ref_cycles"),
+        ({"tlb.levels.stlb.sets": 1 << 56}, "memory"),
+    ],
+)
+def test_a_machine_is_checked_where_it_is_made(override, says):
+    # Refused by with_overrides and by from_dict, not at the first simulate.
+    sky = pagelab.Machine.preset("skylake")
+    with pytest.raises(ValueError, match=says):
+        sky.with_overrides(override)
+    (key, value), = override.items()
+    top, _, field = key.partition(".")
+    if top == "cost":
+        with pytest.raises(ValueError, match=field):
+            pagelab.Machine.from_dict({"variant_of": "skylake", "cost": {field: value}})
+
+
+def test_a_string_where_a_list_is_expected_is_refused(tmp_path):
+    db = tmp_path / "runs.db"
+    for spec, says in [
+        ({"traces": "data/traces/xz.plt"}, r"traces: .*sequence"),
+        ({"traces": ["synthetic:column-walk:iterations=1"], "grid": {"tlb.ways": "48"}}, r"grid.tlb.ways: .*sequence"),
+    ]:
+        with pytest.raises(TypeError, match=says):
+            pagelab.sweep(spec, str(db), quiet=True)
+        assert not db.exists()

@@ -294,7 +294,7 @@ pub fn measure(r: &Results) -> Measures {
                 "remap_over_copy.share_over_15",
                 "remap_over_copy.share_at_least_even",
             ] {
-                m.insert(name.into(), Measured::Missing(e.clone()));
+                m.insert(name.into(), Measured::from_error(e.clone()));
             }
         }
     }

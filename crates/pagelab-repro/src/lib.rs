@@ -75,7 +75,7 @@ pub fn paper(id: &str) -> Result<&'static PaperDef, String> {
 
 /// Put a measure, or why it could not be made.
 pub(crate) fn put(m: &mut Measures, name: &str, value: Result<Measured, String>) {
-    m.insert(name.to_string(), value.unwrap_or_else(Measured::Missing));
+    m.insert(name.to_string(), value.unwrap_or_else(Measured::from_error));
 }
 
 #[cfg(test)]

@@ -4,6 +4,10 @@
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// What starts the error of a measure whose run is missing or failed: its claim is
+/// *not run*, not compared ([`crate::verdict::Measured::from_error`]).
+pub const NOT_RUN: &str = "not run: ";
+
 /// One run of an experiment.
 #[derive(Clone, Debug)]
 pub struct Run {
@@ -66,8 +70,10 @@ impl Results {
             format!("{experiment}: {trace} with {}", o.join(", "))
         };
         match run {
-            None => Err(format!("no run of {}", what())),
-            Some(Run { result: Err(e), .. }) => Err(format!("the run of {} failed: {e}", what())),
+            None => Err(format!("{NOT_RUN}no run of {}", what())),
+            Some(Run { result: Err(e), .. }) => {
+                Err(format!("{NOT_RUN}the run of {} failed: {e}", what()))
+            }
             Some(Run { result: Ok(v), .. }) => Ok(v),
         }
     }

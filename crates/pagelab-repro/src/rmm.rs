@@ -45,7 +45,10 @@ fn over(
 ) -> Result<Vec<f64>, String> {
     let traces = r.traces(experiment);
     if traces.is_empty() {
-        return Err(format!("no runs of {experiment}"));
+        return Err(format!(
+            "{}no runs of {experiment}",
+            crate::results::NOT_RUN
+        ));
     }
     traces
         .iter()
@@ -141,7 +144,7 @@ pub fn measure(r: &Results) -> Measures {
         }
         Err(e) => {
             for k in ["l1_entries", "l2_entries", "reach_percent_of_256g"] {
-                m.insert(format!("skylake.{k}"), Measured::Missing(e.clone()));
+                m.insert(format!("skylake.{k}"), Measured::from_error(e.clone()));
             }
         }
     }

@@ -18,9 +18,21 @@ pub enum Measured {
     Series(Vec<(String, f64)>),
     /// A set of names.
     Set(Vec<String>),
-    /// Not measurable from these runs: why (a break-even beyond the grid, a run that
-    /// failed).
+    /// Not measurable from these runs: why (a break-even beyond the grid).
     Missing(String),
+    /// A run the measure needs failed or was not made: why. The claim is not run.
+    NotRun(String),
+}
+
+impl Measured {
+    /// The measure of an error: *not run* when a run it needs is missing or failed
+    /// (the error says [`crate::results::NOT_RUN`]), else missing.
+    pub fn from_error(why: String) -> Measured {
+        match why.find(crate::results::NOT_RUN) {
+            Some(at) => Measured::NotRun(why[at + crate::results::NOT_RUN.len()..].to_string()),
+            None => Measured::Missing(why),
+        }
+    }
 }
 
 /// The three verdicts.
@@ -120,7 +132,7 @@ impl Measured {
                 .join(", "),
             Measured::Set(s) if s.is_empty() => "none".into(),
             Measured::Set(s) => s.join(", "),
-            Measured::Missing(why) => why.clone(),
+            Measured::Missing(why) | Measured::NotRun(why) => why.clone(),
         }
     }
 }
@@ -189,6 +201,9 @@ pub fn judge(claim: &Claim, measured: Option<&Measured>) -> Verdict {
             format!("the measure {name:?} was not computed (a bug in pagelab repro)"),
         );
     };
+    if let Measured::NotRun(why) = m {
+        return verdict(String::new(), Outcome::NotRun, why.clone());
+    }
     let shown = m.display();
     let (agrees, detail) = compare(&claim.check, claim.paper.as_ref(), m);
     let outcome = if agrees {
@@ -438,6 +453,38 @@ mod tests {
         assert_eq!(v.outcome, Outcome::Differs);
         assert_eq!(v.detail, "no break-even up to 4,096");
         assert_eq!(judge(&p2, None).outcome, Outcome::Differs);
+    }
+
+    #[test]
+    fn a_measure_whose_run_failed_is_not_run_never_differs() {
+        let p2 = claim("{ kind = \"power-of-two\", within = 1 }", "paper = 16");
+        let r = crate::results::Results {
+            experiments: [(
+                "e".to_string(),
+                vec![crate::results::Run {
+                    trace: "t".into(),
+                    overrides: Default::default(),
+                    result: Err("out of memory".into()),
+                }],
+            )]
+            .into_iter()
+            .collect(),
+        };
+        for error in [
+            r.get("e", "t", &[]).unwrap_err(),
+            r.get("e", "other", &[]).unwrap_err(),
+            format!("fang: {}", r.get("e", "t", &[]).unwrap_err()),
+        ] {
+            let v = judge(&p2, Some(&Measured::from_error(error.clone())));
+            assert_eq!(v.outcome, Outcome::NotRun, "{error}");
+            assert!(
+                v.detail.contains("e: t") || v.detail.contains("e: other"),
+                "{}",
+                v.detail
+            );
+        }
+        let v = judge(&p2, Some(&Measured::from_error("no break-even".into())));
+        assert_eq!(v.outcome, Outcome::Differs);
     }
 
     #[test]

@@ -39,13 +39,71 @@ const COLUMNS: [&str; 11] = [
     "analysis",
 ];
 
+/// SQLite's files beside a database: its write-ahead log, shared memory and rollback
+/// journal.
+fn side_files(path: &Path) -> [std::path::PathBuf; 3] {
+    ["-wal", "-shm", "-journal"].map(|suffix| {
+        let mut side = path.as_os_str().to_owned();
+        side.push(suffix);
+        side.into()
+    })
+}
+
 /// Open the results database at `path`, making it and its table if missing. A file
 /// that is not one (another SQLite database, a runs table of another schema, not
-/// SQLite at all) is refused before anything is written to it.
+/// SQLite at all) is refused before anything is written to it; so is a database
+/// this process may not write. A refused database is left as it was: the files
+/// opening it made are removed.
 pub fn open(path: &Path) -> Result<Connection> {
+    let existed = std::fs::symlink_metadata(path).is_ok();
+    let sides = side_files(path).map(|p| (std::fs::symlink_metadata(&p).is_ok(), p));
+    open_checked(path).inspect_err(|_| {
+        // The connection is closed by now.
+        if !existed {
+            let _ = std::fs::remove_file(path);
+        }
+        for (was, side) in &sides {
+            if !was {
+                let _ = std::fs::remove_file(side);
+            }
+        }
+    })
+}
+
+fn open_checked(path: &Path) -> Result<Connection> {
+    let read_only = |detail: String| {
+        anyhow::anyhow!(
+            "{}: read-only{detail}: the runs' results could not be recorded in it",
+            path.display()
+        )
+    };
+    let is_read_only = |e: &rusqlite::Error| {
+        matches!(
+            e.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen)
+        )
+    };
     let db = Connection::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    check_schema(&db)
-        .with_context(|| format!("{}: not a pagelab results database", path.display()))?;
+    check_schema(&db).map_err(|e| match e.downcast_ref::<rusqlite::Error>() {
+        // Reading a database in write-ahead mode needs its shared memory file.
+        Some(sql) if is_read_only(sql) => read_only(format!(" ({sql})")),
+        _ => e.context(format!(
+            "{}: not a pagelab results database",
+            path.display()
+        )),
+    })?;
+    // SQLite opens a file it may not write read-only, silently: found here, before
+    // any run, not at the first result.
+    if db.is_readonly(rusqlite::DatabaseName::Main)? {
+        return Err(read_only(String::new()));
+    }
+    let cannot_write = |e: rusqlite::Error| {
+        if is_read_only(&e) {
+            read_only(format!(" ({e})"))
+        } else {
+            anyhow::anyhow!("{}: cannot write: {e}", path.display())
+        }
+    };
     db.pragma_update(None, "journal_mode", "WAL")
         .and_then(|()| db.pragma_update(None, "synchronous", "NORMAL"))
         .and_then(|()| {
@@ -72,7 +130,7 @@ pub fn open(path: &Path) -> Result<Connection> {
             }
             Ok(())
         })
-        .with_context(|| format!("{}: not a pagelab results database", path.display()))?;
+        .map_err(cannot_write)?;
     Ok(db)
 }
 
@@ -285,4 +343,12 @@ pub fn result(db: &Connection, key: &str) -> Result<Option<Result<String, String
             },
         )
         .optional()?)
+}
+
+/// Remove the database at `path` and SQLite's files beside it, as far as they exist.
+pub fn remove(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    for side in side_files(path) {
+        let _ = std::fs::remove_file(side);
+    }
 }

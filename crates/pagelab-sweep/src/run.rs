@@ -48,9 +48,41 @@ pub fn run(
     executor: &dyn Executor,
     observer: &mut dyn Observer,
 ) -> Result<Summary> {
+    if db_path.as_os_str() == "-" {
+        anyhow::bail!("-: a results database is a file (SQLite); standard output cannot hold one");
+    }
+    // The traces are read (hashed) before the database is touched.
+    let (ids, keyed) = keyed(sweep)?;
+    let existed = std::fs::symlink_metadata(db_path).is_ok();
+    let mut summary = Summary::default();
+    let result = run_keyed(
+        sweep,
+        db_path,
+        executor,
+        observer,
+        &ids,
+        &keyed,
+        &mut summary,
+    );
+    if result.is_err() && !existed && summary.ran == 0 {
+        // Refused or failed before any run was recorded: no empty database is left.
+        db::remove(db_path);
+    }
+    result.map(|()| summary)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_keyed(
+    sweep: &Sweep,
+    db_path: &Path,
+    executor: &dyn Executor,
+    observer: &mut dyn Observer,
+    ids: &HashMap<PathBuf, String>,
+    keyed: &[(String, String, String)],
+    summary: &mut Summary,
+) -> Result<()> {
     let conn = db::open(db_path)?;
     let analysis = sweep.analysis.to_json();
-    let (ids, keyed) = keyed(sweep)?;
     let mut jobs = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut duplicates = 0;
@@ -70,7 +102,7 @@ pub fn run(
             });
         }
     }
-    let mut summary = Summary {
+    *summary = Summary {
         total: sweep.runs.len(),
         present: sweep.runs.len() - duplicates - jobs.len(),
         duplicates,
@@ -78,7 +110,7 @@ pub fn run(
             .with_context(|| format!("{}", db_path.display()))?,
         ..Summary::default()
     };
-    observer.planned(&summary);
+    observer.planned(summary);
     let start = Instant::now();
     let ran: std::collections::HashSet<usize> = jobs.iter().map(|j| j.index).collect();
     let mut done = std::collections::HashSet::new();
@@ -116,12 +148,12 @@ pub fn run(
             Err(_) => summary.failed += 1,
         }
         summary.seconds = start.elapsed().as_secs_f64();
-        observer.committed(&summary);
+        observer.committed(summary);
         Ok(())
     })?;
     summary.seconds = start.elapsed().as_secs_f64();
-    observer.finished(&summary);
-    Ok(summary)
+    observer.finished(summary);
+    Ok(())
 }
 
 /// Each trace's content id (read once), and each run's key, normalised configuration

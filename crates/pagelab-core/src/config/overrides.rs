@@ -13,39 +13,135 @@
 use super::MachineConfig;
 use toml::Value;
 
+/// Why overrides were refused: the override at fault when one is (by itself), and
+/// what is wrong, without positions in the document the overrides were applied to
+/// (the user never sees it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct OverrideError {
+    pub key: Option<String>,
+    pub message: String,
+}
+
+impl std::fmt::Display for OverrideError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.key {
+            Some(key) => write!(f, "{key}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
 /// `base` with each `(dotted key, value)` of `overrides` set, in order.
 pub fn apply(base: &MachineConfig, overrides: &[(String, Value)]) -> Result<MachineConfig, String> {
+    apply_keyed(base, overrides).map_err(|e| e.to_string())
+}
+
+/// A kind (or a promotion policy) starts its table afresh.
+fn is_tag(key: &str) -> bool {
+    key.ends_with(".kind") || key == "kind" || key == "promotion.policy"
+}
+
+/// The same, saying which override is at fault.
+pub fn apply_keyed(
+    base: &MachineConfig,
+    overrides: &[(String, Value)],
+) -> Result<MachineConfig, OverrideError> {
     if overrides.is_empty() {
         return Ok(base.clone());
     }
-    let mut doc: Value = Value::try_from(base).map_err(|e| format!("{}: {e}", base.name))?;
+    let text = document(base, overrides)?;
+    let message = match read_back(&text) {
+        Ok(config) => return Ok(config),
+        Err(message) => message,
+    };
+    // The override at fault: the first that is refused by itself (with the kinds the
+    // others set, which decide what its table holds).
+    let refused = |o: &(String, Value)| {
+        let mut alone: Vec<(String, Value)> = overrides
+            .iter()
+            .filter(|(k, _)| is_tag(k) && !is_tag(&o.0))
+            .cloned()
+            .collect();
+        alone.push(o.clone());
+        document(base, &alone)
+            .ok()
+            .is_none_or(|t| read_back(&t).is_err())
+    };
+    let culprit = overrides.iter().find(|o| refused(o));
+    let on = format!("(on {})", base.name);
+    Err(match culprit {
+        Some((key, _)) => {
+            // The field named only when it is not the override's own last segment.
+            let last = key.rsplit('.').next().unwrap_or(key);
+            let message = message
+                .strip_prefix(&format!("{last}: "))
+                .unwrap_or(&message)
+                .to_string();
+            OverrideError {
+                key: Some(key.clone()),
+                message: format!("{message} {on}"),
+            }
+        }
+        None => {
+            let keys: Vec<&str> = overrides.iter().map(|(k, _)| k.as_str()).collect();
+            OverrideError {
+                key: None,
+                message: format!("{} together: {message} {on}", keys.join(", ")),
+            }
+        }
+    })
+}
+
+/// `base` with `overrides` set, as TOML text; an override that cannot be set is
+/// named.
+fn document(base: &MachineConfig, overrides: &[(String, Value)]) -> Result<String, OverrideError> {
+    let whole = |message: String| OverrideError { key: None, message };
+    let mut doc: Value = Value::try_from(base).map_err(|e| whole(format!("{}: {e}", base.name)))?;
+    let at = |key: &str| {
+        let key = key.to_string();
+        move |message: String| OverrideError {
+            key: Some(key),
+            message,
+        }
+    };
     // A new kind (`page_table.kind`, `promotion.policy`) starts its table afresh, with
     // that kind's defaults: first, so that the other overrides land in it.
-    let is_tag = |k: &str| k.ends_with(".kind") || k == "kind" || k == "promotion.policy";
     for (key, value) in overrides.iter().filter(|(k, _)| is_tag(k)) {
         let (table, tag) = key.rsplit_once('.').unwrap_or(("", key));
         let mut fresh = toml::Table::new();
         fresh.insert(tag.to_string(), value.clone());
         if table.is_empty() {
-            set(&mut doc, key, value.clone())?;
+            set(&mut doc, key, value.clone()).map_err(at(key))?;
         } else {
-            set(&mut doc, table, Value::Table(fresh))?;
+            set(&mut doc, table, Value::Table(fresh)).map_err(at(key))?;
         }
     }
     for (key, value) in overrides.iter().filter(|(k, _)| !is_tag(k)) {
-        set(&mut doc, key, value.clone())?;
+        set(&mut doc, key, value.clone()).map_err(at(key))?;
     }
-    let text = toml::to_string(&doc).map_err(|e| format!("{e}"))?;
-    let keys: Vec<&str> = overrides.iter().map(|(k, _)| k.as_str()).collect();
-    MachineConfig::from_toml(&text, &format!("{} with {}", base.name, keys.join(", ")))
-        .map_err(|e| e.0)
+    toml::to_string(&doc).map_err(|e| whole(e.to_string()))
+}
+
+/// The configuration a document of overrides makes, or its error as "field: what",
+/// without a line of the document.
+fn read_back(text: &str) -> Result<MachineConfig, String> {
+    toml::from_str(text).map_err(|e: toml::de::Error| {
+        let message = e.message().trim().replace('\n', " ");
+        let line = e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].matches('\n').count());
+        match line.and_then(|l| super::field_at_fault(text, l, e.message()).1) {
+            Some(field) => format!("{field}: {message}"),
+            None => message,
+        }
+    })
 }
 
 /// Set the dotted `key` of `doc` to `value`.
 fn set(doc: &mut Value, key: &str, value: Value) -> Result<(), String> {
     let parts: Vec<&str> = key.split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
-        return Err(format!("{key:?}: not a dotted key (an empty segment)"));
+        return Err("not a dotted key (an empty segment)".to_string());
     }
     let mut at = doc;
     for (i, part) in parts.iter().enumerate() {
@@ -84,7 +180,7 @@ fn set(doc: &mut Value, key: &str, value: Value) -> Result<(), String> {
                                 .filter_map(|v| v.get("name").and_then(Value::as_str))
                                 .collect();
                             format!(
-                                "{key}: no element of {} is named {part:?} (there are {})",
+                                "no element of {} is named {part:?} (there are {})",
                                 parts[..i].join("."),
                                 if names.is_empty() {
                                     format!("{} unnamed, by index", items.len())
@@ -97,19 +193,14 @@ fn set(doc: &mut Value, key: &str, value: Value) -> Result<(), String> {
                 let len = items.len();
                 let item = items
                     .get_mut(found)
-                    .ok_or_else(|| format!("{key}: {path} is past the end ({len} elements)"))?;
+                    .ok_or_else(|| format!("{path} is past the end ({len} elements)"))?;
                 if last {
                     *item = value;
                     return Ok(());
                 }
                 item
             }
-            _ => {
-                return Err(format!(
-                    "{key}: {} is a value, not a table",
-                    parts[..i].join(".")
-                ))
-            }
+            _ => return Err(format!("{} is a value, not a table", parts[..i].join("."))),
         };
     }
     Ok(())

@@ -80,27 +80,113 @@ pub fn load(path: &Path) -> Result<Sweep, String> {
     parse(&text, &path.display().to_string(), folder)
 }
 
-/// Parse a sweep from TOML text; `origin` starts every error; relative paths are
-/// taken from `folder`.
+/// Parse a sweep from TOML text; `origin` starts every error, with the line of the
+/// sweep file it concerns; relative paths are taken from `folder`.
 pub fn parse(text: &str, origin: &str, folder: &Path) -> Result<Sweep, String> {
-    let file: SweepFile = toml::from_str(text)
-        .map_err(|e| format!("{origin}: {}", e.message().trim().replace('\n', " ")))?;
-    expand(&file, origin, folder)
+    let file: SweepFile = toml::from_str(text).map_err(|e| {
+        let message = e.message().trim().replace('\n', " ");
+        let Some(line) = e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].matches('\n').count())
+        else {
+            return format!("{origin}: {message}");
+        };
+        // The key written on that line, unless the message names it already.
+        let key = text
+            .lines()
+            .nth(line)
+            .and_then(|l| l.split_once('='))
+            .map(|(k, _)| k.trim().trim_matches(|c| c == '"' || c == '\'').to_string())
+            .filter(|k| !k.is_empty() && !message.contains(k.as_str()));
+        match key {
+            Some(key) => format!("{origin}: line {}: {key}: {message}", line + 1),
+            None => format!("{origin}: line {}: {message}", line + 1),
+        }
+    })?;
+    expand_located(&file, folder).map_err(|r| match r.line(text) {
+        Some(line) => format!("{origin}: line {line}: {}", r.message),
+        None => format!("{origin}: {}", r.message),
+    })
 }
 
 /// Expand and check a sweep: every run's configuration built, every trace found.
 pub fn expand(file: &SweepFile, origin: &str, folder: &Path) -> Result<Sweep, String> {
-    let fail = |m: String| format!("{origin}: {m}");
+    expand_located(file, folder).map_err(|r| format!("{origin}: {}", r.message))
+}
+
+/// Why a sweep is refused, and the key of the sweep file it concerns: a top-level
+/// key, a key of `[grid]` or `[zip]`, or a table's header (no key).
+struct Refusal {
+    table: Option<&'static str>,
+    key: Option<String>,
+    message: String,
+}
+
+impl Refusal {
+    fn top(key: &str, message: String) -> Refusal {
+        Refusal {
+            table: None,
+            key: Some(key.to_string()),
+            message,
+        }
+    }
+
+    fn anywhere(message: String) -> Refusal {
+        Refusal {
+            table: None,
+            key: None,
+            message,
+        }
+    }
+
+    /// The line (from 1) of `text` that holds the key, if the file writes it as
+    /// `key = …` on a line of its own.
+    fn line(&self, text: &str) -> Option<usize> {
+        let mut table: Option<String> = None;
+        for (i, l) in text.lines().enumerate() {
+            let l = l.trim();
+            if l.starts_with('[') {
+                let name = l.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+                if self.key.is_none() && Some(name.as_str()) == self.table {
+                    return Some(i + 1);
+                }
+                table = Some(name);
+                continue;
+            }
+            let Some(key) = &self.key else { continue };
+            let Some((k, _)) = l.split_once('=') else {
+                continue;
+            };
+            let k = k.trim();
+            let written = k == key || k == format!("\"{key}\"") || k == format!("'{key}'");
+            if written && table.as_deref() == self.table {
+                return Some(i + 1);
+            }
+        }
+        None
+    }
+}
+
+/// Expand and check a sweep, saying which key of the sweep is refused.
+fn expand_located(file: &SweepFile, folder: &Path) -> Result<Sweep, Refusal> {
     let base = match (&file.machine, &file.config) {
-        (Some(_), Some(_)) => return Err(fail("give machine or config, not both".into())),
-        (Some(name), None) => crate::presets::load(name).map_err(|e| fail(e.to_string()))?,
-        (None, Some(p)) => MachineConfig::load(&folder.join(p)).map_err(|e| fail(e.0))?,
+        (Some(_), Some(_)) => {
+            return Err(Refusal::top(
+                "config",
+                "give machine or config, not both".into(),
+            ))
+        }
+        (Some(name), None) => crate::presets::load(name)
+            .map_err(|e| Refusal::top("machine", format!("machine: {e}")))?,
+        (None, Some(p)) => MachineConfig::load(&folder.join(p))
+            .map_err(|e| Refusal::top("config", format!("config: {}", e.0)))?,
         (None, None) => MachineConfig::default(),
     };
     let analysis = match &file.analysis {
-        Some(a) => super::Analysis::from_toml(a).map_err(fail)?,
+        Some(a) => super::Analysis::from_toml(a).map_err(|e| Refusal::top("analysis", e))?,
         None => super::Analysis::Simulate,
     };
+    let fail = |m: String| Refusal::top("traces", m);
     if file.traces.is_empty() {
         return Err(fail("traces: name at least one trace".into()));
     }
@@ -145,13 +231,31 @@ pub fn expand(file: &SweepFile, origin: &str, folder: &Path) -> Result<Sweep, St
             Ok(_) => {}
         }
     }
+    // Which table of the sweep a grid or zip key is in.
+    let axis = |key: &str, message: String| Refusal {
+        table: Some(if file.grid.contains_key(key) {
+            "grid"
+        } else {
+            "zip"
+        }),
+        key: Some(key.to_string()),
+        message,
+    };
     for (table, axes) in [("grid", &file.grid), ("zip", &file.zip)] {
         if let Some((key, _)) = axes.iter().find(|(_, v)| v.is_empty()) {
-            return Err(fail(format!("{table}.{key:?}: an empty axis makes no run")));
+            return Err(Refusal {
+                table: Some(table),
+                key: Some(key.clone()),
+                message: format!("{table}.{key:?}: an empty axis makes no run"),
+            });
         }
     }
     if let Some(key) = file.grid.keys().find(|k| file.zip.contains_key(*k)) {
-        return Err(fail(format!("{key:?} is in both grid and zip")));
+        return Err(Refusal {
+            table: Some("zip"),
+            key: Some(key.clone()),
+            message: format!("{key:?} is in both grid and zip"),
+        });
     }
     let zip_rows = match file
         .zip
@@ -163,9 +267,11 @@ pub fn expand(file: &SweepFile, origin: &str, folder: &Path) -> Result<Sweep, St
         [] => 1,
         [n, rest @ ..] => {
             if let Some(m) = rest.iter().find(|m| *m != n) {
-                return Err(fail(format!(
-                    "zip: the lists must have one length ({n} and {m})"
-                )));
+                return Err(Refusal {
+                    table: Some("zip"),
+                    key: None,
+                    message: format!("zip: the lists must have one length ({n} and {m})"),
+                });
             }
             *n
         }
@@ -181,12 +287,12 @@ pub fn expand(file: &SweepFile, origin: &str, folder: &Path) -> Result<Sweep, St
     match count {
         Some(n) if n <= limit => {}
         Some(n) => {
-            return Err(fail(format!(
+            return Err(Refusal::anywhere(format!(
                 "{n} runs (traces × the grid's combinations × zip rows) is more than max_runs ({limit}); set max_runs to run them"
             )))
         }
         None => {
-            return Err(fail(format!(
+            return Err(Refusal::anywhere(format!(
                 "more than 2^64 runs (traces × the grid's combinations × zip rows) is more than max_runs ({limit})"
             )))
         }
@@ -200,7 +306,12 @@ pub fn expand(file: &SweepFile, origin: &str, folder: &Path) -> Result<Sweep, St
         .map(|(k, v)| (k.clone(), v[0].clone()))
         .collect();
     first.sort_by(|a, b| a.0.cmp(&b.0));
-    base.with_overrides(&first).map_err(|e| fail(e.0))?;
+    // An override refused is named by its key, at its line of the sweep file.
+    let refused = |e: crate::config::overrides::OverrideError| match &e.key {
+        Some(key) => axis(key, e.to_string()),
+        None => Refusal::anywhere(e.to_string()),
+    };
+    crate::config::overrides::apply_keyed(&base, &first).map_err(refused)?;
     // Every combination: the grid's in order (the last key fastest), each with every
     // row of the zip.
     let mut combos: Vec<Vec<(String, Value)>> = vec![Vec::new()];
@@ -230,8 +341,14 @@ pub fn expand(file: &SweepFile, origin: &str, folder: &Path) -> Result<Sweep, St
         .collect();
     let mut configs = Vec::with_capacity(combos.len());
     for c in &combos {
-        let config = base.with_overrides(c).map_err(|e| fail(e.0))?;
-        crate::Machine::build(&config).map_err(|e| fail(format!("{}: {e}", describe(c))))?;
+        let config = crate::config::overrides::apply_keyed(&base, c).map_err(refused)?;
+        crate::Machine::build(&config).map_err(|e| {
+            // A field's own check names the field: at its line when it is swept.
+            match c.iter().find(|(k, _)| e.0.starts_with(&format!("{k}:"))) {
+                Some((key, _)) => axis(key, e.0),
+                None => Refusal::anywhere(format!("{}: {e}", describe(c))),
+            }
+        })?;
         configs.push(config);
     }
     let runs = traces

@@ -78,6 +78,8 @@ def sweep(
         ValueError: a bad sweep (unknown field, missing trace, empty axis, a value a
             configuration refuses, more runs than ``max_runs``), before any run; or a
             database or executor failure (the runs committed before it are kept).
+        TypeError: a value of the wrong type (a str where a list is wanted), or one
+            with no TOML form.
         TypeError: a value with no TOML form, a list or dict that contains itself,
             or nesting more than 64 deep.
     """
