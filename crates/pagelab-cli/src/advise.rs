@@ -181,6 +181,13 @@ fn advise(args: &AdviseArgs, supervisor: &Supervisor) -> Result<()> {
             crate::output::check(p, what, &inputs)?;
         }
     }
+    if args
+        .keep_trace
+        .as_deref()
+        .is_some_and(crate::output::is_stdout)
+    {
+        bail!("--keep-trace -: the recording is read again after it is made; name a file");
+    }
     let lib = native::library()?;
     let mut notes = Vec::new();
     match native::thp_mode().as_deref() {

@@ -81,6 +81,9 @@ pub fn run(args: &ReproArgs) -> Result<()> {
         return list();
     }
     let paper = pagelab_repro::paper(&args.paper).map_err(anyhow::Error::msg)?;
+    if args.output.as_deref().is_some_and(crate::output::is_stdout) {
+        bail!("-o -: repro writes a folder (results, tables, report); standard output cannot hold one");
+    }
     let dir = args
         .output
         .clone()

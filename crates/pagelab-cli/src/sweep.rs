@@ -33,7 +33,14 @@ pub struct SweepArgs {
 }
 
 pub fn run(args: &SweepArgs) -> Result<()> {
-    let spec = pagelab_core::sweep::load(&args.file).map_err(anyhow::Error::msg)?;
+    if args.output.as_os_str() == "-" {
+        anyhow::bail!(
+            "-o -: a results database is a file (SQLite); standard output cannot hold one"
+        );
+    }
+    let mut checking = pagelab_sweep::progress::checking(args.quiet);
+    let spec = pagelab_core::sweep::load_observed(&args.file, &mut checking)
+        .map_err(anyhow::Error::msg)?;
     let executor: Box<dyn Executor> = match &args.ray {
         Some(address) => Box::new(Ray {
             address: address.clone(),

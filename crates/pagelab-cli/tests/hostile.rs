@@ -530,6 +530,25 @@ fn a_dash_is_standard_output_everywhere() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!d.join("-").exists());
+    // Where standard output cannot hold the output, `-` is refused, never a file or
+    // folder named `-`.
+    write(&d, "s.toml", "traces = [\"t.plt\"]\n");
+    refused(
+        &d,
+        &["sweep", "s.toml", "-o", "-"],
+        &["-o -", "results database"],
+    );
+    refused(
+        &d,
+        &["repro", "vrpt", "--quick", "-o", "-"],
+        &["-o -", "folder"],
+    );
+    refused(
+        &d,
+        &["advise", "--keep-trace", "-", "--", "true"],
+        &["--keep-trace -"],
+    );
+    assert!(!d.join("-").exists());
 }
 
 #[test]

@@ -26,7 +26,7 @@ pub fn sweep(
 ) -> PyResult<String> {
     // The spec is read with the GIL held; the runs go without it.
     let spec = if let Ok(path) = spec.extract::<std::path::PathBuf>() {
-        pagelab_core::sweep::load(&path)
+        pagelab_core::sweep::load_observed(&path, &mut pagelab_sweep::progress::checking(quiet))
     } else {
         // Through a TOML value, which keeps a str a str: read as a list of paths or
         // values, it would be one of one-letter names.
@@ -46,7 +46,12 @@ pub fn sweep(
                 pyo3::exceptions::PyValueError::new_err(message)
             }
         })?;
-        pagelab_core::sweep::expand(&file, "sweep", Path::new(folder))
+        pagelab_core::sweep::expand_observed(
+            &file,
+            "sweep",
+            Path::new(folder),
+            &mut pagelab_sweep::progress::checking(quiet),
+        )
     }
     .map_err(pyo3::exceptions::PyValueError::new_err)?;
     if jobs == Some(0) {

@@ -12,7 +12,7 @@
 pub mod db;
 mod execute;
 pub mod export;
-mod progress;
+pub mod progress;
 mod ray;
 mod run;
 

@@ -74,3 +74,32 @@ impl Observer for TerminalProgress {
         }
     }
 }
+
+/// Progress while a sweep's configurations are built and checked, for
+/// [`pagelab_core::sweep::load_observed`]: a bar on standard error once a grid is
+/// large enough to take a while (a thousand runs or more), cleared when done.
+pub fn checking(quiet: bool) -> impl FnMut(usize, usize) {
+    let mut bar: Option<ProgressBar> = None;
+    move |done, total| {
+        if quiet || total < 1000 {
+            return;
+        }
+        let bar = bar.get_or_insert_with(|| {
+            let bar = ProgressBar::with_draw_target(
+                Some(total as u64),
+                ProgressDrawTarget::stderr_with_hz(2),
+            );
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "checking the sweep's configurations {pos}/{len} {wide_bar}",
+                )
+                .expect("a valid template"),
+            );
+            bar
+        });
+        bar.set_position(done as u64);
+        if done == total {
+            bar.finish_and_clear();
+        }
+    }
+}

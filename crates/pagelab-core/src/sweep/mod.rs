@@ -6,5 +6,6 @@ pub mod spec;
 
 pub use analysis::{layout, Analysis, LAYOUT};
 pub use spec::{
-    describe, expand, load, open_trace, parse, synthetic, Run, Sweep, SweepFile, SYNTHETIC,
+    describe, expand, expand_observed, load, load_observed, open_trace, parse, synthetic, Run,
+    Sweep, SweepFile, SYNTHETIC,
 };

@@ -74,15 +74,30 @@ pub struct Sweep {
 
 /// Read a sweep file; relative paths in it are taken from the file's folder.
 pub fn load(path: &Path) -> Result<Sweep, String> {
+    load_observed(path, &mut |_, _| {})
+}
+
+/// The same, telling `checked(done, total)` after each run's configuration is built
+/// and checked (a large grid takes a while).
+pub fn load_observed(path: &Path, checked: &mut dyn FnMut(usize, usize)) -> Result<Sweep, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
     let folder = path.parent().unwrap_or(Path::new("."));
-    parse(&text, &path.display().to_string(), folder)
+    parse_observed(&text, &path.display().to_string(), folder, checked)
 }
 
 /// Parse a sweep from TOML text; `origin` starts every error, with the line of the
 /// sweep file it concerns; relative paths are taken from `folder`.
 pub fn parse(text: &str, origin: &str, folder: &Path) -> Result<Sweep, String> {
+    parse_observed(text, origin, folder, &mut |_, _| {})
+}
+
+fn parse_observed(
+    text: &str,
+    origin: &str,
+    folder: &Path,
+    checked: &mut dyn FnMut(usize, usize),
+) -> Result<Sweep, String> {
     let file: SweepFile = toml::from_str(text).map_err(|e| {
         let message = e.message().trim().replace('\n', " ");
         let Some(line) = e
@@ -103,7 +118,7 @@ pub fn parse(text: &str, origin: &str, folder: &Path) -> Result<Sweep, String> {
             None => format!("{origin}: line {}: {message}", line + 1),
         }
     })?;
-    expand_located(&file, folder).map_err(|r| match r.line(text) {
+    expand_located(&file, folder, checked).map_err(|r| match r.line(text) {
         Some(line) => format!("{origin}: line {line}: {}", r.message),
         None => format!("{origin}: {}", r.message),
     })
@@ -111,7 +126,17 @@ pub fn parse(text: &str, origin: &str, folder: &Path) -> Result<Sweep, String> {
 
 /// Expand and check a sweep: every run's configuration built, every trace found.
 pub fn expand(file: &SweepFile, origin: &str, folder: &Path) -> Result<Sweep, String> {
-    expand_located(file, folder).map_err(|r| format!("{origin}: {}", r.message))
+    expand_observed(file, origin, folder, &mut |_, _| {})
+}
+
+/// The same, telling `checked(done, total)` as [`load_observed`] does.
+pub fn expand_observed(
+    file: &SweepFile,
+    origin: &str,
+    folder: &Path,
+    checked: &mut dyn FnMut(usize, usize),
+) -> Result<Sweep, String> {
+    expand_located(file, folder, checked).map_err(|r| format!("{origin}: {}", r.message))
 }
 
 /// Why a sweep is refused, and the key of the sweep file it concerns: a top-level
@@ -168,7 +193,11 @@ impl Refusal {
 }
 
 /// Expand and check a sweep, saying which key of the sweep is refused.
-fn expand_located(file: &SweepFile, folder: &Path) -> Result<Sweep, Refusal> {
+fn expand_located(
+    file: &SweepFile,
+    folder: &Path,
+    checked: &mut dyn FnMut(usize, usize),
+) -> Result<Sweep, Refusal> {
     let base = match (&file.machine, &file.config) {
         (Some(_), Some(_)) => {
             return Err(Refusal::top(
@@ -340,7 +369,8 @@ fn expand_located(file: &SweepFile, folder: &Path) -> Result<Sweep, Refusal> {
         })
         .collect();
     let mut configs = Vec::with_capacity(combos.len());
-    for c in &combos {
+    for (done, c) in combos.iter().enumerate() {
+        checked(done, combos.len());
         let config = crate::config::overrides::apply_keyed(&base, c).map_err(refused)?;
         crate::Machine::build(&config).map_err(|e| {
             // A field's own check names the field: at its line when it is swept.
@@ -351,6 +381,7 @@ fn expand_located(file: &SweepFile, folder: &Path) -> Result<Sweep, Refusal> {
         })?;
         configs.push(config);
     }
+    checked(combos.len(), combos.len());
     let runs = traces
         .iter()
         .flat_map(|t| {
