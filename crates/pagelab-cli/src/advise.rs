@@ -12,8 +12,8 @@
 //! The prediction in seconds is the MissCycles saved at this machine's clock; the
 //! predicted speedup is the all-small median over that median less the saving.
 
-use crate::interrupt::Supervisor;
 use crate::native::{self, Run, BACKED};
+use crate::supervisor::Supervisor;
 use crate::target::Target;
 use crate::MachineArgs;
 use anyhow::{bail, Context, Result};
@@ -148,7 +148,7 @@ fn record(
         ),
         None => cmd.stdin(std::process::Stdio::null()),
     };
-    crate::interrupt::end_with_parent(&mut cmd);
+    crate::supervisor::prepare(&mut cmd);
     let mut child = cmd.spawn().context("cannot run pagelab record")?;
     let supervised = supervisor.child(child.id());
     let status = child.wait().context("cannot run pagelab record")?;
@@ -204,8 +204,14 @@ fn advise(args: &AdviseArgs, supervisor: &Supervisor) -> Result<()> {
     };
     // The program's standard input, when it is given one (not a terminal): kept once,
     // so that the recording and every native run read the same bytes.
-    let input = std::env::temp_dir().join(format!("pagelab-advise-{}.stdin", std::process::id()));
-    let _input_removed = supervisor.temporary(&input);
+    // Its temporary files (the kept standard input, the recording and what recording
+    // it writes beside it) in a folder of its own, removed at the end or on a signal.
+    let work = tempfile::Builder::new()
+        .prefix("pagelab-advise-")
+        .tempdir()
+        .context("cannot make a temporary folder")?;
+    let _work_removed = supervisor.temporary(work.path());
+    let input = work.path().join("stdin");
     if args.workload.is_none() {
         use std::io::IsTerminal;
         if !std::io::stdin().is_terminal() {
@@ -248,15 +254,11 @@ fn advise(args: &AdviseArgs, supervisor: &Supervisor) -> Result<()> {
     };
 
     // The trace: given, or recorded now.
-    let temp = std::env::temp_dir().join(format!("pagelab-advise-{}.plt", std::process::id()));
-    let mut _temp_removed = None;
+    let temp = work.path().join("recording.plt");
     let trace = match (&args.trace, &args.keep_trace) {
         (Some(t), _) => t.clone(),
         (None, keep) => {
             let path = keep.clone().unwrap_or_else(|| temp.clone());
-            if keep.is_none() {
-                _temp_removed = Some(supervisor.temporary(&temp));
-            }
             if !args.quiet {
                 eprintln!(
                     "pagelab: recording {} into {}",
@@ -277,7 +279,9 @@ fn advise(args: &AdviseArgs, supervisor: &Supervisor) -> Result<()> {
         progress.finish();
         Ok(b)
     })();
-    drop(_temp_removed);
+    if args.trace.is_none() && args.keep_trace.is_none() {
+        let _ = std::fs::remove_file(&temp);
+    }
     let analysed = analysed?;
 
     // The mappings the library can make, as predicted.

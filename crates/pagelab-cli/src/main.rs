@@ -18,6 +18,7 @@ mod repository;
 mod repro;
 mod results;
 mod reuse;
+mod supervisor;
 mod sweep;
 mod target;
 mod trace_args;

@@ -94,9 +94,10 @@ pub fn run(
     target: &Target,
     lib: &Path,
     categories: &[&str],
-    supervisor: &crate::interrupt::Supervisor,
+    supervisor: &crate::supervisor::Supervisor,
 ) -> Result<Run> {
     let scratch = tempfile::tempdir().context("cannot make a temporary folder")?;
+    let _scratch_removed = supervisor.temporary(scratch.path());
     let out_path = target
         .stdout
         .clone()
@@ -140,14 +141,14 @@ pub fn run(
             cmd.stdin(Stdio::null());
         }
     }
-    crate::interrupt::end_with_parent(&mut cmd);
+    crate::supervisor::prepare(&mut cmd);
     let start = Instant::now();
     let mut child = cmd
         .spawn()
         .with_context(|| format!("cannot run {}", target.label))?;
     let _supervised = supervisor.child(child.id());
     let mut driver = match target.driver_command().map(|mut d| {
-        crate::interrupt::end_with_parent(&mut d);
+        crate::supervisor::prepare(&mut d);
         d.stdout(Stdio::null()).spawn()
     }) {
         Some(Ok(d)) => Some(d),

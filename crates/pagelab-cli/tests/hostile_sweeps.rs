@@ -100,7 +100,7 @@ fn sweep_file_errors_name_the_line_and_key_of_the_users_file() {
     for (name, text, says) in [
         (
             "way.toml",
-            format!("{head}[grid]\n\"tlb.levels.stlb.way\" = [4, 8]\n"),
+            format!("{head}[grid]   # every combination\n\"tlb.levels.stlb.way\" = [4, 8]\n"),
             vec!["way.toml: line 4: tlb.levels.stlb.way: unknown field `way`"],
         ),
         (

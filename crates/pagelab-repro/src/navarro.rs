@@ -70,7 +70,12 @@ fn sizes(r: &Results) -> Result<f64, String> {
     for trace in r.traces("sizes") {
         let mut best = f64::INFINITY;
         for run in r.runs("sizes").iter().filter(|x: &&Run| x.trace == trace) {
-            let report = run.result.as_ref().map_err(Clone::clone)?;
+            let report = run.result.as_ref().map_err(|e| {
+                format!(
+                    "{}the run of sizes: {trace} failed: {e}",
+                    crate::results::NOT_RUN
+                )
+            })?;
             best = best.min(total_cycles(report)?);
         }
         most = most.max(100.0 * (all_sizes(r, &trace)? / best - 1.0));

@@ -28,9 +28,9 @@ impl Measured {
     /// The measure of an error: *not run* when a run it needs is missing or failed
     /// (the error says [`crate::results::NOT_RUN`]), else missing.
     pub fn from_error(why: String) -> Measured {
-        match why.find(crate::results::NOT_RUN) {
-            Some(at) => Measured::NotRun(why[at + crate::results::NOT_RUN.len()..].to_string()),
-            None => Measured::Missing(why),
+        match why.contains(crate::results::NOT_RUN) {
+            true => Measured::NotRun(why.replacen(crate::results::NOT_RUN, "", 1)),
+            false => Measured::Missing(why),
         }
     }
 }

@@ -41,7 +41,7 @@ const COLUMNS: [&str; 11] = [
 
 /// SQLite's files beside a database: its write-ahead log, shared memory and rollback
 /// journal.
-fn side_files(path: &Path) -> [std::path::PathBuf; 3] {
+pub(crate) fn side_files(path: &Path) -> [std::path::PathBuf; 3] {
     ["-wal", "-shm", "-journal"].map(|suffix| {
         let mut side = path.as_os_str().to_owned();
         side.push(suffix);
@@ -58,14 +58,21 @@ pub fn open(path: &Path) -> Result<Connection> {
     let existed = std::fs::symlink_metadata(path).is_ok();
     let sides = side_files(path).map(|p| (std::fs::symlink_metadata(&p).is_ok(), p));
     open_checked(path).inspect_err(|_| {
-        // The connection is closed by now.
-        if !existed {
+        // The connection is closed by now. What it made goes while it is still empty
+        // (a file that has something in it meanwhile is someone else's).
+        let empty = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.len() == 0);
+        if !existed && empty(path) {
             let _ = std::fs::remove_file(path);
         }
-        for (was, side) in &sides {
-            if !was {
-                let _ = std::fs::remove_file(side);
+        let [(wal_was, wal), (shm_was, shm), (journal_was, journal)] = &sides;
+        if !wal_was && empty(wal) {
+            let _ = std::fs::remove_file(wal);
+            if !shm_was {
+                let _ = std::fs::remove_file(shm);
             }
+        }
+        if !journal_was && empty(journal) {
+            let _ = std::fs::remove_file(journal);
         }
     })
 }
@@ -343,12 +350,4 @@ pub fn result(db: &Connection, key: &str) -> Result<Option<Result<String, String
             },
         )
         .optional()?)
-}
-
-/// Remove the database at `path` and SQLite's files beside it, as far as they exist.
-pub fn remove(path: &Path) {
-    let _ = std::fs::remove_file(path);
-    for side in side_files(path) {
-        let _ = std::fs::remove_file(side);
-    }
 }

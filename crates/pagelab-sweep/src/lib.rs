@@ -12,6 +12,7 @@
 pub mod db;
 mod execute;
 pub mod export;
+mod hold;
 pub mod progress;
 mod ray;
 mod run;

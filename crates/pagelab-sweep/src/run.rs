@@ -53,10 +53,11 @@ pub fn run(
     }
     // The traces are read (hashed) before the database is touched.
     let (ids, keyed) = keyed(sweep)?;
-    let existed = std::fs::symlink_metadata(db_path).is_ok();
+    let (conn, hold) = crate::hold::open_held(db_path)?;
     let mut summary = Summary::default();
     let result = run_keyed(
         sweep,
+        conn,
         db_path,
         executor,
         observer,
@@ -64,9 +65,9 @@ pub fn run(
         &keyed,
         &mut summary,
     );
-    if result.is_err() && !existed && summary.ran == 0 {
-        // Refused or failed before any run was recorded: no empty database is left.
-        db::remove(db_path);
+    if result.is_err() && summary.ran == 0 {
+        // Failed before any run was recorded: no empty database it made is left.
+        hold.remove_if_unused();
     }
     result.map(|()| summary)
 }
@@ -74,6 +75,7 @@ pub fn run(
 #[allow(clippy::too_many_arguments)]
 fn run_keyed(
     sweep: &Sweep,
+    conn: rusqlite::Connection,
     db_path: &Path,
     executor: &dyn Executor,
     observer: &mut dyn Observer,
@@ -81,7 +83,6 @@ fn run_keyed(
     keyed: &[(String, String, String)],
     summary: &mut Summary,
 ) -> Result<()> {
-    let conn = db::open(db_path)?;
     let analysis = sweep.analysis.to_json();
     let mut jobs = Vec::new();
     let mut seen = std::collections::HashSet::new();

@@ -55,22 +55,25 @@ pub fn apply_keyed(
         Err(message) => message,
     };
     // The override at fault: the first that is refused by itself (with the kinds the
-    // others set, which decide what its table holds).
-    let refused = |o: &(String, Value)| {
+    // others set, which decide what its table holds), with its own error.
+    let alone_error = |o: &(String, Value)| {
         let mut alone: Vec<(String, Value)> = overrides
             .iter()
             .filter(|(k, _)| is_tag(k) && !is_tag(&o.0))
             .cloned()
             .collect();
         alone.push(o.clone());
-        document(base, &alone)
-            .ok()
-            .is_none_or(|t| read_back(&t).is_err())
+        match document(base, &alone) {
+            Ok(t) => read_back(&t).err(),
+            Err(e) => Some(e.message),
+        }
     };
-    let culprit = overrides.iter().find(|o| refused(o));
+    let culprit = overrides
+        .iter()
+        .find_map(|o| alone_error(o).map(|message| (&o.0, message)));
     let on = format!("(on {})", base.name);
     Err(match culprit {
-        Some((key, _)) => {
+        Some((key, message)) => {
             // The field named only when it is not the override's own last segment.
             let last = key.rsplit('.').next().unwrap_or(key);
             let message = message
@@ -123,8 +126,12 @@ fn document(base: &MachineConfig, overrides: &[(String, Value)]) -> Result<Strin
 }
 
 /// The configuration a document of overrides makes, or its error as "field: what",
-/// without a line of the document.
+/// without a line of the document. A `variant_of` set by an override is resolved as
+/// in a configuration file.
 fn read_back(text: &str) -> Result<MachineConfig, String> {
+    if let Some(merged) = super::variant::resolve(text, "the overrides").map_err(|e| e.0)? {
+        return read_back(&merged);
+    }
     toml::from_str(text).map_err(|e: toml::de::Error| {
         let message = e.message().trim().replace('\n', " ");
         let line = e

@@ -171,7 +171,11 @@ impl Refusal {
         for (i, l) in text.lines().enumerate() {
             let l = l.trim();
             if l.starts_with('[') {
-                let name = l.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+                // `[grid]`, `[[x]]`, with or without a comment after it.
+                let inside = l.trim_start_matches('[');
+                let name = inside[..inside.find(']').unwrap_or(inside.len())]
+                    .trim()
+                    .to_string();
                 if self.key.is_none() && Some(name.as_str()) == self.table {
                     return Some(i + 1);
                 }
@@ -375,7 +379,8 @@ fn expand_located(
         crate::Machine::build(&config).map_err(|e| {
             // A field's own check names the field: at its line when it is swept.
             match c.iter().find(|(k, _)| e.0.starts_with(&format!("{k}:"))) {
-                Some((key, _)) => axis(key, e.0),
+                Some((key, _)) if c.len() == 1 => axis(key, e.0),
+                Some((key, _)) => axis(key, format!("{e} (in the run with {})", describe(c))),
                 None => Refusal::anywhere(format!("{}: {e}", describe(c))),
             }
         })?;

@@ -142,12 +142,14 @@ impl Format for Drmemtrace {
 /// Bytes of read-ahead buffer per open thread file (the decoder reads large blocks).
 const THREAD_BUFFER: usize = 64 << 10;
 
-/// Thread files open at once while a folder is merged: the threads that ran least
-/// recently are parked (closed, buffers freed) and reopened at their offset when
-/// they run again, so memory and open files stay bounded whatever the thread count.
-/// An open thread holds about 200 KB (plus the window of a zstd or xz stream); a
-/// resumed one seeks (uncompressed), decompresses its current chunk up to its offset
-/// (`.zip`) or its whole stream up to it (`.gz`, `.zst`, `.xz`).
+/// Thread files open at once while a folder is merged: beyond them, the thread whose
+/// next segment comes last (by its timestamp: the scheduler knows it) is parked
+/// (closed, buffers freed) and reopened at its offset when it runs again, so memory
+/// and open files stay bounded whatever the thread count, and threads taking turns
+/// round-robin reopen one file a round rather than one a turn. An open thread holds
+/// about 200 KB (plus the window of a zstd or xz stream); a resumed one seeks
+/// (uncompressed), decompresses its current chunk up to its offset (`.zip`) or its
+/// whole stream up to it (`.gz`, `.zst`, `.xz`).
 const MAX_OPEN_THREADS: usize = 64;
 
 /// One thread's file: a `.zip` of chunks, or records (uncompressed or compressed).
@@ -261,8 +263,9 @@ struct Thread {
     decoder: Decoder,
     /// References decoded before the thread was first scheduled.
     pending: Vec<crate::event::MemRef>,
-    /// When it last ran (a count of schedulings): the least recent is parked first.
-    ran: u64,
+    /// The timestamp its next segment starts at, while it waits to run (None while
+    /// it runs or once it has ended): the latest is parked first.
+    next: Option<u64>,
 }
 
 /// The references of one or more threads, serially by their timestamps.
@@ -272,9 +275,8 @@ pub struct DrmemtraceReader {
     /// file order.
     waiting: BinaryHeap<Reverse<(u64, usize)>>,
     current: Option<usize>,
-    /// Threads whose input is open, and schedulings so far.
+    /// Threads whose input is open.
     open: usize,
-    clock: u64,
     /// The thread and address space the last references belonged to.
     last_tid: Option<u64>,
     last_asid: Asid,
@@ -294,7 +296,6 @@ impl DrmemtraceReader {
             waiting: BinaryHeap::new(),
             current: None,
             open: 0,
-            clock: 0,
             last_tid: None,
             last_asid: Asid(0),
             metadata: Metadata::default(),
@@ -305,11 +306,10 @@ impl DrmemtraceReader {
         // Each thread read up to its first timestamp: its header, tid and pid (and at
         // most one reference, should one come before any timestamp).
         for decoder in decoders {
-            reader.make_room()?;
             let mut t = Thread {
                 decoder: decoder?,
                 pending: Vec::new(),
-                ran: 0,
+                next: None,
             };
             let next = match t.decoder.decode(&mut t.pending, 1)? {
                 Stop::Timestamp(ts) => Some(ts),
@@ -334,8 +334,11 @@ impl DrmemtraceReader {
                 Some(ts) => reader.waiting.push(Reverse((ts, i))),
                 None => t.decoder.park(),
             }
+            t.next = next;
             reader.open += usize::from(t.decoder.is_open());
             reader.threads.push(t);
+            // Room for the next file before it is opened.
+            reader.make_room()?;
         }
         let versions: Vec<String> = reader
             .threads
@@ -365,7 +368,8 @@ impl DrmemtraceReader {
         Ok(reader)
     }
 
-    /// Park the least recently run open threads until one more may open.
+    /// Park the open threads whose next segments come last until one more may open
+    /// (Belady's choice: the scheduler knows every waiting thread's next timestamp).
     fn make_room(&mut self) -> Result<(), TraceError> {
         while self.open >= MAX_OPEN_THREADS {
             let victim = (0..self.threads.len())
@@ -373,7 +377,7 @@ impl DrmemtraceReader {
                 .filter(|&i| {
                     self.threads[i].decoder.is_open() && self.threads[i].decoder.can_park()
                 })
-                .min_by_key(|&i| self.threads[i].ran);
+                .max_by_key(|&i| (self.threads[i].next, i));
             let Some(victim) = victim else {
                 // Pipes cannot be parked: they stay open.
                 return Ok(());
@@ -386,13 +390,12 @@ impl DrmemtraceReader {
 
     /// Thread `i` ready to decode: reopened if it was parked.
     fn run(&mut self, i: usize) -> Result<(), TraceError> {
+        self.threads[i].next = None;
         if !self.threads[i].decoder.is_open() {
             self.make_room()?;
             self.threads[i].decoder.resume()?;
             self.open += 1;
         }
-        self.clock += 1;
-        self.threads[i].ran = self.clock;
         Ok(())
     }
 
@@ -451,6 +454,7 @@ impl TraceReader for DrmemtraceReader {
                     // One thread goes on; several are scheduled again.
                     if many {
                         self.waiting.push(Reverse((ts, i)));
+                        t.next = Some(ts);
                         self.current = None;
                     }
                 }

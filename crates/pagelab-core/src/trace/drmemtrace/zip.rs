@@ -58,7 +58,9 @@ pub fn open(archive: Archive, path: &Path) -> Result<Box<dyn Read + Send>, Trace
 }
 
 /// The same stream from its byte `skip` on: whole members before it are passed by
-/// their sizes (they were checked when first read), the rest decompressed and dropped.
+/// their sizes (they were checked when first read, to their ends), the rest
+/// decompressed and dropped. A member that ends exactly at `skip` is decompressed
+/// again: it may not have been checked yet.
 pub fn open_at(
     archive: Archive,
     path: &Path,
@@ -116,7 +118,7 @@ pub fn open_at(
     }
     let mut next = 0;
     let mut skip = skip;
-    while next < members.len() && skip >= members[next].size {
+    while next < members.len() && skip > members[next].size {
         skip -= members[next].size;
         next += 1;
     }
