@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The microbenchmark of papers/online-superpage-promotion-revisited.md §4.1 and §5.1,
-pagelab's figures beside the paper's.
+"""The microbenchmark of Fang et al., "Online Superpage Promotion Revisited",
+SIGMETRICS 2000, §4.1 and §5.1: pagelab's figures beside the paper's.
 
     bench/fang-microbench.py [--machine pa-risc-32] [--markdown]
 

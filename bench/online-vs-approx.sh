@@ -1,7 +1,8 @@
 #!/bin/sh
 # Speedup over base pages of asap, approx-online and online (Romer's policies,
-# papers/online-superpage-promotion-revisited.md §3.1) on every bundled trace, on the
-# PA-RISC presets, copying and remapping: a Markdown table (docs/papers.md).
+# Fang et al., "Online Superpage Promotion Revisited", SIGMETRICS 2000, §3.1) on every
+# bundled trace, on the PA-RISC presets, copying and remapping: a Markdown table
+# (docs/papers.md).
 B=${PAGELAB:-target/release/pagelab}
 echo "| machine | mechanism | trace | asap | approx-online | online | online / approx-online |"
 echo "|---|---|---|---|---|---|---|"

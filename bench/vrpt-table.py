@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The page tables of papers/variable-radix-page-table.md §5.2 compared as the paper
-compares them: memory references and distinct cache lines per TLB reload, behind the
+"""The page tables of Szmajda and Heiser, "Variable Radix Page Table", ACSAC 2003,
+§5.2, compared as the paper compares them: memory references and distinct cache lines per TLB reload, behind the
 TLB of the `mips-r4x00` preset, and the bytes each table holds.
 
     bench/vrpt-table.py [TRACE ...] [--machine mips-r4x00]

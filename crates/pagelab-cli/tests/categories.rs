@@ -1,6 +1,6 @@
 //! `pagelab trace info` attributes every reference to one data category
-//! (papers/multiple-page-size-modeling-cpo.md §3.3) from the recorded memory map and
-//! allocations, and says so when a trace has neither.
+//! (Cașcaval et al., "Multiple Page Size Modeling and Optimization", PACT 2005, §3.3)
+//! from the recorded memory map and allocations, and says so when a trace has neither.
 
 use serde_json::Value;
 use std::path::Path;

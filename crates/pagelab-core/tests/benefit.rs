@@ -1,12 +1,12 @@
-//! The page-size benefit analysis (papers/multiple-page-size-modeling-cpo.md §3)
-//! against pagelab's simulator where both must give the same numbers: a machine whose
-//! one TLB is fully associative LRU and holds 4K and 2M pages, as Equation 1 assumes,
-//! on a trace whose categories share no 2M page, and on one where the heap and the data
-//! segment share one (the simulation moves a category mapped large to pages of its
-//! own, as the model's streams take it). There every mapping's predicted TLB misses are
-//! the simulated page walks and its page faults the simulated faults, exactly. Then
-//! the ranking, the agent's choice under budgets, sampling, and input the analysis
-//! refuses.
+//! The page-size benefit analysis (Cașcaval et al., "Multiple Page Size Modeling and
+//! Optimization", PACT 2005, §3) against pagelab's simulator where both must give the
+//! same numbers: a machine whose one TLB is fully associative LRU and holds 4K and 2M
+//! pages, as Equation 1 assumes, on a trace whose categories share no 2M page, and on
+//! one where the heap and the data segment share one (the simulation moves a category
+//! mapped large to pages of its own, as the model's streams take it). There every
+//! mapping's predicted TLB misses are the simulated page walks and its page faults the
+//! simulated faults, exactly. Then the ranking, the agent's choice under budgets,
+//! sampling, and input the analysis refuses.
 
 use pagelab_core::analysis::benefit::{self, simulate, Budget, Options};
 use pagelab_core::event::{AccessKind, Alloc, AllocOp, Batch, Event, MemRef, Segment, SegmentKind};

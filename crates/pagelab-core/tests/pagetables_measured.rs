@@ -1,9 +1,9 @@
-//! What papers/variable-radix-page-table.md claims about lookup depth, measured on
-//! address-space layouts rather than asserted as constants: on a dense layout a
-//! variable radix table touches no more cache lines per lookup than the x86-64 radix
-//! table, and on a sparse 64-bit layout the guarded and variable radix tables read
-//! fewer entries (levels) per lookup than the 4-level radix table. And every
-//! structure runs as the machine's page table, with the same faults and walks.
+//! What Szmajda and Heiser, "Variable Radix Page Table", ACSAC 2003 claims about lookup
+//! depth, measured on address-space layouts rather than asserted as constants: on a
+//! dense layout a variable radix table touches no more cache lines per lookup than the
+//! x86-64 radix table, and on a sparse 64-bit layout the guarded and variable radix
+//! tables read fewer entries (levels) per lookup than the 4-level radix table. And
+//! every structure runs as the machine's page table, with the same faults and walks.
 
 use pagelab_core::addr::{Asid, PageSize, Pfn, VirtAddr};
 use pagelab_core::analysis::compare::default_structures;

@@ -1,7 +1,7 @@
-//! Reservations sized to the memory object (papers/navarro-superpages-slides.md, "go
-//! for biggest size that is no larger than the memory object"): the trace's events
-//! tell the machine the objects, and a reservation never reaches beyond the one its
-//! page lies in.
+//! Reservations sized to the memory object (Navarro et al., OSDI 2002, as Gopalan's
+//! slides present it, "go for biggest size that is no larger than the memory object"):
+//! the trace's events tell the machine the objects, and a reservation never reaches
+//! beyond the one its page lies in.
 
 use pagelab_core::addr::{Asid, VirtAddr};
 use pagelab_core::config::PromotionConfig;

@@ -1,6 +1,7 @@
 //! The shape of the source tree, as docs/EXTENDING.md promises it: no import cycle
 //! between modules (the top-level modules of a library crate, the files of a binary
-//! crate), and no source file over 600 lines.
+//! crate), no source file over 600 lines, and papers cited by reference, never by a
+//! path to a copy users do not have.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -252,4 +253,64 @@ fn the_checker_finds_cycles_and_paths() {
     let acyclic: BTreeMap<String, BTreeSet<String>> =
         [("x".to_string(), ["y".to_string()].into())].into();
     assert_eq!(find_cycle(&acyclic), None);
+}
+
+/// Every text file of the repository's folders that users read (sources, tests,
+/// claims, docs, presets, benchmarks), recursively.
+fn text_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for p in entries.map(|e| e.unwrap().path()) {
+        let name = p
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        if p.is_dir() {
+            if !name.starts_with('.') && name != "target" && name != "__pycache__" {
+                text_files(&p, out);
+            }
+        } else if [
+            "rs", "md", "toml", "py", "pyi", "sh", "c", "h", "txt", "cfg",
+        ]
+        .iter()
+        .any(|e| p.extension().is_some_and(|x| x == *e))
+        {
+            out.push(p);
+        }
+    }
+}
+
+/// Papers are cited by authors, title, venue and year (docs/papers.md has the full
+/// references), never by a path to a copy that users do not have.
+#[test]
+fn papers_are_cited_not_pointed_to_by_path() {
+    let root = crates_dir().join("..");
+    let mut files = Vec::new();
+    for dir in ["crates", "repro", "docs", "machines", "bench", "tools"] {
+        text_files(&root.join(dir), &mut files);
+    }
+    files.push(root.join("README.md"));
+    assert!(files.len() > 100, "{} files", files.len());
+    let mut found = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        for (i, line) in text.lines().enumerate() {
+            // (The first name is spelt in two so that this line does not match.)
+            let by_path = line.contains(concat!("shared/", "papers"))
+                || line.match_indices("papers/").any(|(at, _)| {
+                    let rest = &line[at + "papers/".len()..];
+                    let name: String = rest
+                        .chars()
+                        .take_while(|c| c.is_ascii_lowercase() || *c == '-' || *c == '*')
+                        .collect();
+                    !name.is_empty() && rest[name.len()..].starts_with(".md")
+                });
+            if by_path {
+                found.push(format!("{}:{}: {line}", f.display(), i + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "cited by path:\n{}", found.join("\n"));
 }

@@ -12,7 +12,8 @@
 //!   populated pages sit in its own frames;
 //! - reservations (Navarro) on the Alpha preset remove nearly every TLB miss of a
 //!   column walk, and less and less of them as wired pages fragment memory;
-//! - on the 4096-page microbenchmark of papers/online-superpage-promotion-revisited.md
+//! - on the 4096-page microbenchmark of Fang et al., "Online Superpage Promotion
+//! Revisited", SIGMETRICS 2000
 //!   §4.1 with the PA-RISC 128-entry preset, remap+asap breaks even after tens of
 //!   references per page and copy+asap only after hundreds to thousands (§5.1).
 

@@ -7,7 +7,7 @@
 //! id = "fang"
 //! title = "Online Superpage Promotion Revisited"
 //! cite = "Fang, Zhang, Carter, McKee and Hsieh, SIGMETRICS 2000"
-//! source = "online-superpage-promotion-revisited.md"
+//! source = "Proceedings of ACM SIGMETRICS 2000"
 //! about = "What runs, in a paragraph."
 //!
 //! [[experiment]]
@@ -75,7 +75,7 @@ pub struct Paper {
     pub id: String,
     pub title: String,
     pub cite: String,
-    /// The paper's file among the papers the project is built on.
+    /// Where the paper is published: its DOI as a link, or its proceedings.
     pub source: String,
     /// What the reproduction runs, and what it cannot, in a paragraph.
     pub about: String,

@@ -1,6 +1,7 @@
 //! How many translation entries map a trace's footprint: the cumulative distribution
-//! of papers/range-translations-rmm.md Figure 2 ("the application's memory that N
-//! translation entries map with pages and with optimal ranges").
+//! of Gandhi et al., "Range Translations for Fast Virtual Memory", IEEE Micro 2016,
+//! Figure 2 ("the application's memory that N translation entries map with pages and
+//! with optimal ranges").
 //!
 //! The footprint is every 4K page a reference touches (both pages of a reference that
 //! spans two), per address space. An entry maps the footprint pages it covers; the

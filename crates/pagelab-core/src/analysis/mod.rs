@@ -1,9 +1,11 @@
 //! Analyses beyond one machine's report: the page-table structures side by side over
-//! one address stream (papers/variable-radix-page-table.md §5: references and cache
-//! lines per lookup, bytes); the contiguity of a footprint and translation schemes
-//! side by side (papers/range-translations-rmm.md Figures 2 and 7); reuse distances
-//! and miss-ratio curves (papers/multiple-page-size-modeling-cpo.md §3.1); the
-//! page-size benefit of each data category (the same paper, §3 and §4).
+//! one address stream (Szmajda and Heiser, "Variable Radix Page Table", ACSAC 2003, §5:
+//! references and cache lines per lookup, bytes); the contiguity of a footprint and
+//! translation schemes side by side (Gandhi et al., "Range Translations for Fast
+//! Virtual Memory", IEEE Micro 2016, Figures 2 and 7); reuse distances and miss-ratio
+//! curves (Cașcaval et al., "Multiple Page Size Modeling and Optimization", PACT 2005,
+//! §3.1); the page-size benefit of each data category (the
+//! same paper, §3 and §4).
 
 pub mod benefit;
 pub mod compare;

@@ -1,8 +1,8 @@
 //! Translation schemes side by side on one machine and one trace, as
-//! papers/range-translations-rmm.md Figure 7 compares them: 4K pages only, transparent
-//! huge pages of 2 MiB, 1 GiB pages, a direct segment, and RMM's range TLB. Each
-//! scheme is a machine configuration derived from the one given (its TLB levels,
-//! page table, walk caches and costs unchanged):
+//! Gandhi et al., "Range Translations for Fast Virtual Memory", IEEE Micro 2016, Figure
+//! 7 compares them: 4K pages only, transparent huge pages of 2 MiB, 1 GiB pages, a
+//! direct segment, and RMM's range TLB. Each scheme is a machine configuration derived
+//! from the one given (its TLB levels, page table, walk caches and costs unchanged):
 //! - "4K": base pages only, demand paging (no promotion, no range unit);
 //! - "THP 2M": the `thp` policy with 2 MiB huge pages (a huge page at a fault when an
 //!   aligned block is free, and khugepaged's background collapse);

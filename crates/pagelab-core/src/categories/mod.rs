@@ -1,7 +1,7 @@
-//! Data categories (papers/multiple-page-size-modeling-cpo.md §3.3): every reference
-//! is attributed to exactly one, from the memory map and the allocation events the
-//! recorder captures. The paper's three, after glibc's split of small and large
-//! requests, and three more so that nothing is left out:
+//! Data categories (Cașcaval et al., "Multiple Page Size Modeling and Optimization",
+//! PACT 2005, §3.3): every reference is attributed to exactly one, from the memory map
+//! and the allocation events the recorder captures. The paper's three, after glibc's
+//! split of small and large requests, and three more so that nothing is left out:
 //! - `static`: the data and BSS segments of the memory map, and writable file
 //!   mappings (shared libraries' data);
 //! - `small-dynamic`: blocks of `malloc`, `calloc`, `realloc` and `posix_memalign`

@@ -8,7 +8,8 @@ use crate::addr::{Asid, VirtAddr};
 
 macro_rules! define_page_tables {
     (; $($(#[$doc:meta])* $name:literal => $variant:ident($options:ident),)*) => {
-        /// The page table, by kind (papers/variable-radix-page-table.md compares them).
+        /// The page table, by kind (Szmajda and Heiser, "Variable Radix Page Table",
+        /// ACSAC 2003 compares them).
         #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
         #[serde(tag = "kind")]
         pub enum PageTableConfig {

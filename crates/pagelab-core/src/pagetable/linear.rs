@@ -1,7 +1,8 @@
-//! The virtual linear array page table, papers/variable-radix-page-table.md §2.1:
-//! each address space's PTEs form one array indexed by virtual page number, laid out
-//! in virtual memory (8-byte PTEs, 512 to a 4 KiB table page; for a 48-bit space the
-//! array spans 2^36 PTEs), and only the table pages that hold a valid PTE exist.
+//! The virtual linear array page table, Szmajda and Heiser, "Variable Radix Page
+//! Table", ACSAC 2003, §2.1: each address space's PTEs form one array indexed by
+//! virtual page number, laid out in virtual memory (8-byte PTEs, 512 to a 4 KiB table
+//! page; for a 48-bit space the array spans 2^36 PTEs), and only the table pages that
+//! hold a valid PTE exist.
 //!
 //! The table's own pages are mapped by a root structure: an x86-64 4-level radix
 //! table (radix.rs) in which table page `n` of an address space is the page at

@@ -1,15 +1,15 @@
-//! Eager paging (papers/range-translations-rmm.md, "Eager Paging", Fig. 6): when a
-//! program maps a region (what [`super::change`] reads from the events: a segment of
-//! its memory map at start, an `mmap`, an `mprotect` to some access, the heap grown by
-//! `brk`, a `mremap`'s new extent), the operating system allocates all
-//! of its memory at once from the buddy allocator, "in the largest blocks available":
-//! while pages remain, the largest power of two no larger than what remains (and no
-//! larger than `frames.max_block`) that the allocator can give, splitting a larger
-//! free block if it must, as Linux's buddy allocator does. Every page gets its PTE at
-//! once, and each run of frames contiguous with the last becomes, or extends, one
-//! range. Above `ranges.fragmentation_threshold` (the share of free memory outside
-//! blocks of the largest size) the region is left to demand paging, as the figure's
-//! `else` branch does.
+//! Eager paging (Gandhi et al., "Range Translations for Fast Virtual Memory", IEEE
+//! Micro 2016, "Eager Paging", Fig. 6): when a program maps a region (what
+//! [`super::change`] reads from the events: a segment of its memory map at start, an
+//! `mmap`, an `mprotect` to some access, the heap grown by `brk`, a `mremap`'s new
+//! extent), the operating system allocates all of its memory at once from the buddy
+//! allocator, "in the largest blocks available": while pages remain, the largest power
+//! of two no larger than what remains (and no larger than `frames.max_block`) that the
+//! allocator can give, splitting a larger free block if it must, as Linux's buddy
+//! allocator does. Every page gets its PTE at once, and each run of frames contiguous
+//! with the last becomes, or extends, one range. Above `ranges.fragmentation_threshold`
+//! (the share of free memory outside blocks of the largest size) the region is left to
+//! demand paging, as the figure's `else` branch does.
 //!
 //! An `munmap` (the heap shrunk by `brk`, a `mremap`'s old extent) takes its pages out
 //! of the ranges, shrinking or splitting them, unmaps them and gives their frames back.

@@ -1,7 +1,7 @@
-//! Range translations (papers/range-translations-rmm.md, "Redundant Memory
-//! Mappings"): a range maps contiguous virtual pages `[BASE, LIMIT)` onto contiguous
-//! frames, at any base-page alignment, redundantly with the page table, which stays
-//! complete. The pieces:
+//! Range translations (Gandhi et al., "Range Translations for Fast Virtual Memory",
+//! IEEE Micro 2016, "Redundant Memory Mappings"): a range maps contiguous virtual pages
+//! `[BASE, LIMIT)` onto contiguous frames, at any base-page alignment, redundantly with
+//! the page table, which stays complete. The pieces:
 //! - [`table`]: the per-process range table, the B-tree of Fig. 5;
 //! - [`tlb`]: the range TLB, probed beside a TLB level (§ "Range TLB"), or a direct
 //!   segment (one BASE/LIMIT/OFFSET register set per process, the paper's comparison

@@ -1,8 +1,9 @@
-//! The range table (papers/range-translations-rmm.md, "Range Table", Fig. 5): a
-//! per-process B-tree keyed by (BASE, LIMIT), each node holding up to four range
-//! translations sorted by BASE and five children, "allowing up to 124 range
-//! translations in three levels". A node fits in two cache lines; a walk reads every
-//! node on its path, so it costs two memory references (two distinct lines) a node.
+//! The range table (Gandhi et al., "Range Translations for Fast Virtual Memory", IEEE
+//! Micro 2016, "Range Table", Fig. 5): a per-process B-tree keyed by (BASE, LIMIT),
+//! each node holding up to four range translations sorted by BASE and five children,
+//! "allowing up to 124 range translations in three levels". A node fits in two cache
+//! lines; a walk reads every node on its path, so it costs two memory references (two
+//! distinct lines) a node.
 //!
 //! The operating system changes ranges only at allocation events (eager paging makes
 //! them, unmapping shrinks or splits them), so the table keeps its ranges as a sorted

@@ -1,10 +1,11 @@
-//! The range TLB (papers/range-translations-rmm.md, "Range TLB", Fig. 4): a fully
-//! associative cache of range translations, probed beside a TLB level (the paper puts
-//! 32 entries beside the L2 TLB). A hit is `BASE <= vpn < LIMIT`; it gives the
-//! translation `vpn + OFFSET` with the range's rights, which refills the levels below
-//! (the L1 TLB), not the level it sits beside. When neither hits, the page walk
-//! serves the miss, and if the page lies in a range (its PTE's range bit) the range
-//! walker fetches that range from the range table in the background and installs it.
+//! The range TLB (Gandhi et al., "Range Translations for Fast Virtual Memory", IEEE
+//! Micro 2016, "Range TLB", Fig. 4): a fully associative cache of range translations,
+//! probed beside a TLB level (the paper puts 32 entries beside the L2 TLB). A hit is
+//! `BASE <= vpn < LIMIT`; it gives the translation `vpn + OFFSET` with the range's
+//! rights, which refills the levels below (the L1 TLB), not the level it sits beside.
+//! When neither hits, the page walk serves the miss, and if the page lies in a range
+//! (its PTE's range bit) the range walker fetches that range from the range table in
+//! the background and installs it.
 //!
 //! A direct segment (Basu et al., the paper's "DS") is the same unit with one entry
 //! the OS loads at the start and never replaces: a hit for every page of the segment,

@@ -1,7 +1,7 @@
 //! Not-recently-used replacement, the policy of the PA-RISC TLB simulated in
-//! papers/online-superpage-promotion-revisited.md §4 ("It is fully associative,
-//! employs a not-recently-used replacement policy, and returns a translation in one
-//! cycle").
+//! Fang et al., "Online Superpage Promotion Revisited", SIGMETRICS 2000, §4 ("It is
+//! fully associative employs a not-recently-used replacement policy, and returns a
+//! translation in one cycle").
 //!
 //! The paper names the policy but not its bit-clearing rule, so this is the exact
 //! variant modelled, one reference bit per entry:

@@ -1,10 +1,10 @@
-//! `approx-online` (papers/online-superpage-promotion-revisited.md §3.1, after Romer et
-//! al.): every candidate `P` has a counter `P.prefetch`. On a TLB miss to base page
-//! `p`, the counter of each candidate that contains `p` and at least one current TLB
-//! entry is incremented (its promotion would have prefetched the translation, and
-//! saved the miss). Then the largest of those candidates whose counter has reached
-//! its size's threshold is promoted, and the counters of the candidates containing it
-//! are decremented by its count ("whenever `P0.prefetch` was incremented,
+//! `approx-online` (Fang et al., "Online Superpage Promotion Revisited", SIGMETRICS
+//! 2000, §3.1, after Romer et al.): every candidate `P` has a counter `P.prefetch`. On
+//! a TLB miss to base page `p`, the counter of each candidate that contains `p` and at
+//! least one current TLB entry is incremented (its promotion would have prefetched the
+//! translation, and saved the miss). Then the largest of those candidates whose counter
+//! has reached its size's threshold is promoted, and the counters of the candidates
+//! containing it are decremented by its count ("whenever `P0.prefetch` was incremented,
 //! `P.prefetch` was, too").
 //!
 //! Candidates already superpages, or inside one, are not charged (Romer's

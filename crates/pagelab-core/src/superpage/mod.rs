@@ -6,8 +6,9 @@
 //!
 //! Policies, one file each, chosen by `promotion.policy`: `static` (chosen regions in
 //! one large size from the first fault on), `asap` and `approx-online` and `online`
-//! (papers/online-superpage-promotion-revisited.md §3.1), `thp` (Linux), `reservation`
-//! (papers/navarro-superpages-slides.md). Mechanisms, chosen by
+//! (Fang et al., "Online Superpage Promotion Revisited", SIGMETRICS 2000, §3.1), `thp`
+//! (Linux), `reservation`
+//! (Navarro et al., OSDI 2002, as Gopalan's slides present it). Mechanisms, chosen by
 //! `mechanism.kind`: `copy` and `remap` (§3.2) in [`mechanism`].
 //!
 //! Adding a policy: a file here implementing [`PromotionPolicy`] and [`BuildPolicy`]
@@ -46,7 +47,8 @@ macro_rules! for_each_promotion_policy {
             /// fault in a region maps the whole aligned page of that size around it.
             "static" => Static(StaticPromotionConfig, StaticRegions),
             /// Promote an aligned candidate as soon as every base page of it has been
-            /// referenced (papers/online-superpage-promotion-revisited.md §3.1).
+            /// referenced (Fang et al., "Online Superpage Promotion Revisited",
+            /// SIGMETRICS 2000, §3.1).
             "asap" => Asap(AsapConfig, Asap),
             /// Romer's competitive approximation: prefetch counters charged on TLB
             /// misses, promotion at a per-size threshold (§3.1).
@@ -60,7 +62,7 @@ macro_rules! for_each_promotion_policy {
             /// pages.
             "thp" => Thp(ThpConfig, Thp),
             /// Navarro's preemptible reservations with incremental promotion
-            /// (papers/navarro-superpages-slides.md, "III Design").
+            /// (Navarro et al., OSDI 2002, as Gopalan's slides present it, "III Design").
             "reservation" => Reservation(ReservationConfig, Reservation),
         }
     };

@@ -1,8 +1,8 @@
 //! Memory objects: the extents of an address space's mappings, followed from a
 //! trace's events, so that a policy can size what it does to the object an address
 //! lies in. Navarro's reservations "go for biggest size that is no larger than the
-//! memory object" (papers/navarro-superpages-slides.md, "Allocation: reservation
-//! size").
+//! memory object" (Navarro et al., OSDI 2002, as Gopalan's slides present it,
+//! "Allocation: reservation size").
 //!
 //! An object is a virtual range that the operating system maps as one: a segment of
 //! the memory map at start-up (text, data, bss, heap, stack of the program and of

@@ -1,9 +1,10 @@
-//! `online` (papers/online-superpage-promotion-revisited.md §3.1; Romer et al., ISCA
-//! 1995): the competitive rent-or-buy policy that approx-online simplifies. A
-//! candidate superpage `P` is charged every TLB miss its promotion would have saved,
-//! and is promoted once its charges reach its threshold (the cost of promoting it in
-//! misses: "promoted as soon as it has suffered enough TLB misses to pay for the
-//! cost of the promotion"). A miss to page `p` could have been saved in two ways:
+//! `online` (Fang et al., "Online Superpage Promotion Revisited", SIGMETRICS 2000,
+//! §3.1; Romer et al., ISCA 1995): the competitive rent-or-buy policy that
+//! approx-online simplifies. A candidate superpage `P` is charged every TLB miss its
+//! promotion would have saved, and is promoted once its charges reach its threshold
+//! (the cost of promoting it in misses: "promoted as soon as it has suffered enough TLB
+//! misses to pay for the cost of the promotion"). A miss to page `p` could have been
+//! saved in two ways:
 //!
 //! - *prefetch*: `P` contains `p` and an entry the TLB holds, so one entry would have
 //!   mapped both (approx-online's charge, kept as it is);

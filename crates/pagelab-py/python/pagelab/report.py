@@ -314,7 +314,8 @@ def _claims(db: str) -> List[str]:
                 f"SELECT id, section, claim, paper_value, measured, verdict, detail, compared, {extra} "
                 "FROM claims WHERE paper = ? ORDER BY position", (pid,)).fetchall()
             count = lambda cls, v=None: sum(1 for c in claims if c[8] == cls and (v is None or c[5] == v))
-            parts.append(f"<h2>{esc(title)}</h2><p>{esc(cite)} (<code>{esc(source)}</code>). {esc(about)}</p>")
+            where = f'<a href="{esc(source)}">{esc(source)}</a>' if source.startswith("https://") else esc(source)
+            parts.append(f"<h2>{esc(title)}</h2><p>{esc(cite)} ({where}). {esc(about)}</p>")
             runs = "".join(f"<li><code>{esc(e['name'])}</code>: {esc(e['about'])}</li>" for e in json.loads(experiments))
             parts.append(f"<p>Experiments, each a sweep in this database:</p><ul>{runs}</ul>")
             not_run = sum(1 for c in claims if c[5] == "not run")

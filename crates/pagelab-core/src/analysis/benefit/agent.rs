@@ -1,9 +1,9 @@
-//! The online agent's choice (papers/multiple-page-size-modeling-cpo.md §4): the
-//! mapping with the most benefit whose large pages fit in those available. The model
-//! is additive (§3.2), so a mapping of several categories is credited the sum of their
-//! base mappings' benefits and needs the sum of their large pages; the analysed
-//! all-large mapping is a candidate too, and stands for the sum of the categories it
-//! covers. A program that fails the significance test
+//! The online agent's choice (Cașcaval et al., "Multiple Page Size Modeling and
+//! Optimization", PACT 2005, §4): the mapping with the most benefit whose large pages
+//! fit in those available. The model is additive (§3.2), so a mapping of several
+//! categories is credited the sum of their base mappings' benefits and needs the sum of
+//! their large pages; the analysed all-large mapping is a candidate too, and stands for
+//! the sum of the categories it covers. A program that fails the significance test
 //! stays on small pages.
 
 use super::Row;

@@ -1,11 +1,11 @@
-//! The page-size benefit analysis of papers/multiple-page-size-modeling-cpo.md §3:
-//! from one trace with small pages, for each *base mapping* (every reference on 4K
-//! pages; one category on large pages; every reference on large pages), for each
-//! large size the machine has, the page stream the mapping makes, its TLB misses and
-//! page faults by Equation 1 on its reuse histograms, its MissCycles by Equation 2,
-//! and the mappings ranked by their percentage of the maximal benefit (PMB). Then
-//! the significance test of §3.3 and the choice of the online agent of §4
-//! ([`agent`]), and a check of the prediction against pagelab's own simulation
+//! The page-size benefit analysis of Cașcaval et al., "Multiple Page Size Modeling and
+//! Optimization", PACT 2005, §3: from one trace with small pages, for each *base
+//! mapping* (every reference on 4K pages; one category on large pages; every reference
+//! on large pages), for each large size the machine has, the page stream the mapping
+//! makes, its TLB misses and page faults by Equation 1 on its reuse histograms, its
+//! MissCycles by Equation 2, and the mappings ranked by their percentage of the maximal
+//! benefit (PMB). Then the significance test of §3.3 and the choice of the online agent
+//! of §4 ([`agent`]), and a check of the prediction against pagelab's own simulation
 //! ([`simulate`]).
 //!
 //! Readings where the paper is silent (docs/papers.md, "CPO"):

@@ -1,6 +1,7 @@
-//! Reuse distances of a trace's page stream (papers/multiple-page-size-modeling-cpo.md
-//! §3.1), for several page sizes in one pass, and from them the misses of a fully
-//! associative LRU TLB of every size at once (the miss-ratio curve).
+//! Reuse distances of a trace's page stream (Cașcaval et al., "Multiple Page Size
+//! Modeling and Optimization", PACT 2005 §3.1), for several page sizes in one pass, and
+//! from them the misses of a fully associative LRU TLB of every size at once (the
+//! miss-ratio curve).
 //!
 //! The page stream is what a unified TLB translates: every reference, instruction
 //! fetches included, one translation per page it touches (two for a reference that

@@ -1,8 +1,8 @@
 //! Exact LRU stack distance in one pass, O(log M) a reference for M distinct pages
-//! (papers/multiple-page-size-modeling-cpo.md §3.1: the reuse distance of a
-//! reference is the number of distinct pages touched since the last reference to the
-//! same page; a fully associative LRU TLB of N entries misses exactly on the
-//! references at distance N or more, and on first references).
+//! (Cașcaval et al., "Multiple Page Size Modeling and Optimization", PACT 2005, §3.1:
+//! the reuse distance of a reference is the number of distinct pages touched since the
+//! last reference to the same page; a fully associative LRU TLB of N entries misses
+//! exactly on the references at distance N or more, and on first references).
 //!
 //! Each page keeps one *marker* at the time of its last reference. The distance of a
 //! reference is the number of markers later than its page's: the pages touched since.

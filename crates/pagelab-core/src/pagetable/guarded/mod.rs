@@ -1,8 +1,8 @@
 //! The guarded page table of Liedtke (SOSP'93) and Elphinstone (PhD thesis, UNSW
-//! 1999), as papers/variable-radix-page-table.md §2.3 (Fig. 4) describes it: a
-//! multi-level table with path compression. Every entry carries a guard, the key
-//! bits a chain of one-entry nodes would have indexed, which must equal the
-//! address's bits before the walk descends; a lookup in a sparse 64-bit space skips
+//! 1999), as Szmajda and Heiser, "Variable Radix Page Table", ACSAC 2003, §2.3 (Fig. 4)
+//! describes it: a multi-level table with path compression. Every entry carries a
+//! guard, the key bits a chain of one-entry nodes would have indexed, which must equal
+//! the address's bits before the walk descends; a lookup in a sparse 64-bit space skips
 //! the levels its guards cover.
 //!
 //! Nodes have a fixed radix (`1 << bits` entries, 16 by default as Elphinstone found

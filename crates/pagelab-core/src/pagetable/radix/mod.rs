@@ -2,7 +2,8 @@
 //! nodes of 8-byte entries, indexed by 9 bits of the virtual address per level.
 //! Superpages are factorized into upper levels as the hardware does: a 2 MiB page is a
 //! leaf in a level-2 entry (PDE), a 1 GiB page a leaf in a level-3 entry (PDPTE).
-//! papers/variable-radix-page-table.md §2 calls this the "multi-level page table".
+//! Szmajda and Heiser, "Variable Radix Page Table", ACSAC 2003, §2 calls this the
+//! "multi-level page table".
 //!
 //! Each address space has its own root (its CR3). Nodes live in one flat arena; each
 //! node has a physical frame from the frame allocator, so a walk reports the physical

@@ -1,17 +1,17 @@
 //! The radix policy: how wide a new level is, and when emptied levels go back.
 //!
-//! **greedy** (the default; papers/variable-radix-page-table.md §3.2): "a smart
-//! allocator, based on the buddy system, which 'greedily' allocates the largest levels
-//! possible with the available contiguous physical memory". A new node indexes every
-//! address bit it may, from the largest page it holds up to its parent's field, at
-//! most `max_node_bits` of them; when the frame allocator has no free block that
-//! large, the levels kept empty (below) go back first, and then the node is one bit
-//! narrower, until a block is found. Its field sits directly
-//! above the pages it holds (no bits skipped below it) unless it must reach up to the
-//! bit where its two keys differ. Growth then rarely needs a new level, and no level
-//! is restructured. Nodes left empty by unmapping stay in place ("frees such page
-//! tables lazily, only when required"): they go back to the allocator when a map finds
-//! no memory for a node, and when the machine's fault handler finds none for a frame
+//! **greedy** (the default; Szmajda and Heiser, "Variable Radix Page Table", ACSAC
+//! 2003, §3.2): "a smart allocator, based on the buddy system, which 'greedily'
+//! allocates the largest levels possible with the available contiguous physical
+//! memory". A new node indexes every address bit it may, from the largest page it holds
+//! up to its parent's field, at most `max_node_bits` of them; when the frame allocator
+//! has no free block that large, the levels kept empty (below) go back first, and then
+//! the node is one bit narrower, until a block is found. Its field sits directly above
+//! the pages it holds (no bits skipped below it) unless it must reach up to the bit
+//! where its two keys differ. Growth then rarely needs a new level, and no level is
+//! restructured. Nodes left empty by unmapping stay in place ("frees such page tables
+//! lazily, only when required"): they go back to the allocator when a map finds no
+//! memory for a node, and when the machine's fault handler finds none for a frame
 //! ([`PageTable::give_back`]). Taking back part of a node still in use (the paper's
 //! "some or all of the memory") is not modelled: only wholly empty nodes go back.
 //!

@@ -1,7 +1,7 @@
-//! Protection on internal entries (papers/variable-radix-page-table.md §4.3): "the
-//! internal nodes [...] contain protection bits which qualify all underneath PTEs",
-//! so that "protection operations on whole memory segments may be implemented by
-//! modifying the internal node rather than every leaf PTE".
+//! Protection on internal entries (Szmajda and Heiser, "Variable Radix Page Table",
+//! ACSAC 2003, §4.3): "the internal nodes [...] contain protection bits which qualify
+//! all underneath PTEs", so that "protection operations on whole memory segments may be
+//! implemented by modifying the internal node rather than every leaf PTE".
 //!
 //! An internal entry may hold rights (`prot`) that every page under it has, whatever
 //! its own entry says; the walk keeps the topmost such rights it passes (one more

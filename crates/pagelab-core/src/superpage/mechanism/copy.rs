@@ -1,9 +1,10 @@
 //! `copy`: a new aligned block of frames for the superpage; the data of every base
 //! page mapped is copied into its place, pages not mapped get a cleared frame, and the
-//! old frames go back to the allocator (papers/online-superpage-promotion-revisited.md
-//! §3.1: "copying two base pages to a contiguous two-page superpage costs 16,000 cycles").
-//! With a cache model the copy reads every line of the old page and writes every line
-//! of the new one through it (the pollution is simulated), and that is its cost.
+//! old frames go back to the allocator (Fang et al., "Online Superpage Promotion
+//! Revisited", SIGMETRICS 2000 §3.1: "copying two base pages to a contiguous two-page
+//! superpage costs 16,000 cycles"). With a cache model the copy reads every line of the
+//! old page and writes every line of the new one through it (the pollution is
+//! simulated), and that is its cost.
 
 use super::{Contents, Gathered, Mechanism};
 use crate::addr::{PageSize, Pfn};

@@ -2,7 +2,7 @@
 //! block of (apparently) contiguous frames. `copy` moves the data into a new block;
 //! `remap` (Impulse) maps the superpage to a block of shadow addresses that the memory
 //! controller translates back to the pages' own frames
-//! (papers/online-superpage-promotion-revisited.md §3.2, Fig. 1).
+//! (Fang et al., "Online Superpage Promotion Revisited", SIGMETRICS 2000, §3.2, Fig. 1).
 //!
 //! Every mechanism keeps [`Contents`] right: which virtual page's data each real frame
 //! holds. That is what lets the tests check that no promotion changes the data an
@@ -145,7 +145,7 @@ pub enum MechanismConfig {
     Copy(CopyConfig),
     /// Impulse shadow memory: map the superpage to an aligned block of unused
     /// physical ("shadow") addresses that the memory controller remaps to the pages'
-    /// frames (papers/online-superpage-promotion-revisited.md §3.2).
+    /// frames (Fang et al., "Online Superpage Promotion Revisited", SIGMETRICS 2000, §3.2).
     Remap(RemapConfig),
 }
 

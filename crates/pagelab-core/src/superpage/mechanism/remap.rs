@@ -1,12 +1,12 @@
-//! `remap`: Impulse shadow memory (papers/online-superpage-promotion-revisited.md §3.2,
-//! Fig. 1). The superpage is mapped to an aligned block of shadow frames, physical
-//! addresses no memory backs, and the memory controller's own table maps each shadow
-//! base frame to the real frame that holds the page: no data moves. Pages of the
-//! superpage that were not mapped get a fresh cleared frame each. The shadow blocks
-//! come from a buddy allocator of their own over `mechanism.shadow_memory`.
-//! With a cache model, each remapped page's lines are flushed (they would alias the
-//! shadow addresses), and a reference to shadow memory that reaches memory pays the
-//! controller's lookup (`lookup_cycles`).
+//! `remap`: Impulse shadow memory (Fang et al., "Online Superpage Promotion Revisited",
+//! SIGMETRICS 2000, §3.2 Fig. 1). The superpage is mapped to an aligned block of shadow
+//! frames, physical addresses no memory backs, and the memory controller's own table
+//! maps each shadow base frame to the real frame that holds the page: no data moves.
+//! Pages of the superpage that were not mapped get a fresh cleared frame each. The
+//! shadow blocks come from a buddy allocator of their own over
+//! `mechanism.shadow_memory`. With a cache model, each remapped page's lines are
+//! flushed (they would alias the shadow addresses), and a reference to shadow memory
+//! that reaches memory pays the controller's lookup (`lookup_cycles`).
 
 use super::{Contents, Gathered, Mechanism};
 use crate::addr::ByteSize;
