@@ -6,7 +6,7 @@ Each such block runs as one bash script (`set -euo pipefail`) from the repositor
 root, with target/release (or $PAGELAB_BIN_DIR) first on PATH (so `pagelab` is the one
 just built). Blocks write their outputs under /tmp. Exits 1 naming the block's line and
 showing its output when one fails, when the README has no runnable block at all, and
-when it is longer than 300 lines.
+when it is longer than 250 lines.
 
     python3 tools/readme_check.py [README.md]
 """
@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 MARK = "<!-- runnable -->"
-MAX_LINES = 300  # a user's guide; the reference lives in docs/
+MAX_LINES = 250  # a user's guide; the reference lives in docs/
 
 
 def blocks(lines):

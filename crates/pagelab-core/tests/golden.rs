@@ -65,7 +65,7 @@ fn machines() -> Vec<MachineConfig> {
         // The counts recorded here do not depend on a data-cache model (it prices
         // references, it decides no translation), and without one the runs take the
         // fast path: the PA-RISC presets' caches would double the test's time.
-        // tests/superpages.rs runs promotions through the cache model.
+        // tests/superpages_costs.rs runs promotions through the cache model.
         c.cache = Default::default();
         c
     }));

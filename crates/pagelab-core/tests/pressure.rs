@@ -10,7 +10,7 @@
 //!   stream whose cold pages are interleaved with hot ones in physical memory;
 //! - configurations a run cannot work with are errors naming the field.
 //! The integrity property under pressure, for every policy and both mechanisms, is in
-//! tests/superpages.rs.
+//! tests/superpages_pressure.rs.
 
 use pagelab_core::config::{
     AsapConfig, ByteSize, DaemonKind, FramesConfig, MechanismConfig, PagingConfig, PromotionConfig,

@@ -13,18 +13,12 @@ fn crates_dir() -> PathBuf {
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "rs") {
-            out.push(p);
-        }
-    }
+    let mut all = Vec::new();
+    text_files(dir, &mut all);
+    out.extend(
+        all.into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "rs")),
+    );
 }
 
 /// Every crate's `src` folder.
@@ -96,26 +90,10 @@ fn crate_paths(code: &str) -> BTreeSet<String> {
         }
         let r = rest.trim_start();
         if let Some(group) = r.strip_prefix('{') {
-            let mut depth = 1;
-            let mut item_start = true;
-            for (k, c) in group.char_indices() {
-                match c {
-                    '{' => depth += 1,
-                    '}' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            break;
-                        }
-                    }
-                    ',' if depth == 1 => item_start = true,
-                    c if item_start && depth == 1 && !c.is_whitespace() => {
-                        item_start = false;
-                        let name = ident_at(&group[k..]);
-                        if !name.is_empty() {
-                            names.insert(name.to_string());
-                        }
-                    }
-                    _ => {}
+            for item in group_items(group) {
+                let name = ident_at(item);
+                if !name.is_empty() {
+                    names.insert(name.to_string());
                 }
             }
         } else {
@@ -202,6 +180,159 @@ fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     graph
 }
 
+/// A file's module path under `src` (`machine/decoupled.rs` is `machine::decoupled`,
+/// `machine/mod.rs` is `machine`, the crate root is empty).
+fn module_path(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap();
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().to_string())
+        .collect();
+    let last = parts.pop().unwrap_or_default();
+    match last.as_str() {
+        "mod.rs" | "lib.rs" | "main.rs" => {}
+        other => parts.push(other.trim_end_matches(".rs").to_string()),
+    }
+    parts
+}
+
+/// The modules a file's code names by `crate::` or `super::` paths, each as a full
+/// module path (the path's segments while they name modules of `modules`). The
+/// file's own tests (from `#[cfg(test)]` on, where `super::` means the file itself)
+/// are left out.
+fn named_modules(
+    code: &str,
+    at: &[String],
+    modules: &BTreeSet<Vec<String>>,
+) -> BTreeSet<Vec<String>> {
+    let code = &code[..code.find("#[cfg(test)]").unwrap_or(code.len())];
+    let mut found = BTreeSet::new();
+    let mut resolve = |mut path: Vec<String>, rest: &str| {
+        let mut rest = rest;
+        loop {
+            let name = ident_at(rest);
+            if name.is_empty() {
+                break;
+            }
+            let mut next = path.clone();
+            next.push(name.to_string());
+            if !modules.contains(&next) {
+                break;
+            }
+            path = next;
+            rest = &rest[name.len()..];
+            match rest.strip_prefix("::") {
+                Some(r) => rest = r,
+                None => break,
+            }
+        }
+        found.insert(path);
+    };
+    // Each path's start, after its `crate::` or `super::`s: a group's items each.
+    let mut starts: Vec<(Vec<String>, &str)> = Vec::new();
+    for (i, _) in code.match_indices("crate::") {
+        if code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+            continue; // e.g. `pagelab_crate::`
+        }
+        starts.push((Vec::new(), &code[i + "crate::".len()..]));
+    }
+    for (i, _) in code.match_indices("super::") {
+        if code[..i].ends_with("super::")
+            || code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_')
+        {
+            continue; // counted from the first `super::`
+        }
+        let mut up = at.len();
+        let mut rest = &code[i..];
+        while let Some(r) = rest.strip_prefix("super::") {
+            up = up.saturating_sub(1);
+            rest = r;
+        }
+        starts.push((at[..up].to_vec(), rest));
+    }
+    for (base, rest) in starts {
+        match rest.trim_start().strip_prefix('{') {
+            Some(group) => {
+                for item in group_items(group) {
+                    resolve(base.clone(), item);
+                }
+            }
+            None => resolve(base, rest.trim_start()),
+        }
+    }
+    found
+}
+
+/// The starts of the items of a `{…}` group (its text after the `{`), at its top level.
+fn group_items(group: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let mut depth = 1;
+    let mut item_start = true;
+    for (k, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            ',' if depth == 1 => item_start = true,
+            c if item_start && depth == 1 && !c.is_whitespace() => {
+                item_start = false;
+                items.push(&group[k..]);
+            }
+            _ => {}
+        }
+    }
+    items
+}
+
+/// For every module with submodules, which of its submodules name which others
+/// (by `crate::` or `super::` paths, at any depth).
+fn nested_graphs(src: &Path) -> BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let modules: BTreeSet<Vec<String>> = files.iter().map(|f| module_path(src, f)).collect();
+    let mut graphs: BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for f in &files {
+        let from = module_path(src, f);
+        let code = code_of(&std::fs::read_to_string(f).unwrap());
+        for to in named_modules(&code, &from, &modules) {
+            let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+            if common < from.len() && common < to.len() && !from[..common].is_empty() {
+                graphs
+                    .entry(from[..common].to_vec())
+                    .or_default()
+                    .entry(from[common].clone())
+                    .or_default()
+                    .insert(to[common].clone());
+            }
+        }
+    }
+    graphs
+}
+
+#[test]
+fn no_import_cycle_between_submodules() {
+    let mut edges = 0;
+    for src in source_dirs() {
+        for (parent, graph) in nested_graphs(&src) {
+            edges += graph.values().map(BTreeSet::len).sum::<usize>();
+            if let Some(cycle) = find_cycle(&graph) {
+                panic!(
+                    "{}: the submodules of {} import each other in a cycle: {}",
+                    src.display(),
+                    parent.join("::"),
+                    cycle.join(" → ")
+                );
+            }
+        }
+    }
+    // The checker sees the submodules' paths (55 edges at this writing).
+    assert!(edges > 30, "{edges} edges between submodules");
+}
+
 #[test]
 fn no_import_cycle_between_modules() {
     for src in source_dirs() {
@@ -219,9 +350,15 @@ fn no_import_cycle_between_modules() {
 #[test]
 fn no_source_file_over_600_lines() {
     let mut long = Vec::new();
-    for src in source_dirs() {
+    let root = crates_dir().join("..");
+    let mut dirs = source_dirs();
+    // The tests and the Python sources too.
+    dirs.extend(source_dirs().iter().map(|s| s.with_file_name("tests")));
+    dirs.extend(["crates/pagelab-py/python", "tools", "bench"].map(|d| root.join(d)));
+    for src in dirs {
         let mut files = Vec::new();
-        rust_files(&src, &mut files);
+        text_files(&src, &mut files);
+        files.retain(|f| f.extension().is_some_and(|e| e == "rs" || e == "py"));
         for f in files {
             let n = std::fs::read_to_string(&f).unwrap().lines().count();
             if n > MAX_LINES {
@@ -253,6 +390,26 @@ fn the_checker_finds_cycles_and_paths() {
     let acyclic: BTreeMap<String, BTreeSet<String>> =
         [("x".to_string(), ["y".to_string()].into())].into();
     assert_eq!(find_cycle(&acyclic), None);
+    // `super::` and nested `crate::` paths name submodules at any depth.
+    let m = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let modules: BTreeSet<Vec<String>> = [
+        m(&["x"]),
+        m(&["x", "a"]),
+        m(&["x", "b"]),
+        m(&["x", "c"]),
+        m(&["y"]),
+    ]
+    .into();
+    let code = code_of(
+        "use super::b::Thing;\nuse super::{c, Other};\nuse crate::y::z;\n#[cfg(test)]\nuse super::a;",
+    );
+    let named: Vec<_> = named_modules(&code, &m(&["x", "a"]), &modules)
+        .into_iter()
+        .collect();
+    assert_eq!(
+        named,
+        [m(&["x"]), m(&["x", "b"]), m(&["x", "c"]), m(&["y"])]
+    );
 }
 
 /// Every text file of the repository's folders that users read (sources, tests,
@@ -261,7 +418,9 @@ fn text_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
-    for p in entries.map(|e| e.unwrap().path()) {
+    let mut entries: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    for p in entries {
         let name = p
             .file_name()
             .unwrap_or_default()

@@ -1,7 +1,15 @@
 //! Helpers shared by the integration tests: configuration pieces built in one line,
 //! and what the page-table differential tests share (a raw random operation, decoded
-//! by each test against its reference, and the comparison of two lookups).
+//! by each test against its reference, and the comparison of two lookups). What one
+//! group of tests shares is in a submodule: `pagetables` and `pagetable_reference`
+//! (the page-table structures against a HashMap), `roundtrip` (the readers and the
+//! native format), `superpages` (superpage promotion's machines).
 #![allow(dead_code)]
+
+pub mod pagetable_reference;
+pub mod pagetables;
+pub mod roundtrip;
+pub mod superpages;
 
 use pagelab_core::addr::VirtAddr;
 use pagelab_core::config::{LevelConfig, Serves, SetAssocConfig};

@@ -1,50 +1,35 @@
-//! Every page-table structure against a plain HashMap reference: random sequences of
-//! map, unmap, protect, lookup, and shared segments mapped into and out of several
-//! address spaces, with mixed page sizes (4K, 64K, 2M, 1G; a structure that cannot
-//! map one must refuse it). The reference decides every refusal on its own (size,
-//! canonical form, alignment, frames beyond an inverted table's memory, overlap,
-//! nothing mapped); after every operation the first, a middle and the last byte of
-//! every mapped page, the bytes just outside it and random addresses must translate
-//! alike in every address space. A walk must record every reference it makes, the
-//! footprint must be the frames the table holds, and once everything is unmapped the
-//! table must hold what a fresh table that mapped and unmapped one page per address
-//! space holds (no leak), and still work.
+//! The page-table differential tests' driver (pagetables_trees_vs_hashmap.rs,
+//! pagetables_hashed_vs_hashmap.rs): the kinds of structure under test, each with what
+//! the reference must know of it and the test that runs it, and the run of random
+//! operations on a structure and on the reference side by side.
+// Each test file uses some of the macros, the other tests none.
+#![allow(unused_macros)]
 
-mod common;
-
-use common::{raw_op, same, RawOp};
+use super::pagetable_reference::{page_addr, Reference, Tracking, ALL, IPT_FRAMES, K4, PERMS};
+use super::{same, RawOp};
 use pagelab_core::addr::{Asid, PageSize, Pfn, VirtAddr};
-use pagelab_core::frames::{FrameAllocator, SimpleAllocator};
 use pagelab_core::pagetable::{
     Bucket, ClusteredPageTable, GuardedPageTable, HashedPageTable, InvertedPageTable,
-    LinearPageTable, MapError, PageTable, Perms, RadixPageTable, Segment, Translation,
-    VariableRadixPageTable, WalkHint,
+    LinearPageTable, PageTable, Perms, RadixPageTable, Segment, VariableRadixPageTable, WalkHint,
 };
 use proptest::prelude::*;
 use proptest::test_runner::Config as ProptestConfig;
 use std::collections::{HashMap, HashSet};
 
-const K4: u64 = 1 << 12;
-const M2: u64 = 1 << 21;
-const G1: u64 = 1 << 30;
-const ALL: [PageSize; 4] = [PageSize::K4, PageSize::K64, PageSize::M2, PageSize::G1];
-const PERMS: [Perms; 4] = [Perms::RW, Perms::RWX, Perms(Perms::READ), Perms::NONE];
-/// Frames an inverted table covers here; every frame drawn lies below.
-const IPT_FRAMES: u64 = 1 << 20;
-
 /// A structure under test and what the reference must know of it.
-struct Kind {
-    make: fn() -> Box<dyn PageTable>,
+pub struct Kind {
+    pub make: fn() -> Box<dyn PageTable>,
     /// Addresses must be canonical for this many bits.
-    canonical: Option<u32>,
+    pub canonical: Option<u32>,
     /// Frames beyond this cannot be mapped.
-    frame_limit: Option<u64>,
+    pub frame_limit: Option<u64>,
     /// Small nodes share frames, so the roots left at the end may be spread over
     /// more frames than a fresh table's.
-    packed: bool,
+    pub packed: bool,
 }
 
-fn kind(name: &str) -> Kind {
+/// The kind `name`: a structure the configuration lists, or a variant of its options.
+pub fn kind(name: &str) -> Kind {
     let full = |make| Kind {
         make,
         canonical: None,
@@ -90,242 +75,7 @@ fn kind(name: &str) -> Kind {
     }
 }
 
-/// Bases of the 2 GiB windows addresses are drawn from: dense low memory, the top of
-/// each canonical half, non-canonical and sparse 64-bit addresses.
-const REGIONS: [u64; 12] = [
-    0,
-    0,
-    0,
-    0x0000_007f_c000_0000,
-    0x0000_7fff_0000_0000,
-    0xffff_8000_0000_0000,
-    0xffff_ffff_0000_0000,
-    0x0000_5555_4000_0000,
-    0x0000_8000_0000_0000,
-    0xfff0_0000_0000_0000,
-    0x1234_5678_0000_0000,
-    0x8000_0000_0000_0000,
-];
-
-fn page_addr(region: u8, g: u8, m: u8, k: u8) -> u64 {
-    REGIONS[region as usize % REGIONS.len()]
-        + (g as u64 % 2) * G1
-        + (m as u64 % 4) * M2
-        + (k as u64 % 32) * K4
-}
-
-type Space = HashMap<u64, (PageSize, Pfn, Perms)>;
-
-struct Reference {
-    canonical: Option<u32>,
-    frame_limit: Option<u64>,
-    sizes: Vec<PageSize>,
-    spaces: HashMap<Asid, Space>,
-    /// Address spaces a map got past the checks in (where a table may keep a root).
-    touched: HashSet<Asid>,
-}
-
-impl Reference {
-    fn check(&self, va: u64, size: PageSize) -> Result<(), MapError> {
-        if !self.sizes.contains(&size) {
-            return Err(MapError::UnsupportedSize(size));
-        }
-        if let Some(bits) = self.canonical {
-            let top = va >> (bits - 1);
-            if top != 0 && top != u64::MAX >> (bits - 1) {
-                return Err(MapError::OutOfRange(bits));
-            }
-        }
-        if va % size.bytes() != 0 {
-            return Err(MapError::Misaligned);
-        }
-        Ok(())
-    }
-
-    fn map(
-        &mut self,
-        a: Asid,
-        va: u64,
-        size: PageSize,
-        pfn: Pfn,
-        p: Perms,
-    ) -> Result<(), MapError> {
-        self.check(va, size)?;
-        if let Some(limit) = self.frame_limit {
-            if pfn.0 + size.base_frames() > limit {
-                return Err(MapError::NoSuchFrame(limit));
-            }
-        }
-        self.touched.insert(a);
-        let space = self.spaces.entry(a).or_default();
-        let (start, end) = (va as u128, va as u128 + size.bytes() as u128);
-        if space
-            .iter()
-            .any(|(&b, &(s, _, _))| (b as u128) < end && start < b as u128 + s.bytes() as u128)
-        {
-            return Err(MapError::Overlap);
-        }
-        space.insert(va, (size, pfn, p));
-        Ok(())
-    }
-
-    fn page(
-        &mut self,
-        a: Asid,
-        va: u64,
-        size: PageSize,
-    ) -> Result<&mut (PageSize, Pfn, Perms), MapError> {
-        self.check(va, size)?;
-        match self.spaces.entry(a).or_default().get_mut(&va) {
-            Some(e) if e.0 == size => Ok(e),
-            _ => Err(MapError::NotMapped),
-        }
-    }
-
-    fn unmap(&mut self, a: Asid, va: u64, size: PageSize) -> Result<(), MapError> {
-        self.page(a, va, size)?;
-        self.spaces.get_mut(&a).unwrap().remove(&va);
-        Ok(())
-    }
-
-    fn protect(&mut self, a: Asid, va: u64, size: PageSize, p: Perms) -> Result<(), MapError> {
-        self.page(a, va, size)?.2 = p;
-        Ok(())
-    }
-
-    /// Every page in `[va, va + bytes)`; none if one lies partly outside.
-    fn protect_range(&mut self, a: Asid, va: u64, bytes: u64, p: Perms) -> Result<(), MapError> {
-        let step = self.sizes.iter().min().unwrap().bytes();
-        if va % step != 0 || bytes % step != 0 {
-            return Err(MapError::Misaligned);
-        }
-        let (lo, hi) = (va as u128, va as u128 + bytes as u128);
-        if bytes == 0 || hi > 1u128 << 64 {
-            return Err(MapError::BadSegment);
-        }
-        let space = self.spaces.entry(a).or_default();
-        let meets = |b: u64, s: PageSize| (b as u128) < hi && lo < b as u128 + s.bytes() as u128;
-        let inside = |b: u64, s: PageSize| lo <= b as u128 && b as u128 + s.bytes() as u128 <= hi;
-        if space.iter().any(|(&b, e)| meets(b, e.0) && !inside(b, e.0)) {
-            return Err(MapError::Misaligned);
-        }
-        for (&b, e) in space.iter_mut() {
-            if inside(b, e.0) {
-                e.2 = p;
-            }
-        }
-        Ok(())
-    }
-
-    /// Every page of the segment in every address space in turn; all or nothing.
-    fn map_shared(&mut self, asids: &[Asid], seg: &Segment) -> Result<(), MapError> {
-        seg.bytes()?;
-        let before = self.spaces.clone();
-        for &a in asids {
-            for i in 0..seg.pages {
-                let (va, pfn) = seg.page(i);
-                if let Err(e) = self.map(a, va.0, seg.size, pfn, seg.perms) {
-                    self.spaces = before;
-                    return Err(e);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn unmap_shared(&mut self, a: Asid, seg: &Segment) -> Result<(), MapError> {
-        seg.bytes()?;
-        let space = self.spaces.entry(a).or_default();
-        let pages: Vec<u64> = (0..seg.pages).map(|i| seg.page(i).0 .0).collect();
-        if !pages
-            .iter()
-            .all(|va| space.get(va).is_some_and(|e| e.0 == seg.size))
-        {
-            return Err(MapError::NotMapped);
-        }
-        for va in pages {
-            space.remove(&va);
-        }
-        Ok(())
-    }
-
-    fn lookup(&self, a: Asid, va: u64) -> Option<Translation> {
-        let space = self.spaces.get(&a)?;
-        ALL.iter().find_map(|&size| {
-            let base = va & !(size.bytes() - 1);
-            match space.get(&base) {
-                Some(&(s, pfn, perms)) if s == size => Some(Translation { pfn, size, perms }),
-                _ => None,
-            }
-        })
-    }
-
-    fn pages(&self) -> Vec<(Asid, u64, PageSize)> {
-        let mut all: Vec<_> = self
-            .spaces
-            .iter()
-            .flat_map(|(&a, s)| s.iter().map(move |(&v, &(sz, _, _))| (a, v, sz)))
-            .collect();
-        all.sort();
-        all
-    }
-}
-
-/// The frame allocator, watched: what the table holds, and any misuse. Freed blocks
-/// wait in a short quarantine, so that a table using a freed frame is not hidden by
-/// getting the same frame back at once.
-struct Tracking {
-    inner: SimpleAllocator,
-    held: HashMap<u64, PageSize>,
-    quarantine: std::collections::VecDeque<(Pfn, PageSize)>,
-    misuse: Vec<String>,
-}
-
-impl Tracking {
-    fn new() -> Tracking {
-        Tracking {
-            inner: SimpleAllocator::new(1 << 26),
-            held: HashMap::new(),
-            quarantine: Default::default(),
-            misuse: Vec::new(),
-        }
-    }
-    fn held_bytes(&self) -> u64 {
-        self.held.values().map(|s| s.bytes()).sum()
-    }
-}
-
-impl FrameAllocator for Tracking {
-    fn alloc(&mut self, size: PageSize) -> Option<Pfn> {
-        let pfn = self.inner.alloc(size)?;
-        if self.held.insert(pfn.0, size).is_some() {
-            self.misuse
-                .push(format!("frame {:#x} handed out twice", pfn.0));
-        }
-        Some(pfn)
-    }
-    fn free(&mut self, pfn: Pfn, size: PageSize) {
-        if self.held.remove(&pfn.0) != Some(size) {
-            self.misuse.push(format!(
-                "free of {:#x} ({size:?}) that the table did not hold so",
-                pfn.0
-            ));
-        }
-        self.quarantine.push_back((pfn, size));
-        if self.quarantine.len() > 3 {
-            let (p, s) = self.quarantine.pop_front().unwrap();
-            self.inner.free(p, s);
-        }
-    }
-    fn total_frames(&self) -> u64 {
-        self.inner.total_frames()
-    }
-    fn used_frames(&self) -> u64 {
-        self.held.values().map(|s| s.base_frames()).sum()
-    }
-}
-
-fn check_lookup(
+pub fn check_lookup(
     table: &dyn PageTable,
     reference: &Reference,
     a: Asid,
@@ -354,7 +104,7 @@ fn check_lookup(
 }
 
 /// The walk in brief from `hint` (where the structure gives one) equals the full walk.
-fn check_brief(table: &dyn PageTable, a: Asid, va: u64, hint: WalkHint) -> Result<(), String> {
+pub fn check_brief(table: &dyn PageTable, a: Asid, va: u64, hint: WalkHint) -> Result<(), String> {
     let w = table.walk(a, VirtAddr(va));
     if let Some((read, translation)) = table.walk_brief(a, VirtAddr(va), hint) {
         if (read, translation) != (w.refs().len(), w.translation) || w.distinct_lines() != read {
@@ -368,7 +118,7 @@ fn check_brief(table: &dyn PageTable, a: Asid, va: u64, hint: WalkHint) -> Resul
 
 /// A shared segment from an operation: 1 to 8 pages of the op's size (most often
 /// 4K), often a power of two in size and aligned on it.
-fn segment(op: &RawOp, sizes: &[PageSize]) -> Segment {
+pub fn segment(op: &RawOp, sizes: &[PageSize]) -> Segment {
     let size = if op.size % 4 == 0 {
         ALL[op.size as usize / 4 % 4]
     } else {
@@ -389,7 +139,9 @@ fn segment(op: &RawOp, sizes: &[PageSize]) -> Segment {
     }
 }
 
-fn run(name: &str, ops: &[RawOp]) -> Result<(), TestCaseError> {
+/// `ops` on the kind `name` and on the reference side by side, everything checked
+/// after each; then every page unmapped: nothing leaks, and the table still works.
+pub fn run(name: &str, ops: &[RawOp]) -> Result<(), TestCaseError> {
     let k = kind(name);
     let mut frames = Tracking::new();
     let mut table = (k.make)();
@@ -615,7 +367,8 @@ fn run(name: &str, ops: &[RawOp]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-fn config() -> ProptestConfig {
+/// 192 cases, no failures saved to a file.
+pub fn config() -> ProptestConfig {
     ProptestConfig {
         cases: 192,
         failure_persistence: None,
@@ -623,48 +376,68 @@ fn config() -> ProptestConfig {
     }
 }
 
+/// The kinds under test walked down a tree by the address's bits, each with the name
+/// of its test (run by pagetables_trees_vs_hashmap.rs): each structure the
+/// configuration lists (by its name) and variants of their options. `$then!` gets
+/// them as `test: "kind",` lines.
+macro_rules! tree_kinds {
+    ($then:ident) => {
+        $then! {
+            radix_matches_hashmap: "radix",
+            radix_5_level_matches_hashmap: "radix-5",
+            linear_matches_hashmap: "linear",
+            guarded_matches_hashmap: "guarded",
+            guarded_radix_8_matches_hashmap: "guarded-8",
+            vrpt_matches_hashmap: "variable-radix",
+            vrpt_binary_matches_hashmap: "variable-radix-1",
+            vrpt_wide_matches_hashmap: "variable-radix-8",
+            vrpt_greedy_matches_hashmap: "variable-radix-greedy",
+            vrpt_greedy_narrow_matches_hashmap: "variable-radix-greedy-6",
+        }
+    };
+}
+
+/// The hashed kinds under test (run by pagetables_hashed_vs_hashmap.rs), given to
+/// `$then!` as `tree_kinds!` gives its own.
+macro_rules! hashed_kinds {
+    ($then:ident) => {
+        $then! {
+            hashed_matches_hashmap: "hashed",
+            hashed_entry_buckets_match_hashmap: "hashed-entry",
+            clustered_matches_hashmap: "clustered",
+            clustered_entry_buckets_match_hashmap: "clustered-entry",
+            inverted_matches_hashmap: "inverted",
+        }
+    };
+}
+
+/// A property test for each `test: "kind",` line: the kind runs random operations
+/// side by side with the reference.
 macro_rules! against_hashmap {
     ($($test:ident: $kind:literal,)*) => {
-        /// The kinds under test: each structure the configuration lists (by its name)
-        /// and variants of their options.
-        const KINDS: &[&str] = &[$($kind),*];
-
-        proptest! {
-            #![proptest_config(config())]
+        proptest::proptest! {
+            #![proptest_config($crate::common::pagetables::config())]
             $(
                 #[test]
-                fn $test(ops in prop::collection::vec(raw_op(IPT_FRAMES / 2), 1..200)) {
-                    run($kind, &ops)?;
+                fn $test(
+                    ops in proptest::collection::vec(
+                        $crate::common::raw_op($crate::common::pagetable_reference::IPT_FRAMES / 2),
+                        1..200,
+                    )
+                ) {
+                    $crate::common::pagetables::run($kind, &ops)?;
                 }
             )*
         }
     };
 }
 
-against_hashmap! {
-    radix_matches_hashmap: "radix",
-    radix_5_level_matches_hashmap: "radix-5",
-    linear_matches_hashmap: "linear",
-    hashed_matches_hashmap: "hashed",
-    hashed_entry_buckets_match_hashmap: "hashed-entry",
-    clustered_matches_hashmap: "clustered",
-    clustered_entry_buckets_match_hashmap: "clustered-entry",
-    inverted_matches_hashmap: "inverted",
-    guarded_matches_hashmap: "guarded",
-    guarded_radix_8_matches_hashmap: "guarded-8",
-    vrpt_matches_hashmap: "variable-radix",
-    vrpt_binary_matches_hashmap: "variable-radix-1",
-    vrpt_wide_matches_hashmap: "variable-radix-8",
-    vrpt_greedy_matches_hashmap: "variable-radix-greedy",
-    vrpt_greedy_narrow_matches_hashmap: "variable-radix-greedy-6",
+/// The kinds of `test: "kind",` lines, as a slice.
+macro_rules! kind_names {
+    ($($test:ident: $kind:literal,)*) => {
+        &[$($kind),*][..]
+    };
 }
 
-#[test]
-fn every_listed_structure_is_tested() {
-    for name in pagelab_core::pagetable::NAMES {
-        assert!(
-            KINDS.contains(name),
-            "page table {name:?} has no kind in kind() and no line in against_hashmap!"
-        );
-    }
-}
+#[allow(unused_imports)]
+pub(crate) use {against_hashmap, hashed_kinds, kind_names, tree_kinds};
