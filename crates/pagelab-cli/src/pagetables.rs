@@ -1,9 +1,9 @@
 //! `pagelab pagetables compare`: every page-table structure over one trace or one
-//! synthetic layout, as a table, JSON or CSV (`pagelab_core::analysis::compare`).
+//! synthetic layout, as a table, JSON or CSV (`pagelab_core::analysis::pagetables`).
 
 use anyhow::{Context, Result};
-use pagelab_core::analysis::compare::{self, Row};
 use pagelab_core::analysis::layout::Layout;
+use pagelab_core::analysis::pagetables::{self, Row};
 use pagelab_core::trace;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -51,26 +51,28 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
     let (filter, behind) = match (&args.machine, &args.config) {
         (Some(name), _) => {
             let config = pagelab_core::presets::load(name).context("--machine")?;
-            let f = compare::Filter::of(&config).map_err(|e| anyhow::anyhow!("--machine: {e}"))?;
+            let f =
+                pagetables::Filter::of(&config).map_err(|e| anyhow::anyhow!("--machine: {e}"))?;
             (Some(f), format!(", behind the TLB of {name}"))
         }
         (None, Some(p)) => {
             let config = pagelab_core::MachineConfig::load(p)?;
-            let f = compare::Filter::of(&config)
+            let f = pagetables::Filter::of(&config)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
             (Some(f), format!(", behind the TLB of {}", p.display()))
         }
         (None, None) => (None, String::new()),
     };
     // Behind a machine's TLB its own structure is as the machine configures it.
-    let structures = filter
-        .as_ref()
-        .map_or_else(compare::default_structures, compare::Filter::structures);
+    let structures = filter.as_ref().map_or_else(
+        pagetables::default_structures,
+        pagetables::Filter::structures,
+    );
     let (source, rows) = match (&args.trace, &args.layout) {
         (Some(path), _) => {
             let format = crate::parse_format(&args.format)?;
             let mut reader = trace::open(path, format)?;
-            let rows = compare::compare_trace(
+            let rows = pagetables::compare_trace(
                 &structures,
                 reader.as_mut(),
                 args.max_refs,
@@ -81,7 +83,8 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         }
         (None, Some(name)) => {
             let layout = Layout::parse(name).expect("clap checked the name");
-            let rows = compare::compare_workload(&structures, &layout.workload(), filter.as_ref())?;
+            let rows =
+                pagetables::compare_workload(&structures, &layout.workload(), filter.as_ref())?;
             (format!("layout {name}{behind}"), rows)
         }
         (None, None) => unreachable!("clap requires --trace or --layout"),

@@ -6,8 +6,8 @@
 //! every structure runs as the machine's page table, with the same faults and walks.
 
 use pagelab_core::addr::{Asid, PageSize, Pfn, VirtAddr};
-use pagelab_core::analysis::compare::default_structures;
 use pagelab_core::analysis::layout::{dense_pages, sparse_pages, splitmix};
+use pagelab_core::analysis::pagetables::default_structures;
 use pagelab_core::event::{AccessKind, Batch, MemRef};
 use pagelab_core::frames::SimpleAllocator;
 use pagelab_core::pagetable::{

@@ -8,8 +8,8 @@
 //! same paper, §3 and §4).
 
 pub mod benefit;
-pub mod compare;
 pub mod contiguity;
 pub mod layout;
+pub mod pagetables;
 pub mod reuse;
 pub mod translation;

@@ -3,7 +3,7 @@
 //! keep the same order as a list instead ([`Recency`]), so that a victim does not
 //! read every way's stamp.
 
-use super::recency::Recency;
+use super::linked_lru::Recency;
 use super::stamps::Stamps;
 use super::Replacement;
 

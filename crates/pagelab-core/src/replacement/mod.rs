@@ -6,11 +6,11 @@
 //! [`for_each_policy!`] naming it (see docs/EXTENDING.md).
 
 mod fifo;
+mod linked_lru;
 mod lru;
 mod nru;
 mod plru;
 mod random;
-mod recency;
 mod stamps;
 
 pub use fifo::Fifo;

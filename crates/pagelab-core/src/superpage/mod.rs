@@ -18,20 +18,20 @@
 mod any;
 mod approx_online;
 mod asap;
-mod fixed;
+mod lru_stack;
 pub mod mechanism;
 pub mod objects;
 mod online;
-mod recency;
 mod reservation;
+mod static_regions;
 mod thp;
 
 pub use any::{build, check_miss_cycles, BuildPolicy, Context, PromotionConfig, NAMES};
 pub use approx_online::{ApproxOnline, OnlineConfig};
 pub use asap::{Asap, AsapConfig};
-pub use fixed::{StaticPromotionConfig, StaticRegion, StaticRegions};
 pub use online::Online;
 pub use reservation::{Reservation, ReservationConfig};
+pub use static_regions::{StaticPromotionConfig, StaticRegion, StaticRegions};
 pub use thp::{Thp, ThpConfig};
 
 /// The promotion policies, by configuration name (`policy` in `[promotion]`; "none"

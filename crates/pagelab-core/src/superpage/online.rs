@@ -25,7 +25,7 @@
 //! Of the candidates charged at a miss, the largest at its threshold is promoted.
 
 use super::approx_online::ApproxOnline;
-use super::recency::{Key, RecencyStack};
+use super::lru_stack::{Key, RecencyStack};
 use super::{BuildPolicy, Candidate, Context, Entry, Miss};
 use super::{OnlineConfig, PromotionPolicy};
 use crate::addr::{Asid, PageSize, VirtAddr};

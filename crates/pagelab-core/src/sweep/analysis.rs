@@ -9,7 +9,7 @@
 //!
 //! Every kind returns its result as the JSON its command writes with `--json`.
 
-use crate::analysis::{benefit, compare, contiguity, layout::Layout, translation};
+use crate::analysis::{benefit, contiguity, layout::Layout, pagetables, translation};
 use crate::config::MachineConfig;
 use crate::trace::TraceReader;
 use crate::Machine;
@@ -169,20 +169,25 @@ impl Analysis {
                 max_refs,
             } => {
                 let filter = match behind_tlb {
-                    true => Some(compare::Filter::of(config)?),
+                    true => Some(pagetables::Filter::of(config)?),
                     false => None,
                 };
-                let structures = filter
-                    .as_ref()
-                    .map_or_else(compare::default_structures, compare::Filter::structures);
+                let structures = filter.as_ref().map_or_else(
+                    pagetables::default_structures,
+                    pagetables::Filter::structures,
+                );
                 let rows = match layout(trace) {
                     Some(name) => {
                         let layout = Layout::parse(name).ok_or("no such layout")?;
-                        compare::compare_workload(&structures, &layout.workload(), filter.as_ref())
+                        pagetables::compare_workload(
+                            &structures,
+                            &layout.workload(),
+                            filter.as_ref(),
+                        )
                     }
                     None => {
                         let mut reader = super::open_trace(trace)?;
-                        compare::compare_trace(
+                        pagetables::compare_trace(
                             &structures,
                             reader.as_mut(),
                             *max_refs,

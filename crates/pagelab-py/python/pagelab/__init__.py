@@ -34,6 +34,8 @@ TRACE_FORMATS: List[str] = list(_pagelab.TRACE_FORMATS)
 PAGE_TABLES: List[str] = list(_pagelab.PAGE_TABLES)
 PROMOTION_POLICIES: List[str] = list(_pagelab.PROMOTION_POLICIES)
 REPLACEMENT_POLICIES: List[str] = list(_pagelab.REPLACEMENT_POLICIES)
+#: The machine presets ``machine=`` accepts (``pagelab machines`` describes them).
+PRESETS: List[str] = list(_pagelab.PRESETS)
 
 __all__ = [
     "Machine",
@@ -343,7 +345,7 @@ def to_frame(reports: Union[Mapping, Sequence[Mapping]]):
 
 
 # Range translations (pagelab.ranges), imported last: the module uses the helpers above.
-from .ranges import PRESETS, compare_translation, contiguity  # noqa: E402
+from .ranges import compare_translation, contiguity  # noqa: E402
 from .reuse import ReuseDistance, reuse_distance  # noqa: E402
 from .benefit import Benefit, benefit  # noqa: E402
 from .sweep import SweepSummary, export_results, results, sweep  # noqa: E402

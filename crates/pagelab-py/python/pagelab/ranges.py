@@ -16,10 +16,7 @@ from typing import Optional, Sequence
 from . import _pagelab
 from ._frames import pandas
 
-__all__ = ["contiguity", "compare_translation", "PRESETS"]
-
-#: The machine presets ``machine=`` accepts (``pagelab machines`` describes them).
-PRESETS = list(_pagelab.PRESETS)
+__all__ = ["contiguity", "compare_translation"]
 
 
 def _pandas():
