@@ -10,20 +10,22 @@
 //! PAGELAB_BLESS=1 cargo test --release -p pagelab-core --test golden
 //! ```
 
+mod common;
+
 use pagelab_core::machine::Report;
 use pagelab_core::{presets, Machine, MachineConfig};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-/// The policies each machine runs under.
-const POLICIES: &[&str] = &[
-    "none",
-    "asap",
-    "approx-online",
-    "online",
-    "thp",
-    "reservation",
-];
+/// The policies each machine runs under: every promotion policy of the registry (a
+/// new one gets golden counts), but `static`, whose regions are given by address.
+fn policies() -> Vec<&'static str> {
+    pagelab_core::superpage::NAMES
+        .iter()
+        .copied()
+        .filter(|p| *p != "static")
+        .collect()
+}
 
 /// The traces of 1 GiB footprints run each preset under `none` and every policy on
 /// one preset only: the rest of the grid repeats code paths the small traces already
@@ -43,7 +45,7 @@ fn root() -> PathBuf {
 }
 
 fn golden_file() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/counts.txt")
+    common::golden::file("counts.txt")
 }
 
 fn bundled_traces() -> Vec<PathBuf> {
@@ -107,9 +109,9 @@ fn counts() -> String {
     for trace in bundled_traces() {
         let name = trace.file_name().unwrap().to_string_lossy().to_string();
         for base in machines() {
-            for policy in POLICIES {
+            for policy in policies() {
                 if LARGE.contains(&name.as_str())
-                    && *policy != "none"
+                    && policy != "none"
                     && base.name != LARGE_POLICY_PRESET
                 {
                     continue;
@@ -121,10 +123,10 @@ fn counts() -> String {
                     Ok(m) => m,
                     // The default machine's TLB holds 4K pages only; eager paging runs
                     // without promotions.
-                    Err(_) if config.name == "default" && *policy != "none" => continue,
+                    Err(_) if config.name == "default" && policy != "none" => continue,
                     Err(_)
                         if config.ranges.allocation == pagelab_core::config::Allocation::Eager
-                            && *policy != "none" =>
+                            && policy != "none" =>
                     {
                         continue
                     }
@@ -157,39 +159,5 @@ fn counts() -> String {
 
 #[test]
 fn every_preset_on_every_bundled_trace_counts_as_recorded() {
-    let now = counts();
-    let path = golden_file();
-    if std::env::var_os("PAGELAB_BLESS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, &now).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e} (make it with PAGELAB_BLESS=1 cargo test --release -p pagelab-core --test golden)",
-            path.display()
-        )
-    });
-    let mut differ = Vec::new();
-    let (now_lines, expected_lines): (Vec<_>, Vec<_>) =
-        (now.lines().collect(), expected.lines().collect());
-    for i in 0..now_lines.len().max(expected_lines.len()) {
-        let (a, b) = (expected_lines.get(i), now_lines.get(i));
-        if a != b {
-            differ.push(format!(
-                "  expected {}\n  now      {}",
-                a.unwrap_or(&"(nothing)"),
-                b.unwrap_or(&"(nothing)")
-            ));
-        }
-    }
-    assert!(
-        differ.is_empty(),
-        "{} of {} runs count differently from {} (if the change is meant to alter results, \
-         regenerate it: PAGELAB_BLESS=1 cargo test --release -p pagelab-core --test golden):\n{}",
-        differ.len(),
-        expected_lines.len(),
-        path.display(),
-        differ[..differ.len().min(20)].join("\n")
-    );
+    common::golden::check(&golden_file(), &counts(), "golden");
 }

@@ -3,9 +3,11 @@
 //! by each test against its reference, and the comparison of two lookups). What one
 //! group of tests shares is in a submodule: `pagetables` and `pagetable_reference`
 //! (the page-table structures against a HashMap), `roundtrip` (the readers and the
-//! native format), `superpages` (superpage promotion's machines).
+//! native format), `superpages` (superpage promotion's machines), `golden` (counts
+//! against a file of `tests/golden/`).
 #![allow(dead_code)]
 
+pub mod golden;
 pub mod pagetable_reference;
 pub mod pagetables;
 pub mod roundtrip;
