@@ -176,14 +176,7 @@ fn a_synthetic_workload_is_a_trace_of_a_sweep() {
     )
     .unwrap();
     let db = scratch("synthetic.db");
-    ok(Command::new(PAGELAB)
-        .arg("sweep")
-        .arg(&file)
-        .arg("-o")
-        .arg(&db)
-        .arg("--quiet")
-        .output()
-        .unwrap());
+    sweep_quietly(&file, &db);
     let rows = runs(&db);
     assert_eq!(rows.len(), 4);
     let report: serde_json::Value = serde_json::from_str(&ok(Command::new(PAGELAB)
@@ -207,8 +200,20 @@ fn a_synthetic_workload_is_a_trace_of_a_sweep() {
     assert_eq!(row.split(',').nth(8), Some(walks.as_str()), "{row}");
 }
 
-/// A stored result of the database, by its trace's name (JSON).
-fn stored(db: &Path, trace_ends: &str) -> serde_json::Value {
+/// Run the sweep `file` into `db`, without progress; its standard output.
+fn sweep_quietly(file: &Path, db: &Path) -> String {
+    ok(Command::new(PAGELAB)
+        .arg("sweep")
+        .arg(file)
+        .arg("-o")
+        .arg(db)
+        .arg("--quiet")
+        .output()
+        .unwrap())
+}
+
+/// A stored result of the database (JSON): the first whose `column` satisfies `pick`.
+fn stored_where(db: &Path, column: &str, pick: impl Fn(&str) -> bool) -> serde_json::Value {
     let csv = ok(Command::new(PAGELAB)
         .args(["results", "export"])
         .arg(db)
@@ -221,9 +226,14 @@ fn stored(db: &Path, trace_ends: &str) -> serde_json::Value {
     let row = reader
         .records()
         .map(Result::unwrap)
-        .find(|r| r[at("trace")].ends_with(trace_ends))
-        .unwrap();
+        .find(|r| pick(&r[at(column)]))
+        .unwrap_or_else(|| panic!("no such run in {}", db.display()));
     serde_json::from_str(&row[at("report")]).unwrap()
+}
+
+/// A stored result of the database, by its trace's name (JSON).
+fn stored(db: &Path, trace_ends: &str) -> serde_json::Value {
+    stored_where(db, "trace", |t| t.ends_with(trace_ends))
 }
 
 #[test]
@@ -302,4 +312,61 @@ fn an_analysis_sweep_stores_what_its_command_writes() {
         "{e}"
     );
     assert!(!scratch("never.db").exists());
+}
+
+/// The analyses the test above leaves out: a simulation, the translation schemes and
+/// the benefit analysis, each stored as its command's `--json` (less the trace's
+/// path, which the database keeps in its own column), so that every kind a sweep
+/// file can name is checked against its command.
+#[test]
+fn simulate_translation_and_benefit_sweeps_store_what_their_commands_write() {
+    let db = scratch("more-analyses.db");
+    let file = scratch("more-analyses.toml");
+    let path = trace("sqlite-rec.plt");
+    for (analysis, command) in [
+        ("simulate", vec!["simulate"]),
+        ("translation", vec!["compare", "translation"]),
+        ("benefit", vec!["analyze", "benefit"]),
+    ] {
+        std::fs::write(
+            &file,
+            format!("traces = [{path:?}]\nmachine = \"zen4\"\nanalysis = {analysis:?}\n"),
+        )
+        .unwrap();
+        sweep_quietly(&file, &db);
+        let direct: serde_json::Value = serde_json::from_str(&ok(Command::new(PAGELAB)
+            .args(&command)
+            .args([
+                "--machine",
+                "zen4",
+                "--quiet",
+                "--json",
+                "-",
+                "--trace",
+                &path,
+            ])
+            .output()
+            .unwrap()))
+        .unwrap();
+        let comparable = |v: &serde_json::Value| {
+            let mut v = v.as_object().unwrap().clone();
+            // Where the trace is, and how long the run took, are the run's own.
+            for key in ["trace", "seconds", "salvaged"] {
+                v.remove(key);
+            }
+            serde_json::Value::Object(v)
+        };
+        let stored = stored_where(&db, "analysis", |a| a == analysis);
+        let stored = if analysis == "simulate" {
+            serde_json::json!({ "report": stored })
+        } else {
+            stored
+        };
+        let direct = if analysis == "simulate" {
+            serde_json::json!({ "report": direct["report"] })
+        } else {
+            direct
+        };
+        assert_eq!(comparable(&stored), comparable(&direct), "{analysis}");
+    }
 }

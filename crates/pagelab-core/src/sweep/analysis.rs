@@ -271,3 +271,34 @@ fn reopen(trace: &Path) -> Result<Box<dyn TraceReader + Send>, crate::trace::Tra
     super::open_trace(trace)
         .map_err(|e| crate::trace::TraceError::new(trace, crate::trace::Location::File, e))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `NAMES` is every kind the enum has: serde lists the variants in its error for
+    /// an unknown kind, and each name reads back as the kind of that name.
+    #[test]
+    fn the_names_are_the_kinds() {
+        let e = Analysis::from_toml(&toml::Value::String("nope".into())).unwrap_err();
+        let listed: Vec<&str> = e
+            .split("expected one of ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{e}"))
+            .split(" (kinds")
+            .next()
+            .unwrap()
+            .split(", ")
+            .map(|n| n.trim_matches('`'))
+            .collect();
+        assert_eq!(listed, Analysis::NAMES, "{e}");
+        for n in Analysis::NAMES {
+            assert_eq!(
+                Analysis::from_toml(&toml::Value::String(n.into()))
+                    .unwrap()
+                    .name(),
+                n
+            );
+        }
+    }
+}
