@@ -27,7 +27,6 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 mod cost;
-mod frames;
 pub mod overrides;
 mod preset_texts;
 mod pressure;
@@ -38,6 +37,7 @@ mod tlb;
 mod variant;
 
 pub use crate::addr::ByteSize;
+pub use crate::frames::{BuddyFramesConfig, FramesConfig, SimpleFramesConfig};
 pub use crate::pagetable::PageTableConfig;
 pub use crate::superpage::mechanism::{CopyConfig, MechanismConfig, RemapConfig};
 pub use crate::superpage::{
@@ -45,7 +45,6 @@ pub use crate::superpage::{
     StaticRegion, ThpConfig,
 };
 pub use cost::*;
-pub use frames::*;
 pub use preset_texts::PRESETS;
 pub use pressure::*;
 pub use ranges::*;

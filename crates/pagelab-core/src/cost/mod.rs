@@ -2,7 +2,8 @@
 //! never sit in the per-reference loop, so a different model needs no re-simulation.
 //!
 //! Adding a model: a file here implementing [`CostModel`], one variant in
-//! `config::CostConfig`, one arm in `machine::build_cost` (docs/EXTENDING.md).
+//! `config::CostConfig`, one arm in [`build`] with its fields' checks
+//! (docs/EXTENDING.md).
 
 mod simple;
 
@@ -79,4 +80,56 @@ pub trait CostModel {
     /// `tlb_hit_cycles`: what the TLB hits cost, summed over the levels (each level
     /// has its own hit latency, part of the TLB's description).
     fn cycles(&self, counts: &Counts, tlb_hit_cycles: f64) -> Cycles;
+}
+
+/// The cost model the configuration names, every number of cycles checked (finite,
+/// from 0 to 1e12) and named when it is not.
+pub fn build(c: &crate::config::CostConfig) -> Result<Box<dyn CostModel>, String> {
+    match c {
+        crate::config::CostConfig::Simple(s) => {
+            for (field, v) in [
+                ("base_cycles_per_ref", s.base_cycles_per_ref),
+                ("walk_ref_cycles", s.walk_ref_cycles),
+                ("page_fault_cycles", s.page_fault_cycles),
+                ("miss_cycles", s.miss_cycles),
+                ("major_fault_cycles", s.major_fault_cycles),
+                ("eager_page_cycles", s.eager_page_cycles),
+            ] {
+                crate::limits::check_cycles(&format!("cost.{field}"), v)?;
+            }
+            Ok(Box::new(SimpleCost(s.clone())))
+        }
+    }
+}
+
+#[cfg(test)]
+mod build_tests {
+    use crate::config::{CostConfig, SimpleCostConfig};
+
+    /// Every number of the cost model is checked: each field of the configuration
+    /// (found by serde, so a new one is covered) set to NaN, infinity or a negative
+    /// value is refused, naming it.
+    #[test]
+    fn every_cost_field_is_checked() {
+        let fields = toml::Table::try_from(SimpleCostConfig::default()).unwrap();
+        let numbers: Vec<&String> = fields
+            .iter()
+            .filter(|(_, v)| v.is_float())
+            .map(|(k, _)| k)
+            .collect();
+        assert!(numbers.len() >= 6, "{numbers:?}");
+        for field in numbers {
+            for bad in [f64::NAN, f64::INFINITY, -1.0] {
+                let mut t = fields.clone();
+                t.insert(field.clone(), toml::Value::Float(bad));
+                let c: SimpleCostConfig = t.try_into().unwrap();
+                let e = super::build(&CostConfig::Simple(c)).err();
+                assert!(
+                    e.as_ref()
+                        .is_some_and(|e| e.contains(&format!("cost.{field}"))),
+                    "cost.{field} = {bad}: {e:?}"
+                );
+            }
+        }
+    }
 }

@@ -31,6 +31,7 @@
 //! What the daemon evicts is the other program's loss: counted, not charged to this
 //! program's cycles.
 
+use super::splitmix;
 use super::{BuddyAllocator, FrameAllocator};
 use crate::addr::{PageSize, Pfn};
 use std::collections::VecDeque;
@@ -374,15 +375,6 @@ fn zipf_cdf(n: usize) -> Vec<f64> {
 fn pick(cdf: &[f64], state: &mut u64) -> usize {
     let u = (splitmix(state) >> 11) as f64 / (1u64 << 53) as f64;
     cdf.partition_point(|&c| c <= u).min(cdf.len() - 1)
-}
-
-/// SplitMix64 (Steele, Lea and Flood).
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 #[cfg(test)]

@@ -1,11 +1,16 @@
 //! Physical memory: frame allocators hand out naturally aligned blocks of base frames.
 //!
 //! Adding an allocator: a file here implementing [`FrameAllocator`], one variant in
-//! `config::FramesConfig`, one arm in `machine::build_frames` (docs/EXTENDING.md).
+//! `config::FramesConfig`, one arm in [`build`] (docs/EXTENDING.md).
 
 mod buddy;
+mod build;
+mod config;
 mod file_cache;
 mod simple;
+
+pub use build::build;
+pub use config::{BuddyFramesConfig, FramesConfig, SimpleFramesConfig};
 
 pub use buddy::BuddyAllocator;
 pub use file_cache::{FileCache, FileCacheReport};
@@ -37,4 +42,14 @@ pub trait FrameAllocator {
     fn file_cache(&self) -> Option<FileCacheReport> {
         None
     }
+}
+
+/// SplitMix64 (Steele, Lea and Flood): the seeded stream that wires frames and fills
+/// the file cache.
+pub(crate) fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }

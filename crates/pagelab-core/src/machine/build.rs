@@ -3,9 +3,7 @@
 //! cannot check checked here, with the field named.
 
 use super::*;
-use crate::config::{CostConfig, FramesConfig, PageTableConfig};
-use crate::cost::SimpleCost;
-use crate::frames::{BuddyAllocator, FileCache, FrameAllocator, SimpleAllocator};
+use crate::config::{FramesConfig, PageTableConfig};
 use crate::pagetable::{build_page_table, Walk};
 use crate::tlb::WalkCaches;
 
@@ -61,110 +59,6 @@ fn candidate_sizes(
         }
     }
     Ok(sizes)
-}
-
-/// Physical memory; `page` is the base page and `block` the smallest superpage (the
-/// file cache's pages, and the block its contiguity daemon frees).
-fn build_frames(
-    c: &FramesConfig,
-    page: PageSize,
-    block: PageSize,
-    contiguity: bool,
-    seed: u64,
-) -> Result<Box<dyn FrameAllocator>, String> {
-    let frames_of = |memory: crate::addr::ByteSize| {
-        let frames = memory.0 >> crate::addr::BASE_SHIFT;
-        if frames < 16 {
-            return Err(format!(
-                "frames.memory: {} bytes is too little memory to run anything",
-                memory.0
-            ));
-        }
-        Ok(frames)
-    };
-    match c {
-        FramesConfig::Simple(s) => Ok(Box::new(SimpleAllocator::new(frames_of(s.memory)?))),
-        FramesConfig::Buddy(b) => {
-            let frames = frames_of(b.memory)?;
-            let max_order = b.max_block.base_frames().trailing_zeros();
-            if b.max_block < crate::addr::PageSize::K4 {
-                return Err(format!(
-                    "frames.max_block: {} is smaller than a base frame (4K)",
-                    b.max_block
-                ));
-            }
-            if !(0.0..=0.95).contains(&b.wired) {
-                return Err(format!(
-                    "frames.wired: {} must be a share of memory from 0 to 0.95",
-                    b.wired
-                ));
-            }
-            if b.max_block < page {
-                return Err(format!(
-                    "frames.max_block: {} is smaller than the base page ({page}), so memory can never give a page",
-                    b.max_block
-                ));
-            }
-            if !(0.0..=0.99).contains(&b.cached) || b.cached + b.wired > 0.99 {
-                return Err(format!(
-                    "frames.cached: {} must be a share of memory from 0 to 0.99, and with frames.wired ({}) at most 0.99",
-                    b.cached, b.wired
-                ));
-            }
-            let mut a = BuddyAllocator::new(frames, max_order);
-            wire(&mut a, frames, b.wired, b.wired_clustered, seed);
-            if b.cached > 0.0 {
-                let cache = FileCache::new(a, b.cached, page, block, contiguity, seed);
-                return Ok(Box::new(cache));
-            }
-            Ok(Box::new(a))
-        }
-    }
-}
-
-/// Wire `share` of the frames: the top of memory if `clustered`, else each frame at
-/// random with that probability (seeded).
-fn wire(a: &mut BuddyAllocator, frames: u64, share: f64, clustered: bool, seed: u64) {
-    if share <= 0.0 {
-        return;
-    }
-    if clustered {
-        let n = (frames as f64 * share) as u64;
-        for pfn in frames - n..frames {
-            a.take(pfn);
-        }
-        return;
-    }
-    let mut state = seed ^ 0x5749_5245_445f_5047;
-    let threshold = (share * (1u64 << 53) as f64) as u64;
-    for pfn in 1..frames {
-        // SplitMix64 (Steele, Lea and Flood).
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        if z >> 11 < threshold {
-            a.take(pfn);
-        }
-    }
-}
-
-fn build_cost(c: &CostConfig) -> Result<Box<dyn CostModel>, String> {
-    match c {
-        CostConfig::Simple(s) => {
-            for (field, v) in [
-                ("base_cycles_per_ref", s.base_cycles_per_ref),
-                ("walk_ref_cycles", s.walk_ref_cycles),
-                ("page_fault_cycles", s.page_fault_cycles),
-                ("miss_cycles", s.miss_cycles),
-                ("major_fault_cycles", s.major_fault_cycles),
-            ] {
-                crate::limits::check_cycles(&format!("cost.{field}"), v)?;
-            }
-            Ok(Box::new(SimpleCost(s.clone())))
-        }
-    }
 }
 
 /// Eager paging, if configured (and required by a range unit), with what it needs
@@ -345,7 +239,7 @@ impl Machine {
                 walk_caches: WalkCaches::build(&config.walk_caches, table_levels, config.seed)
                     .map_err(err)?,
                 page_table,
-                frames: build_frames(
+                frames: crate::frames::build(
                     &config.frames,
                     config.base_page,
                     frag_sizes.first().copied().unwrap_or(config.base_page),
@@ -362,7 +256,7 @@ impl Machine {
                 cache,
             },
             tlb,
-            cost: build_cost(&config.cost).map_err(err)?,
+            cost: crate::cost::build(&config.cost).map_err(err)?,
             decoupled: true,
             misses: Vec::new(),
             max_reference: check_max_reference(config.max_reference).map_err(err)?,

@@ -1,6 +1,8 @@
-//! The `[frames]` section: physical memory and its allocator.
+//! The `[frames]` section of a machine's configuration: physical memory and its
+//! allocator (re-exported by `config`).
 
-use super::*;
+use crate::addr::{ByteSize, PageSize};
+use serde::{Deserialize, Serialize};
 
 /// Physical memory and its allocator, by kind.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
