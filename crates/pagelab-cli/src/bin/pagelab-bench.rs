@@ -19,7 +19,8 @@
 //!
 //! Each measurement runs `--repeat` times (default 3) on one core; the median is shown.
 //! With `--expect-standard` the check's miss ratios must equal the reference results of
-//! the standard trace (../shared/bench/README.md) to six decimals, or it exits with 1.
+//! the standard trace (0.254017 and 0.224331, docs/performance.md) to six decimals, or
+//! it exits with 1.
 //!
 //! Usage: `pagelab-bench TRACE.plt [--repeat N] [--skip-check] [--only read|simulate|skylake|sandy-bridge|sandy-bridge-rmm|reuse] [--expect-standard]`
 //! (`pagelab-bench --help`).
