@@ -3,7 +3,7 @@
 #
 #   bench/standard-trace.sh [N]     (N references, default 100000000)
 #
-# builds the standard generator (bench/gen.rs, a copy of shared/bench/gen.rs), writes
+# builds the standard generator (bench/gen.rs), writes
 # the raw trace (800 MB per 100 M references, plus two sibling files) and converts it
 # with `pagelab trace convert`; prints the native file's path. Files go to bench/out/.
 set -euo pipefail

@@ -65,8 +65,9 @@ fn remap_breaks_even_after_tens_of_references_copy_after_hundreds_to_thousands()
         (256..=4096).contains(&copy_even),
         "copy+asap breaks even after {copy_even} references per page"
     );
-    // The paper's "tens" and "hundreds to thousands" above; the exact break-even
-    // points of this deterministic run, pinned so that any change to them shows.
+    // The paper's "tens" and "hundreds to thousands" above; the first powers of two
+    // at which this deterministic run breaks even, pinned so that any change shows
+    // (remap's sits at the top of the paper's band).
     assert_eq!((remap_even, copy_even), (64, 1024));
 }
 

@@ -21,8 +21,9 @@ def test_the_table_is_the_clis_and_the_block_ranks_first():
     assert b.choice["mapping"] == "large-dynamic@2M"
     assert b.significance["passes"]
     assert list(b.simulated["mapping"]) == list(b.table["mapping"])
-    # Deterministic: the prediction ranks the simulated benefits all but exactly.
-    assert b.ranking_error == pytest.approx(1.8392923736874681e-06, rel=1e-9)
+    # The prediction ranks the simulated benefits all but exactly (1.84e-6 at this
+    # writing: floating-point leftover, which a reordered sum may move).
+    assert b.ranking_error is not None and b.ranking_error < 1e-5
     if os.path.exists(PAGELAB):
         out = subprocess.run(
             [PAGELAB, "analyze", "benefit", "--trace", trace, "--page-size", "2M", "--json", "-", "--quiet"],

@@ -240,7 +240,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     if check {
         let expect = args.expect_standard;
-        // Reference results of the standard 100 M-reference trace (shared/bench/README.md).
+        // Reference results of the standard 100 M-reference trace (bench/gen.rs's stream).
         for (sets, ways, reference) in [(1, 64, 0.254017), (128, 12, 0.224331)] {
             let (rate, report) = timed(1, || simulate_once(&path, &tlb(sets, ways)))?;
             let ratio = report.levels[0].miss_ratio;

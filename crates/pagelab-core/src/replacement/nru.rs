@@ -1,6 +1,6 @@
 //! Not-recently-used replacement, the policy of the PA-RISC TLB simulated in
 //! Fang et al., "Online Superpage Promotion Revisited", SIGMETRICS 2000, §4 ("It is
-//! fully associative employs a not-recently-used replacement policy, and returns a
+//! fully associative, employs a not-recently-used replacement policy, and returns a
 //! translation in one cycle").
 //!
 //! The paper names the policy but not its bit-clearing rule, so this is the exact

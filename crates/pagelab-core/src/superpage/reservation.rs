@@ -1,5 +1,5 @@
-//! `reservation` (Navarro, Iyer, Druschel and Cox, OSDI 2002, as
-//! Navarro et al., OSDI 2002, as Gopalan's slides present it presents it, "III Design"):
+//! `reservation` (Navarro, Iyer, Druschel and Cox, OSDI 2002, as Gopalan's slides
+//! present it, "III Design"):
 //! - **Preemptible reservations.** On the first touch of a page that no reservation
 //!   covers, reserve the largest aligned block of a candidate size around it that
 //!   holds no mapped page, overlaps no reservation and lies within the page's memory

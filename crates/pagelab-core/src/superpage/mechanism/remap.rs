@@ -1,5 +1,5 @@
 //! `remap`: Impulse shadow memory (Fang et al., "Online Superpage Promotion Revisited",
-//! SIGMETRICS 2000, §3.2 Fig. 1). The superpage is mapped to an aligned block of shadow
+//! SIGMETRICS 2000, §3.2, Fig. 1). The superpage is mapped to an aligned block of shadow
 //! frames, physical addresses no memory backs, and the memory controller's own table
 //! maps each shadow base frame to the real frame that holds the page: no data moves.
 //! Pages of the superpage that were not mapped get a fresh cleared frame each. The
