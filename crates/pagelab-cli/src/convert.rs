@@ -1,14 +1,14 @@
 //! `pagelab trace convert`: read any supported format, write pagelab's native format
-//! (or lackey text, an address list, raw u64 addresses).
+//! (or lackey text, an address list, raw u64 addresses): `pagelab_core::trace::convert`.
 
 use crate::output;
 use crate::progress::Progress;
-use anyhow::{bail, Context, Result};
-use pagelab_core::trace::native::{NativeWriter, WriterOptions};
-use pagelab_core::trace::{self, addrs, lackey, rawu64, Metadata, TraceFormat};
-use pagelab_core::Batch;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use anyhow::Result;
+use pagelab_core::trace::convert;
+use pagelab_core::trace::native::WriterOptions;
+use pagelab_core::trace::TraceFormat;
+use std::io::Write;
+use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct ConvertArgs {
@@ -43,56 +43,31 @@ pub struct ConvertArgs {
     quiet: bool,
 }
 
-fn output_format(args: &ConvertArgs) -> Result<TraceFormat> {
-    match &args.to {
-        Some(name) => TraceFormat::parse(name).map_err(anyhow::Error::msg),
-        None => Ok(TraceFormat::from_extension(&args.output).unwrap_or(TraceFormat::Native)),
-    }
-}
-
-/// A text or binary sink for the formats that are one reference per record.
-fn write_plain<W: Write>(
-    reader: &mut dyn trace::TraceReader,
-    out: W,
-    name: &Path,
-    write: fn(&mut BufWriter<W>, &pagelab_core::MemRef) -> std::io::Result<()>,
-    progress: &mut Progress,
-) -> Result<()> {
-    let mut w = BufWriter::with_capacity(1 << 20, out);
-    let mut batch = Batch::default();
-    while reader.next_batch(&mut batch)? {
-        for r in &batch.refs {
-            write(&mut w, r).with_context(|| format!("{}: cannot write", name.display()))?;
-        }
-        progress.tick(batch.refs.len() as u64, reader.position());
-    }
-    w.flush()
-        .with_context(|| format!("{}: cannot write", name.display()))?;
-    Ok(())
-}
-
 pub fn run(args: &ConvertArgs) -> Result<()> {
-    let from = args
-        .from
-        .as_deref()
-        .map(TraceFormat::parse)
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
-    let to = output_format(args)?;
-    if to == TraceFormat::Champsim {
-        bail!("writing ChampSim traces is not supported (it would drop sizes and events); write native instead");
-    }
-    if to == TraceFormat::Pgrec {
-        bail!("pgrec is what the recorder writes, not an output format; write native instead");
-    }
+    let options = convert::Options {
+        from: args
+            .from
+            .as_deref()
+            .map(TraceFormat::parse)
+            .transpose()
+            .map_err(anyhow::Error::msg)?,
+        to: convert::output_format(args.to.as_deref(), &args.output).map_err(anyhow::Error::msg)?,
+        workload: args.workload.clone(),
+        writer: WriterOptions {
+            chunk_refs: args.chunk_refs,
+            level: args.level,
+            compress_literals: args.compress_literals,
+        },
+        salvage: args.salvage,
+    };
     output::check(&args.output, "the output", &[&args.input])?;
     if output::is_stdout(&args.output) {
-        return convert(args, from, to, std::io::stdout().lock()).map(|_| ());
+        return write(args, &options, std::io::stdout().lock()).map(|_| ());
     }
     // Written beside the output and renamed at the end: an interrupted or failed
     // conversion leaves no half-written file under the output's name.
     let mut pending = output::Pending::create(&args.output)?;
-    let elapsed = convert(args, from, to, pending.file())?;
+    let elapsed = write(args, &options, pending.file())?;
     pending.commit()?;
     if !args.quiet {
         let bytes = std::fs::metadata(&args.output)
@@ -101,82 +76,24 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
         eprintln!(
             "pagelab: wrote {} ({bytes} bytes, {} format) in {:.2} s",
             args.output.display(),
-            to.name(),
+            options.to.name(),
             elapsed.as_secs_f64()
         );
     }
     Ok(())
 }
 
-fn convert<W: Write>(
+fn write<W: Write>(
     args: &ConvertArgs,
-    from: Option<TraceFormat>,
-    to: TraceFormat,
+    options: &convert::Options,
     out: W,
 ) -> Result<std::time::Duration> {
-    let name = args.output.as_path();
-    let mut reader = trace::open_salvaging(&args.input, from, args.salvage)?;
     let mut progress = Progress::new("converting", args.quiet);
-    match to {
-        TraceFormat::Native => {
-            let source = reader.metadata();
-            let metadata = Metadata {
-                source_format: if source.source_format.is_empty() {
-                    from.map(|f| f.name().to_string()).unwrap_or_default()
-                } else {
-                    source.source_format.clone()
-                },
-                workload: args
-                    .workload
-                    .clone()
-                    .unwrap_or_else(|| source.workload.clone()),
-                created_by: format!("pagelab {}", env!("CARGO_PKG_VERSION")),
-                extra: source.extra.clone(),
-            };
-            let options = WriterOptions {
-                chunk_refs: args.chunk_refs,
-                level: args.level,
-                compress_literals: args.compress_literals,
-            };
-            let out = BufWriter::with_capacity(1 << 20, out);
-            let mut writer = NativeWriter::new(out, name, &metadata, options)?;
-            let mut batch = Batch::default();
-            while reader.next_batch(&mut batch)? {
-                writer.write_batch(&batch)?;
-                progress.tick(batch.refs.len() as u64, reader.position());
-            }
-            writer.finish()?;
-        }
-        TraceFormat::Lackey => write_plain(
-            reader.as_mut(),
-            out,
-            name,
-            |w, r| lackey::write_ref(w, r),
-            &mut progress,
-        )?,
-        TraceFormat::Addrs => write_plain(
-            reader.as_mut(),
-            out,
-            name,
-            |w, r| addrs::write_ref(w, r),
-            &mut progress,
-        )?,
-        TraceFormat::U64 => write_plain(
-            reader.as_mut(),
-            out,
-            name,
-            |w, r| rawu64::write_ref(w, r),
-            &mut progress,
-        )?,
-        // ChampSim and pgrec are refused above with their reasons; a format added to
-        // the list is read everywhere and written only once an arm here writes it.
-        other => bail!(
-            "pagelab cannot write {} traces; write native, lackey, addrs or u64",
-            other.name()
-        ),
-    }
+    let warning = convert::convert(&args.input, out, &args.output, options, |refs, at| {
+        progress.tick(refs, at)
+    })?;
     let elapsed = progress.finish();
-    if let Some(w) = reader.warning() {
+    if let Some(w) = warning {
         eprintln!("pagelab: warning: {w}");
     }
     Ok(elapsed)

@@ -28,6 +28,7 @@ mod workloads;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
+use pagelab_core::analysis::simulation;
 use pagelab_core::trace::{self, TraceFormat};
 use pagelab_core::{Machine, MachineConfig};
 use std::io::Write;
@@ -256,48 +257,16 @@ fn build_machine(config: &MachineConfig, args: &MachineArgs) -> Result<Machine> 
 }
 
 /// One line per level: "l1d: 64×4K + 32×2M (lru) → stlb".
-fn describe_levels(config: &MachineConfig) -> Result<Vec<String>> {
-    let machine = Machine::build(config)?;
-    let tlb = machine.tlb();
-    Ok(tlb
-        .levels()
-        .iter()
-        .map(|l| {
-            let parent = l
-                .parent_name(tlb)
-                .map_or_else(|| "walk".to_string(), str::to_string);
-            format!(
-                "{} ({}, {} {}, {}) → {parent}",
-                l.name,
-                l.serves.name(),
-                l.entries(),
-                if l.entries() == 1 { "entry" } else { "entries" },
-                l.shape()
-            )
-        })
-        .collect())
-}
-
 fn machines(json: bool) -> Result<()> {
-    let mut rows = Vec::new();
-    for name in pagelab_core::presets::names() {
-        let config = pagelab_core::presets::load(name)?;
-        rows.push((name, describe_levels(&config)?, config));
-    }
+    let presets = pagelab_core::presets::describe_all().map_err(anyhow::Error::msg)?;
     let mut out = std::io::stdout().lock();
     if json {
-        let list: Vec<_> = rows
-            .iter()
-            .map(|(name, levels, c)| {
-                serde_json::json!({"name": name, "description": c.description, "levels": levels, "config": c})
-            })
-            .collect();
-        writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
+        writeln!(out, "{}", serde_json::to_string_pretty(&presets)?)?;
         return Ok(());
     }
-    for (name, levels, c) in rows {
-        writeln!(out, "{name}\n  {}", c.description)?;
-        for l in levels {
+    for p in presets {
+        writeln!(out, "{}\n  {}", p.name, p.description)?;
+        for l in p.levels {
             writeln!(out, "    {l}")?;
         }
     }
@@ -315,51 +284,15 @@ pub(crate) fn human_bytes(b: u64) -> String {
     format!("{v:.1} {}", units[u])
 }
 
-/// The input of a simulation (its traces, interleaved, or a synthetic workload) and
-/// its name for messages.
-fn open_input(args: &SimulateArgs) -> Result<(Box<dyn trace::TraceReader>, String)> {
-    let format = parse_format(&args.format)?;
-    let mut readers = Vec::with_capacity(args.trace.len());
-    for path in &args.trace {
-        readers.push(trace::open_salvaging(path, format, args.salvage)?);
-    }
-    if let Some(spec) = &args.synthetic {
-        readers
-            .push(trace::synthetic::parse(spec).map_err(|e| anyhow::anyhow!("--synthetic: {e}"))?);
-    }
-    let reader: Box<dyn trace::TraceReader> = if readers.len() == 1 {
-        readers.pop().expect("one reader")
-    } else {
-        Box::new(
-            trace::interleave::Interleaved::new(readers, args.quantum)
-                .map_err(anyhow::Error::msg)?,
-        )
-    };
-    let names = match &args.synthetic {
-        Some(spec) => spec.clone(),
-        None => args
-            .trace
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(" + "),
-    };
-    Ok((reader, names))
-}
-
-/// A run with superpages against the same run with base pages only.
-#[derive(serde::Serialize)]
-struct Baseline {
-    /// Cycles of the base-page run over cycles of this one.
-    speedup: f64,
-    base_walks: u64,
-    /// Share of the base-page run's TLB misses (walks) that this run does not make.
-    walks_removed: f64,
-    base_tlb_overhead_percent: f64,
-    /// Frames this run holds beyond the base-page run's (superpages' and
-    /// reservations' pages never touched), and as bytes.
-    bloat_frames: i64,
-    bloat_bytes: i64,
+/// The input of a simulation: its traces, interleaved, or a synthetic workload.
+fn simulation_input(args: &SimulateArgs) -> Result<simulation::Input> {
+    Ok(simulation::Input {
+        traces: args.trace.clone(),
+        synthetic: args.synthetic.clone(),
+        quantum: args.quantum,
+        format: parse_format(&args.format)?,
+        salvage: args.salvage,
+    })
 }
 
 fn simulate(args: &SimulateArgs) -> Result<()> {
@@ -370,16 +303,14 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
     if let Some(p) = &args.json {
         output::check(p, "--json", &inputs)?;
     }
+    let input = simulation_input(args)?;
     if args.baseline {
         // The base-page run reads the traces again: a pipe cannot be.
-        if let Some(p) = args.trace.iter().find(|p| !p.is_file()) {
-            bail!(
-                "{}: --baseline reads the trace twice, and this is not a regular file (save it to one first)",
-                p.display()
-            );
-        }
+        input
+            .check_rereadable("--baseline")
+            .map_err(anyhow::Error::msg)?;
     }
-    let (mut reader, names) = open_input(args)?;
+    let (mut reader, names) = (input.open().map_err(anyhow::Error::msg)?, input.name());
     let mut progress = progress::Progress::new("simulating", args.quiet);
     machine.run_trace(reader.as_mut(), Path::new(&names), |refs, position| {
         progress.tick(refs, position)
@@ -402,29 +333,14 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
         );
     }
     let baseline = if args.baseline {
-        let mut base_config = config.clone();
-        base_config.promotion = pagelab_core::config::PromotionConfig::None {};
-        let mut base = build_machine(&base_config, &args.machine)?;
-        let (mut reader, names) = open_input(args)?;
+        let mut base = build_machine(&simulation::base_pages(&config), &args.machine)?;
+        let mut reader = input.open().map_err(anyhow::Error::msg)?;
         let mut progress = progress::Progress::new("simulating base pages", args.quiet);
         base.run_trace(reader.as_mut(), Path::new(&names), |refs, position| {
             progress.tick(refs, position)
         })?;
         progress.finish();
-        let b = base.report();
-        let frames = report.frames_used as i64 - b.frames_used as i64;
-        Some(Baseline {
-            speedup: b.cycles.total() / report.cycles.total().max(f64::MIN_POSITIVE),
-            base_walks: b.counts.walks,
-            walks_removed: if b.counts.walks > 0 {
-                1.0 - report.counts.walks as f64 / b.counts.walks as f64
-            } else {
-                0.0
-            },
-            base_tlb_overhead_percent: b.tlb_overhead_percent,
-            bloat_frames: frames,
-            bloat_bytes: frames * 4096,
-        })
+        Some(simulation::Baseline::between(&report, &base.report()))
     } else {
         None
     };

@@ -3,8 +3,8 @@
 
 use anyhow::{Context, Result};
 use pagelab_core::analysis::layout::Layout;
-use pagelab_core::analysis::pagetables::{self, Row};
-use pagelab_core::trace;
+use pagelab_core::analysis::pagetable_comparison::{self, Comparison, Lookups};
+use pagelab_core::analysis::pagetables::Row;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -48,47 +48,34 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
             crate::output::check(p, what, &inputs)?;
         }
     }
-    let (filter, behind) = match (&args.machine, &args.config) {
-        (Some(name), _) => {
-            let config = pagelab_core::presets::load(name).context("--machine")?;
-            let f =
-                pagetables::Filter::of(&config).map_err(|e| anyhow::anyhow!("--machine: {e}"))?;
-            (Some(f), format!(", behind the TLB of {name}"))
-        }
-        (None, Some(p)) => {
-            let config = pagelab_core::MachineConfig::load(p)?;
-            let f = pagetables::Filter::of(&config)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
-            (Some(f), format!(", behind the TLB of {}", p.display()))
-        }
-        (None, None) => (None, String::new()),
+    let machine = match (&args.machine, &args.config) {
+        (Some(name), _) => Some((
+            pagelab_core::presets::load(name).context("--machine")?,
+            name.clone(),
+        )),
+        (None, Some(p)) => Some((
+            pagelab_core::MachineConfig::load(p)?,
+            p.display().to_string(),
+        )),
+        (None, None) => None,
     };
-    // Behind a machine's TLB its own structure is as the machine configures it.
-    let structures = filter.as_ref().map_or_else(
-        pagetables::default_structures,
-        pagetables::Filter::structures,
-    );
-    let (source, rows) = match (&args.trace, &args.layout) {
-        (Some(path), _) => {
-            let format = crate::parse_format(&args.format)?;
-            let mut reader = trace::open(path, format)?;
-            let rows = pagetables::compare_trace(
-                &structures,
-                reader.as_mut(),
-                args.max_refs,
-                filter.as_ref(),
-            )
-            .with_context(|| path.display().to_string())?;
-            (format!("trace {}{behind}", path.display()), rows)
-        }
-        (None, Some(name)) => {
-            let layout = Layout::parse(name).expect("clap checked the name");
-            let rows =
-                pagetables::compare_workload(&structures, &layout.workload(), filter.as_ref())?;
-            (format!("layout {name}{behind}"), rows)
-        }
+    let lookups = match (&args.trace, &args.layout) {
+        (Some(path), _) => Lookups::Trace {
+            path: path.clone(),
+            format: crate::parse_format(&args.format)?,
+            max_refs: args.max_refs,
+        },
+        (None, Some(name)) => Lookups::Layout(name.clone()),
         (None, None) => unreachable!("clap requires --trace or --layout"),
     };
+    let Comparison {
+        source,
+        structures: rows,
+    } = pagetable_comparison::compare(
+        &lookups,
+        machine.as_ref().map(|(c, name)| (c, name.as_str())),
+    )
+    .map_err(anyhow::Error::msg)?;
     let json =
         serde_json::to_string_pretty(&serde_json::json!({ "source": source, "structures": rows }))?
             + "\n";

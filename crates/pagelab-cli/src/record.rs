@@ -404,7 +404,7 @@ pub fn run(args: &RecordArgs) -> Result<u8> {
     let status = child.wait()?;
     drop(watch);
     let result = match (result, pending) {
-        (Ok(summary), Some(p)) => p.commit().map(|()| summary),
+        (Ok(summary), Some(p)) => p.commit().map(|()| summary).map_err(Into::into),
         // Nothing recorded: nothing to keep.
         (Err(e), Some(p)) if p.is_empty() => Err(e),
         (Err(e), Some(p)) => Err(match p.keep() {

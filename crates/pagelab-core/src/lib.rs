@@ -23,6 +23,7 @@ pub mod superpage;
 pub mod sweep;
 pub mod tlb;
 pub mod trace;
+pub mod whole_file;
 
 pub use addr::{Asid, PageSize, Pfn, PhysAddr, VirtAddr, Vpn};
 pub use config::MachineConfig;

@@ -25,6 +25,56 @@ pub fn load(name: &str) -> Result<MachineConfig, ConfigError> {
     MachineConfig::from_toml(text, &format!("machines/{name}.toml"))
 }
 
+/// A preset as `pagelab machines` lists it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Described {
+    pub name: &'static str,
+    pub description: String,
+    /// Each TLB level: its name, what it serves, its entries and shape, and where its
+    /// misses go ("dtlb (data, 64 entries, 16 sets × 4 ways) → stlb").
+    pub levels: Vec<String>,
+    pub config: MachineConfig,
+}
+
+/// Every preset, described.
+pub fn describe_all() -> Result<Vec<Described>, String> {
+    names()
+        .into_iter()
+        .map(|name| {
+            let config = load(name).map_err(|e| e.to_string())?;
+            Ok(Described {
+                name,
+                description: config.description.clone(),
+                levels: levels(&config)?,
+                config,
+            })
+        })
+        .collect()
+}
+
+/// The TLB levels of a machine, one line each.
+pub fn levels(config: &MachineConfig) -> Result<Vec<String>, String> {
+    let machine = crate::Machine::build(config).map_err(|e| e.to_string())?;
+    let tlb = machine.tlb();
+    Ok(tlb
+        .levels()
+        .iter()
+        .map(|l| {
+            let parent = l
+                .parent_name(tlb)
+                .map_or_else(|| "walk".to_string(), str::to_string);
+            format!(
+                "{} ({}, {} {}, {}) → {parent}",
+                l.name,
+                l.serves.name(),
+                l.entries(),
+                if l.entries() == 1 { "entry" } else { "entries" },
+                l.shape()
+            )
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,12 +1,15 @@
 //! `pagelab._pagelab`: the Python bindings of pagelab-core. Type conversion only: every
-//! function takes strings, hands them to the core with the GIL released, and returns
-//! JSON text that the Python package (`python/pagelab`) turns into dicts. Errors of the
-//! user's making (a bad trace, configuration or run) raise `ValueError` with the core's
-//! one-line message; a panic in the core (a bug) raises `RuntimeError`.
+//! function takes Python values, hands them to the core with the GIL released, and
+//! returns the core's result types as native Python values (dicts, lists, numbers,
+//! strings: `pythonize`), which the Python package (`python/pagelab`) wraps in its
+//! records. Errors of the user's making (a bad trace, configuration or run) raise
+//! `ValueError` with the core's one-line message; a panic in the core (a bug) raises
+//! `RuntimeError`.
 
 // pyo3 0.22's #[pyfunction] expansion converts PyErr into PyErr (clippy false positive).
 #![allow(clippy::useless_conversion)]
 
+use pagelab_core::analysis::simulation;
 use pagelab_core::trace::info::InfoBuilder;
 use pagelab_core::trace::{self, TraceFormat, TraceReader};
 use pagelab_core::{Batch, Machine, MachineConfig};
@@ -18,6 +21,7 @@ use std::path::Path;
 mod machine;
 mod repro;
 mod sweep;
+mod tools;
 
 /// Why a call failed, before it becomes a Python exception.
 enum Failure {
@@ -27,31 +31,54 @@ enum Failure {
     Bug(String),
 }
 
-/// What a call returns: JSON text and any warning a reader chose to survive.
-struct Output {
-    json: String,
+/// What a call returns: its result and any warning a reader chose to survive.
+struct Output<T> {
+    value: T,
     warning: Option<String>,
 }
 
-fn input<E: std::fmt::Display>(e: E) -> Failure {
+impl<T> Output<T> {
+    fn new(value: T) -> Output<T> {
+        Output {
+            value,
+            warning: None,
+        }
+    }
+}
+
+fn input_error<E: std::fmt::Display>(e: E) -> Failure {
     Failure::Input(e.to_string())
 }
 
-/// Run `work` without the GIL, turning a panic into [`Failure::Bug`].
-fn detached<F>(py: Python<'_>, work: F) -> PyResult<String>
+/// Run `work` without the GIL, turning a panic into [`Failure::Bug`], and its result
+/// into a Python value.
+fn detached<T, F>(py: Python<'_>, work: F) -> PyResult<PyObject>
 where
-    F: FnOnce() -> Result<Output, Failure> + Send,
+    T: serde::Serialize + Send,
+    F: FnOnce() -> Result<Output<T>, Failure> + Send,
 {
     let result = py.allow_threads(|| {
-        catch_unwind(AssertUnwindSafe(work))
-            .unwrap_or_else(|panic| Err(Failure::Bug(pagelab_core::internal_error(panic.as_ref()))))
+        catch_unwind(AssertUnwindSafe(|| {
+            // Through a JSON value, without the GIL: fixed-size arrays become lists
+            // (pythonize makes tuples of them), as in the command line's JSON.
+            let out = work()?;
+            let value =
+                serde_json::to_value(&out.value).map_err(|e| Failure::Bug(e.to_string()))?;
+            Ok(Output {
+                value,
+                warning: out.warning,
+            })
+        }))
+        .unwrap_or_else(|panic| Err(Failure::Bug(pagelab_core::internal_error(panic.as_ref()))))
     });
     match result {
         Ok(out) => {
             if let Some(w) = out.warning {
                 PyErr::warn_bound(py, &py.get_type_bound::<PyRuntimeWarning>(), &w, 1)?;
             }
-            Ok(out.json)
+            Ok(pythonize::pythonize(py, &out.value)
+                .map_err(|e| PyRuntimeError::new_err(format!("pagelab: {e}")))?
+                .unbind())
         }
         Err(Failure::Input(m)) => Err(PyValueError::new_err(m)),
         Err(Failure::Bug(m)) => Err(PyRuntimeError::new_err(m)),
@@ -67,29 +94,55 @@ fn open_trace(
         Some(name) => Some(TraceFormat::parse(name).map_err(Failure::Input)?),
         None => None,
     };
-    trace::open_detected(Path::new(path), format, false).map_err(input)
+    trace::open_detected(Path::new(path), format, false).map_err(input_error)
+}
+
+/// What `simulate` returns: the report, and with a baseline the same machine with base
+/// pages only beside it.
+#[derive(serde::Serialize)]
+struct SimulationOut {
+    #[serde(flatten)]
+    report: pagelab_core::Report,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline: Option<simulation::Baseline>,
 }
 
 fn run_simulation(
-    trace: &str,
+    input: &simulation::Input,
     config_toml: &str,
-    format: Option<&str>,
     origin: &str,
-) -> Result<Output, Failure> {
-    let config = MachineConfig::from_toml(config_toml, origin).map_err(input)?;
-    let mut machine =
-        Machine::build(&config).map_err(|e| Failure::Input(format!("{origin}: {e}")))?;
-    let (mut reader, _) = open_trace(trace, format)?;
+    baseline: bool,
+) -> Result<Output<SimulationOut>, Failure> {
+    let config = MachineConfig::from_toml(config_toml, origin).map_err(input_error)?;
+    let build = |config: &MachineConfig| {
+        Machine::build(config).map_err(|e| Failure::Input(format!("{origin}: {e}")))
+    };
+    let mut machine = build(&config)?;
+    if baseline {
+        input.check_rereadable("baseline").map_err(Failure::Input)?;
+    }
+    let name = input.name();
+    let mut reader = input.open().map_err(Failure::Input)?;
     machine
-        .run_trace(reader.as_mut(), Path::new(trace), |_, _| {})
-        .map_err(input)?;
+        .run_trace(reader.as_mut(), Path::new(&name), |_, _| {})
+        .map_err(input_error)?;
     if machine.counts().references == 0 {
         return Err(Failure::Input(format!(
-            "{trace}: holds no references: nothing to simulate"
+            "{name}: holds no references: nothing to simulate"
         )));
     }
+    let report = machine.report();
+    let baseline = if baseline {
+        let mut base = build(&simulation::base_pages(&config))?;
+        let mut reader = input.open().map_err(Failure::Input)?;
+        base.run_trace(reader.as_mut(), Path::new(&name), |_, _| {})
+            .map_err(input_error)?;
+        Some(simulation::Baseline::between(&report, &base.report()))
+    } else {
+        None
+    };
     Ok(Output {
-        json: serde_json::to_string(&machine.report()).map_err(|e| Failure::Bug(e.to_string()))?,
+        value: SimulationOut { report, baseline },
         warning: reader.warning().map(str::to_string),
     })
 }
@@ -102,25 +155,33 @@ fn rules(categories_toml: &str) -> Result<Vec<pagelab_core::categories::UserCate
     pagelab_core::categories::parse_rules(categories_toml, "categories").map_err(Failure::Input)
 }
 
-fn run_info(trace: &str, format: Option<&str>, categories_toml: &str) -> Result<Output, Failure> {
+/// What `trace_info` returns: the trace's info, the format read and its metadata.
+#[derive(serde::Serialize)]
+struct InfoOut {
+    #[serde(flatten)]
+    info: pagelab_core::trace::info::TraceInfo,
+    format: &'static str,
+    metadata: pagelab_core::trace::Metadata,
+}
+
+fn run_info(
+    trace: &str,
+    format: Option<&str>,
+    categories_toml: &str,
+) -> Result<Output<InfoOut>, Failure> {
     let rules = rules(categories_toml)?;
     let (mut reader, format) = open_trace(trace, format)?;
     let mut builder = InfoBuilder::new().with_categories(rules);
     let mut batch = Batch::default();
-    while reader.next_batch(&mut batch).map_err(input)? {
+    while reader.next_batch(&mut batch).map_err(input_error)? {
         builder.add(&batch);
     }
-    let bug = |e: serde_json::Error| Failure::Bug(e.to_string());
-    let mut value = serde_json::to_value(builder.finish()).map_err(bug)?;
-    if let serde_json::Value::Object(map) = &mut value {
-        map.insert("format".into(), format.name().into());
-        map.insert(
-            "metadata".into(),
-            serde_json::to_value(reader.metadata()).map_err(bug)?,
-        );
-    }
     Ok(Output {
-        json: value.to_string(),
+        value: InfoOut {
+            info: builder.finish(),
+            format: format.name(),
+            metadata: reader.metadata().clone(),
+        },
         warning: reader.warning().map(str::to_string),
     })
 }
@@ -134,22 +195,18 @@ fn machine_config(
     default: &str,
 ) -> Result<MachineConfig, Failure> {
     match machine {
-        Some(name) => pagelab_core::presets::load(name).map_err(input),
+        Some(name) => pagelab_core::presets::load(name).map_err(input_error),
         None if config_toml.trim().is_empty() => {
-            pagelab_core::presets::load(default).map_err(input)
+            pagelab_core::presets::load(default).map_err(input_error)
         }
-        None => MachineConfig::from_toml(config_toml, origin).map_err(input),
+        None => MachineConfig::from_toml(config_toml, origin).map_err(input_error),
     }
-}
-
-fn to_json<T: serde::Serialize>(value: &T) -> Result<String, Failure> {
-    serde_json::to_string(value).map_err(|e| Failure::Bug(e.to_string()))
 }
 
 /// How many translation entries map the footprint of a trace with 4K, 2M and 1G
 /// pages, ideal ranges and the ranges eager paging made on the machine (the preset
 /// `machine`, or the TOML configuration; sandy-bridge-rmm when neither is given),
-/// with `regions` allocated eagerly before the trace. Returns JSON text.
+/// with `regions` allocated eagerly before the trace. Returns a dict.
 #[pyfunction]
 #[pyo3(signature = (trace, config_toml = "", machine = None, regions = Vec::new(), format = None, origin = "<config>"))]
 fn contiguity(
@@ -160,7 +217,7 @@ fn contiguity(
     regions: Vec<String>,
     format: Option<&str>,
     origin: &str,
-) -> PyResult<String> {
+) -> PyResult<PyObject> {
     use pagelab_core::analysis::contiguity;
     detached(py, || {
         let config = machine_config(config_toml, machine, origin, contiguity::DEFAULT_MACHINE)?;
@@ -172,9 +229,9 @@ fn contiguity(
             Path::new(trace),
             |_, _| {},
         )
-        .map_err(input)?;
+        .map_err(input_error)?;
         Ok(Output {
-            json: to_json(&result)?,
+            value: result,
             warning: reader.warning().map(str::to_string),
         })
     })
@@ -182,7 +239,7 @@ fn contiguity(
 
 /// One run per translation scheme (4K, THP 2M, 1G, DS, RMM) of a trace on the machine
 /// (the preset `machine`, or the TOML configuration; sandy-bridge when neither is
-/// given). Returns JSON text: machine, schemes (rows), skipped.
+/// given). Returns a dict: machine, schemes (rows), skipped.
 #[pyfunction]
 #[pyo3(signature = (trace, config_toml = "", machine = None, regions = Vec::new(), format = None, origin = "<config>"))]
 fn compare_translation(
@@ -193,7 +250,7 @@ fn compare_translation(
     regions: Vec<String>,
     format: Option<&str>,
     origin: &str,
-) -> PyResult<String> {
+) -> PyResult<PyObject> {
     use pagelab_core::analysis::translation;
     detached(py, || {
         let config = machine_config(config_toml, machine, origin, translation::DEFAULT_MACHINE)?;
@@ -206,9 +263,9 @@ fn compare_translation(
             Path::new(trace),
             |_, _, _| {},
         )
-        .map_err(input)?;
+        .map_err(input_error)?;
         Ok(Output {
-            json: to_json(&result)?,
+            value: result,
             warning: None,
         })
     })
@@ -216,7 +273,7 @@ fn compare_translation(
 
 /// Exact reuse distances of a trace's page stream at each of `page_sizes` ("4K",
 /// "2M", …) in one pass, with the misses of a fully associative LRU TLB of every size.
-/// Returns JSON text.
+/// Returns a dict.
 #[pyfunction]
 #[pyo3(signature = (trace, page_sizes = vec!["4K".to_string()], format = None, sample_rate = None))]
 fn reuse(
@@ -225,7 +282,7 @@ fn reuse(
     page_sizes: Vec<String>,
     format: Option<&str>,
     sample_rate: Option<f64>,
-) -> PyResult<String> {
+) -> PyResult<PyObject> {
     detached(py, || {
         let mut sizes = Vec::new();
         for s in &page_sizes {
@@ -248,31 +305,53 @@ fn reuse(
             sample_rate,
             |_, _| {},
         )
-        .map_err(input)?;
+        .map_err(input_error)?;
         Ok(Output {
-            json: to_json(&result)?,
+            value: result,
             warning: reader.warning().map(str::to_string),
         })
     })
 }
 
 /// Run the machine the TOML configuration describes (empty: every default) over the
-/// whole trace and return its report as JSON text. `format` names the trace format
-/// (one of `TRACE_FORMATS`); None detects it. `origin` names the
-/// configuration in error messages. Raises ValueError on a bad trace, configuration or run.
+/// input and return its report as a dict: the `traces` (several run as processes of one
+/// machine, switched every `quantum` references) and the `synthetic` workload after
+/// them. `format` names the traces' format (one of `TRACE_FORMATS`); None detects it.
+/// With `baseline`, the report gains `baseline`: the same machine with base pages only
+/// against it. `origin` names the configuration in error messages. Raises ValueError on
+/// a bad trace, configuration or run.
 #[pyfunction]
-#[pyo3(signature = (trace, config_toml = "", format = None, origin = "<config>"))]
+#[pyo3(signature = (traces, config_toml = "", format = None, origin = "<config>", synthetic = None,
+    quantum = simulation::DEFAULT_QUANTUM, baseline = false))]
+#[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
-    trace: &str,
+    traces: Vec<std::path::PathBuf>,
     config_toml: &str,
     format: Option<&str>,
     origin: &str,
-) -> PyResult<String> {
-    detached(py, || run_simulation(trace, config_toml, format, origin))
+    synthetic: Option<String>,
+    quantum: usize,
+    baseline: bool,
+) -> PyResult<PyObject> {
+    if quantum == 0 {
+        return Err(PyValueError::new_err("quantum must be at least 1"));
+    }
+    let format = format
+        .map(TraceFormat::parse)
+        .transpose()
+        .map_err(PyValueError::new_err)?;
+    let input = simulation::Input {
+        traces,
+        synthetic,
+        quantum,
+        format,
+        salvage: false,
+    };
+    detached(py, || run_simulation(&input, config_toml, origin, baseline))
 }
 
-/// Read the whole trace and return what it holds as JSON text: references by kind,
+/// Read the whole trace and return what it holds as a dict: references by kind,
 /// events by type, footprint in pages, address range, address spaces, the format read
 /// and the trace's metadata. Raises ValueError on a bad trace.
 #[pyfunction]
@@ -282,13 +361,13 @@ fn trace_info(
     trace: &str,
     format: Option<&str>,
     categories_toml: &str,
-) -> PyResult<String> {
+) -> PyResult<PyObject> {
     detached(py, || run_info(trace, format, categories_toml))
 }
 
 /// The page-size benefit analysis of a trace on the machine (the preset `machine`, or
 /// the TOML configuration; sandy-bridge when neither is given), with `simulate` the
-/// simulator's ranking beside. Returns JSON text: the analysis, and `validation`.
+/// simulator's ranking beside. Returns a dict: the analysis, and `validation`.
 #[pyfunction]
 #[pyo3(signature = (trace, config_toml = "", machine = None, format = None, origin = "<config>",
     page_sizes = Vec::new(), budget = None, tlb_miss_cycles = None, page_fault_cycles = None,
@@ -312,7 +391,7 @@ fn benefit(
     sample: i64,
     categories_toml: &str,
     simulate: bool,
-) -> PyResult<String> {
+) -> PyResult<PyObject> {
     use pagelab_core::analysis::benefit;
     detached(py, || {
         let config = machine_config(config_toml, machine, origin, benefit::DEFAULT_MACHINE)?;
@@ -353,7 +432,7 @@ fn benefit(
             &options,
             |_, _| {},
         )
-        .map_err(input)?;
+        .map_err(input_error)?;
         let validation = if simulate {
             Some(
                 benefit::simulate::validate(
@@ -364,19 +443,24 @@ fn benefit(
                     Path::new(trace),
                     |_, _, _| {},
                 )
-                .map_err(input)?,
+                .map_err(input_error)?,
             )
         } else {
             None
         };
-        let bug = |e: serde_json::Error| Failure::Bug(e.to_string());
-        let mut value = serde_json::to_value(&result).map_err(bug)?;
-        value["validation"] = serde_json::to_value(&validation).map_err(bug)?;
         Ok(Output {
-            json: value.to_string(),
+            value: BenefitOut { result, validation },
             warning: reader.warning().map(str::to_string),
         })
     })
+}
+
+/// What `benefit` returns: the analysis, and the simulator's ranking beside it.
+#[derive(serde::Serialize)]
+struct BenefitOut {
+    #[serde(flatten)]
+    result: pagelab_core::analysis::benefit::Benefit,
+    validation: Option<pagelab_core::analysis::benefit::simulate::Validation>,
 }
 
 /// The default machine configuration as TOML text.
@@ -413,8 +497,13 @@ fn _pagelab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep::sweep_run, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::results_table, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::export_results, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep::write_file, m)?)?;
+    m.add_function(wrap_pyfunction!(tools::compare_pagetables, m)?)?;
+    m.add_function(wrap_pyfunction!(tools::convert_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(tools::machines, m)?)?;
     m.add_function(wrap_pyfunction!(repro::repro, m)?)?;
     m.add_function(wrap_pyfunction!(repro::repro_papers, m)?)?;
+    m.add_function(wrap_pyfunction!(repro::repro_claims, m)?)?;
     m.add("PRESETS", pagelab_core::presets::names())?;
     Ok(())
 }

@@ -7,9 +7,9 @@ use pagelab_sweep::{Local, Observer, TerminalProgress};
 use pyo3::prelude::*;
 use std::path::{Path, PathBuf};
 
-/// The papers: JSON text, a list of {id, title, cite, claims, experiments}.
+/// The papers: a list of {id, title, cite, claims, experiments}.
 #[pyfunction]
-pub fn repro_papers() -> PyResult<String> {
+pub fn repro_papers(py: Python<'_>) -> PyResult<PyObject> {
     let mut out = Vec::new();
     for p in &pagelab_repro::PAPERS {
         let f = pagelab_repro::claims::PaperFile::parse(p.text, p.id)
@@ -22,7 +22,21 @@ pub fn repro_papers() -> PyResult<String> {
             "experiments": f.experiment.len(),
         }));
     }
-    Ok(serde_json::Value::Array(out).to_string())
+    Ok(pythonize::pythonize(py, &out)
+        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?
+        .unbind())
+}
+
+/// The papers reproduced into the results database `db`, with each claim's verdict:
+/// a list of {id, title, cite, source, about, experiments, quick, claims}; empty for
+/// a database of plain sweeps.
+#[pyfunction]
+pub fn repro_claims(py: Python<'_>, db: PathBuf) -> PyResult<PyObject> {
+    detached(py, || {
+        pagelab_repro::stored::read(&db)
+            .map(Output::new)
+            .map_err(|e| Failure::Input(format!("{e:#}")))
+    })
 }
 
 /// Reproduce `paper` into the folder `output` (made if missing): its experiments as
@@ -30,7 +44,7 @@ pub fn repro_papers() -> PyResult<String> {
 /// (verdicts.json, verdicts.md, summary.txt). `traces` is the bundled traces' folder;
 /// `cache` the trace cache holding the recorded kernels (`workload:` traces), which
 /// `pagelab repro PAPER` on the command line records.
-/// Returns verdicts.json's text.
+/// Returns the verdicts (what verdicts.json holds), as a dict.
 #[pyfunction]
 #[pyo3(signature = (paper, output, traces, quick = false, jobs = None, quiet = false, cache = None))]
 #[allow(clippy::too_many_arguments)]
@@ -43,7 +57,7 @@ pub fn repro(
     jobs: Option<usize>,
     quiet: bool,
     cache: Option<PathBuf>,
-) -> PyResult<String> {
+) -> PyResult<PyObject> {
     let def = pagelab_repro::paper(paper).map_err(pyo3::exceptions::PyValueError::new_err)?;
     if jobs == Some(0) {
         return Err(pyo3::exceptions::PyValueError::new_err(
@@ -73,11 +87,6 @@ pub fn repro(
         let r =
             reproduce(def, &options, &Local { jobs }, &mut observer, &mut native).map_err(input)?;
         pagelab_repro::run::write(&output, &r, quick).map_err(input)?;
-        let json = std::fs::read_to_string(output.join("verdicts.json"))
-            .map_err(|e| Failure::Input(format!("{}: {e}", output.display())))?;
-        Ok(Output {
-            json,
-            warning: None,
-        })
+        Ok(Output::new(pagelab_repro::run::verdicts(&r, quick)))
     })
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 /// Run a sweep: `spec` is a sweep file's path or a dict of its fields (traces,
 /// machine or config, grid, zip; relative paths from `folder`). On the local cores
 /// (`jobs` at once), or on the Ray cluster at `ray` through the interpreter `python`.
-/// Returns the summary as JSON text.
+/// Returns the summary as a dict.
 #[pyfunction]
 #[pyo3(signature = (spec, db, jobs = None, ray = None, python = None, quiet = false, folder = "."))]
 #[allow(clippy::too_many_arguments)]
@@ -23,7 +23,7 @@ pub fn sweep(
     python: Option<String>,
     quiet: bool,
     folder: &str,
-) -> PyResult<String> {
+) -> PyResult<PyObject> {
     // The spec is read with the GIL held; the runs go without it.
     let spec = if let Ok(path) = spec.extract::<std::path::PathBuf>() {
         pagelab_core::sweep::load_observed(&path, &mut pagelab_sweep::progress::checking(quiet))
@@ -70,26 +70,13 @@ pub fn sweep(
         let mut progress = TerminalProgress::new(db, quiet);
         let s = pagelab_sweep::run(&spec, Path::new(db), executor.as_ref(), &mut progress)
             .map_err(|e| Failure::Input(format!("{e:#}")))?;
-        Ok(Output {
-            json: serde_json::json!({
-                "total": s.total,
-                "present": s.present,
-                "duplicates": s.duplicates,
-                "other_versions": s.other_versions,
-                "ran": s.ran,
-                "failed": s.failed,
-                "references": s.references,
-                "seconds": s.seconds,
-            })
-            .to_string(),
-            warning: None,
-        })
+        Ok(Output::new(s))
     })
 }
 
-/// One run of a sweep, as a Ray task executes it: the result (JSON text) and the
-/// references read; `analysis` is the sweep's analysis as JSON (empty: simulate).
-/// Raises ValueError with the run's error.
+/// One run of a sweep, as a Ray task executes it: the result (a dict) and the
+/// references read; `analysis` is the sweep's analysis as the engine hands it to a
+/// task (empty: simulate). Raises ValueError with the run's error.
 #[pyfunction]
 #[pyo3(signature = (trace, config_toml, analysis = ""))]
 pub fn sweep_run(
@@ -97,32 +84,30 @@ pub fn sweep_run(
     trace: &str,
     config_toml: &str,
     analysis: &str,
-) -> PyResult<(String, u64)> {
+) -> PyResult<(PyObject, u64)> {
     let mut refs = 0;
-    let json = detached(py, || {
-        let (json, n) = pagelab_sweep::run_one(Path::new(trace), config_toml, analysis)
+    let report = detached(py, || {
+        let (text, n) = pagelab_sweep::run_one(Path::new(trace), config_toml, analysis)
             .map_err(Failure::Input)?;
         refs = n;
-        Ok(Output {
-            json,
-            warning: None,
-        })
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| Failure::Bug(e.to_string()))?;
+        Ok(Output::new(value))
     })?;
-    Ok((json, refs))
+    Ok((report, refs))
 }
 
-/// A results database's runs as one table: JSON text {"columns": [...], "rows": [[...]]};
-/// with `whole`, each run's configuration (TOML) and report (JSON) too.
+/// A results database's runs as one table: a dict {"columns": [...], "rows": [[...]]};
+/// with `whole`, each run's configuration (TOML text) and report (a dict) too.
 #[pyfunction]
 #[pyo3(signature = (db, whole = false))]
-pub fn results_table(py: Python<'_>, db: &str, whole: bool) -> PyResult<String> {
+pub fn results_table(py: Python<'_>, db: &str, whole: bool) -> PyResult<PyObject> {
     detached(py, || {
         let t = pagelab_sweep::export::table(Path::new(db), whole)
             .map_err(|e| Failure::Input(format!("{e:#}")))?;
-        Ok(Output {
-            json: serde_json::json!({"columns": t.columns, "rows": t.rows}).to_string(),
-            warning: None,
-        })
+        Ok(Output::new(
+            serde_json::json!({"columns": t.columns, "rows": t.rows}),
+        ))
     })
 }
 
@@ -156,32 +141,27 @@ pub fn export_results(
         if let Some(p) = &parquet {
             write_whole(p, &pagelab_sweep::export::parquet(&t).map_err(fail)?)?;
         }
-        Ok(Output {
-            json: String::new(),
-            warning: None,
-        })
+        Ok(Output::new(()))
     })?;
     Ok(())
 }
 
 /// Whether two paths name one existing file.
-fn same_file(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
-/// Write `bytes` to `path` through a temporary file in its folder (named for this
-/// process), renamed at the end.
+/// Write `bytes` to `path` whole or not at all.
 fn write_whole(path: &str, bytes: &[u8]) -> Result<(), Failure> {
-    let target = Path::new(path);
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let tmp = target.with_file_name(format!(".{name}.{}.pagelab-partial", std::process::id()));
-    std::fs::write(&tmp, bytes)
-        .and_then(|()| std::fs::rename(&tmp, target))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            Failure::Input(format!("{path}: cannot write: {e}"))
-        })
+    pagelab_core::whole_file::write(Path::new(path), bytes)
+        .map_err(|e| Failure::Input(e.to_string()))
+}
+
+/// Write `data` to the file `path` whole or not at all, as the command line writes its
+/// outputs (the report's page, from Python).
+#[pyfunction]
+pub fn write_file(py: Python<'_>, path: &str, data: &[u8]) -> PyResult<()> {
+    let data = data.to_vec();
+    detached(py, move || write_whole(path, &data).map(Output::new))?;
+    Ok(())
 }

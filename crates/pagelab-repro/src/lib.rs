@@ -5,8 +5,8 @@
 //! into one results database) and the claims, each with the paper's section, its
 //! number, the measure pagelab computes for it and how the two compare. The paper's
 //! module computes the measures from the runs ([`results`]); [`verdict`] compares
-//! them, and [`run`] ties it together and stores the verdicts beside the runs, where
-//! `pagelab report` shows them.
+//! them, and [`run`] ties it together; [`stored`] keeps the verdicts beside the runs,
+//! where `pagelab report` shows them.
 
 pub mod claims;
 mod cpo;
@@ -17,6 +17,7 @@ pub mod results;
 mod rmm;
 pub mod run;
 pub mod sensitivity;
+pub mod stored;
 pub mod verdict;
 mod vrpt;
 

@@ -9,7 +9,6 @@ use crate::PaperDef;
 use anyhow::{bail, Context, Result};
 use pagelab_core::sweep::{self, Sweep, SweepFile};
 use pagelab_sweep::{Executor, Observer, Summary};
-use rusqlite::params;
 use std::path::{Path, PathBuf};
 
 /// A trace of the claim files named `bundled:NAME`: `NAME` in the bundled traces.
@@ -267,7 +266,7 @@ pub fn reproduce(
             }
         }
     }
-    store(&conn, &file, &verdicts, options.quick)
+    crate::stored::store(&conn, &file, &verdicts, options.quick)
         .with_context(|| format!("{}: cannot store the verdicts", options.db.display()))?;
     Ok(Reproduction {
         file,
@@ -298,80 +297,6 @@ fn runs_of(conn: &rusqlite::Connection, s: &Sweep) -> Result<Vec<Run>> {
         });
     }
     Ok(runs)
-}
-
-/// The paper and its verdicts in the database (replacing the paper's earlier ones),
-/// where the report finds them.
-fn store(
-    conn: &rusqlite::Connection,
-    file: &PaperFile,
-    verdicts: &[Verdict],
-    quick: bool,
-) -> Result<()> {
-    conn.execute_batch(
-        "CREATE TABLE IF NOT EXISTS papers (
-            id TEXT PRIMARY KEY, title TEXT NOT NULL, cite TEXT NOT NULL,
-            source TEXT NOT NULL, about TEXT NOT NULL, experiments TEXT NOT NULL,
-            quick INTEGER NOT NULL);
-         CREATE TABLE IF NOT EXISTS claims (
-            paper TEXT NOT NULL, position INTEGER NOT NULL, id TEXT NOT NULL,
-            section TEXT NOT NULL, claim TEXT NOT NULL, paper_value TEXT NOT NULL,
-            measured TEXT NOT NULL, verdict TEXT NOT NULL, detail TEXT NOT NULL,
-            compared TEXT NOT NULL, PRIMARY KEY (paper, id));",
-    )?;
-    // Verdicts stored before claims had classes: the columns added (each claim is
-    // written again below).
-    let has_class = conn
-        .prepare("SELECT 1 FROM pragma_table_info('claims') WHERE name = 'class'")?
-        .exists([])?;
-    if !has_class {
-        conn.execute_batch(
-            "ALTER TABLE claims ADD COLUMN class TEXT NOT NULL DEFAULT 'measured';
-             ALTER TABLE claims ADD COLUMN tolerance TEXT NOT NULL DEFAULT '';
-             ALTER TABLE claims ADD COLUMN cause TEXT NOT NULL DEFAULT '';",
-        )?;
-    }
-    let p = &file.paper;
-    let experiments = serde_json::to_string(
-        &file
-            .experiment
-            .iter()
-            .map(|e| serde_json::json!({"name": e.name, "about": e.about}))
-            .chain(file.native.iter().map(
-                |n| serde_json::json!({"name": format!("native:{}", n.name), "about": n.about}),
-            ))
-            .collect::<Vec<_>>(),
-    )?;
-    let tx = conn.unchecked_transaction()?;
-    tx.execute(
-        "INSERT OR REPLACE INTO papers VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        params![p.id, p.title, p.cite, p.source, p.about, experiments, quick],
-    )?;
-    tx.execute("DELETE FROM claims WHERE paper = ?1", [&p.id])?;
-    for (i, v) in verdicts.iter().enumerate() {
-        tx.execute(
-            "INSERT INTO claims (paper, position, id, section, claim, paper_value, measured,
-                verdict, detail, compared, class, tolerance, cause)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-            params![
-                p.id,
-                i as i64,
-                v.id,
-                v.section,
-                v.claim,
-                v.paper,
-                v.measured,
-                v.outcome.name(),
-                v.detail,
-                v.compared,
-                v.class.name(),
-                v.tolerance,
-                v.cause
-            ],
-        )?;
-    }
-    tx.commit()?;
-    Ok(())
 }
 
 /// A reproduction's verdicts counted by class: the measured claims (the headline),
@@ -491,10 +416,10 @@ pub fn markdown(r: &Reproduction) -> String {
     out
 }
 
-/// Write `summary.txt`, `verdicts.json`, `verdicts.md` and `sensitivity.md` into `dir`,
-/// each whole or not at all (a temporary file renamed over it).
-pub fn write(dir: &Path, r: &Reproduction, quick: bool) -> Result<()> {
-    let json = serde_json::to_string_pretty(&serde_json::json!({
+/// What `verdicts.json` holds: the paper, the counts of verdicts, every claim's
+/// verdict and the sensitivity of the verdicts to the costs.
+pub fn verdicts(r: &Reproduction, quick: bool) -> serde_json::Value {
+    serde_json::json!({
         "paper": r.file.paper.id,
         "title": r.file.paper.title,
         "cite": r.file.paper.cite,
@@ -502,7 +427,13 @@ pub fn write(dir: &Path, r: &Reproduction, quick: bool) -> Result<()> {
         "counts": Tally::of(&r.verdicts),
         "claims": r.verdicts,
         "sensitivity": r.sensitivity,
-    }))? + "\n";
+    })
+}
+
+/// Write `summary.txt`, `verdicts.json`, `verdicts.md` and `sensitivity.md` into `dir`,
+/// each whole or not at all.
+pub fn write(dir: &Path, r: &Reproduction, quick: bool) -> Result<()> {
+    let json = serde_json::to_string_pretty(&verdicts(r, quick))? + "\n";
     for (name, text) in [
         ("summary.txt", summary(r)),
         ("verdicts.json", json),
@@ -512,53 +443,7 @@ pub fn write(dir: &Path, r: &Reproduction, quick: bool) -> Result<()> {
             crate::sensitivity::markdown(&r.sensitivity),
         ),
     ] {
-        let path = dir.join(name);
-        let tmp = dir.join(format!(".{name}.partial"));
-        std::fs::write(&tmp, text)
-            .and_then(|()| std::fs::rename(&tmp, &path))
-            .map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                anyhow::anyhow!("{}: cannot write: {e}", path.display())
-            })?;
+        pagelab_core::whole_file::write(&dir.join(name), text.as_bytes())?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::verdict::judge;
-
-    #[test]
-    fn verdicts_stored_before_classes_gain_the_columns_and_are_replaced() {
-        let conn = rusqlite::Connection::open_in_memory().unwrap();
-        // The claims table as pagelab repro wrote it before claims had classes.
-        conn.execute_batch(
-            "CREATE TABLE claims (
-                paper TEXT NOT NULL, position INTEGER NOT NULL, id TEXT NOT NULL,
-                section TEXT NOT NULL, claim TEXT NOT NULL, paper_value TEXT NOT NULL,
-                measured TEXT NOT NULL, verdict TEXT NOT NULL, detail TEXT NOT NULL,
-                compared TEXT NOT NULL, PRIMARY KEY (paper, id));
-             INSERT INTO claims VALUES ('rmm', 0, 'old', 's', 'c', 'p', 'm', 'agrees', 'd', 'c');",
-        )
-        .unwrap();
-        let file = PaperFile::parse(crate::PAPERS[4].text, "rmm.toml").unwrap();
-        let verdicts: Vec<Verdict> = file.claim.iter().map(|c| judge(c, None)).collect();
-        store(&conn, &file, &verdicts, true).unwrap();
-        let rows: Vec<(String, String)> = conn
-            .prepare("SELECT id, class FROM claims ORDER BY position")
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        assert_eq!(rows.len(), file.claim.len());
-        assert!(rows.iter().all(|(id, _)| id != "old"));
-        let class = |id: &str| rows.iter().find(|r| r.0 == id).unwrap().1.clone();
-        assert_eq!(class("skylake-l1-entries"), "input check");
-        assert_eq!(class("ranges-under-112"), "measured");
-        assert_eq!(class("per-workload-figures"), "not reproducible here");
-        // A second store with the columns present writes the same rows.
-        store(&conn, &file, &verdicts, true).unwrap();
-    }
 }

@@ -2,7 +2,8 @@
 //! starts `PYTHON -m pagelab._ray_runner ADDRESS`, writes one JSON line per job to its
 //! standard input (`{"index", "trace", "config", "analysis"}`, the configuration as normalised
 //! TOML) and reads one JSON line per finished run from its standard output
-//! (`{"index", "report" | "error", "references", "seconds"}`). Each task calls the same
+//! (`{"index", "report" | "error", "references", "seconds"}`, the report an object).
+//! Each task calls the same
 //! [`crate::run_one`] as the local executor, through the Python bindings. Traces are
 //! reached by path: the cluster's nodes must see them where this machine does.
 
@@ -23,7 +24,7 @@ pub struct Ray {
 struct Line {
     index: usize,
     #[serde(default)]
-    report: Option<String>,
+    report: Option<serde_json::Value>,
     #[serde(default)]
     error: Option<String>,
     #[serde(default)]
@@ -98,7 +99,7 @@ impl Executor for Ray {
                 };
                 seen += 1;
                 let result = match (parsed.report, parsed.error) {
-                    (Some(report), _) => Ok((report, parsed.references)),
+                    (Some(report), _) => Ok((report.to_string(), parsed.references)),
                     (None, Some(e)) => Err(e),
                     (None, None) => Err("the Ray task returned nothing".into()),
                 };

@@ -1,4 +1,5 @@
-//! Analyses beyond one machine's report: the page-table structures side by side over
+//! One simulation's input and its base-page baseline ([`simulation`]), and analyses
+//! beyond one machine's report: the page-table structures side by side over
 //! one address stream (Szmajda and Heiser, "Variable Radix Page Table", ACSAC 2003, §5:
 //! references and cache lines per lookup, bytes); the contiguity of a footprint and
 //! translation schemes side by side (Gandhi et al., "Range Translations for Fast
@@ -10,6 +11,8 @@
 pub mod benefit;
 pub mod contiguity;
 pub mod layout;
+pub mod pagetable_comparison;
 pub mod pagetables;
 pub mod reuse;
+pub mod simulation;
 pub mod translation;

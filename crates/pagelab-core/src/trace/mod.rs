@@ -8,6 +8,7 @@
 
 pub mod addrs;
 pub mod champsim;
+pub mod convert;
 pub mod drmemtrace;
 pub mod error;
 mod format;

@@ -15,7 +15,6 @@ message naming the file or field.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Mapping
@@ -71,6 +70,12 @@ __all__ = [
     "ReuseDistance",
     "benefit",
     "Benefit",
+    "compare_pagetables",
+    "convert",
+    "machines",
+    "record",
+    "advise",
+    "workloads",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -189,18 +194,37 @@ def default_config() -> Union[dict, str]:
 # --- running ------------------------------------------------------------------------
 
 
-def simulate(trace: Union[PathLike, "Trace"], config: Config = None, format: Optional[str] = None) -> Report:
-    """Simulate a machine over a whole trace and return its report.
+TraceLike = Union[PathLike, "Trace"]
+
+
+def simulate(
+    trace: Union[None, TraceLike, Sequence[TraceLike]] = None,
+    config: Config = None,
+    format: Optional[str] = None,
+    *,
+    synthetic: Optional[str] = None,
+    quantum: int = 1_000_000,
+    baseline: bool = False,
+) -> Report:
+    """Simulate a machine over a whole trace and return its report (``pagelab simulate``).
 
     Args:
         trace: path of the trace file, in one of :data:`TRACE_FORMATS` (text and
-            binary record formats may be gz/xz/zst-compressed).
+            binary record formats may be gz/xz/zst-compressed); or a list of them, run
+            as processes of one machine, each in its own address space, switched every
+            ``quantum`` references.
         config: the machine: None for every default; a dict (see
             :func:`default_config` for its shape); TOML text; or the path of a
             ``.toml`` file (a ``str`` is taken as a path when it is one line that names
             an existing file, or ends in ``.toml`` and has no ``=``).
         format: the trace format, one of :data:`TRACE_FORMATS`; None detects it
             from the file.
+        synthetic: a built-in synthetic workload instead of (or after) the traces, e.g.
+            ``"column-walk:iterations=64"`` (the 4096-page microbenchmark of Fang et
+            al., SIGMETRICS 2000, §4.1).
+        baseline: also run the machine with base pages only (promotion policy none,
+            all else the same): the report's ``baseline`` gives the speedup, the TLB
+            misses removed and the memory bloat.
 
     Returns:
         The report: ``machine`` (the configuration's name), ``counts`` (references,
@@ -218,9 +242,21 @@ def simulate(trace: Union[PathLike, "Trace"], config: Config = None, format: Opt
         TypeError: ``config`` holds a value that has no TOML form.
     """
     text, origin = _config_text(config)
-    if isinstance(trace, Trace) and format is None:
-        format = trace.format
-    return Report(json.loads(_pagelab.simulate(_trace_path(trace), text, format, origin)))
+    if trace is None:
+        traces: List[TraceLike] = []
+    elif isinstance(trace, (str, bytes, os.PathLike, Trace)):
+        traces = [trace]
+    else:
+        traces = list(trace)
+    if not traces and synthetic is None:
+        raise ValueError("name a trace or a synthetic workload")
+    if format is None and traces and isinstance(traces[0], Trace):
+        format = traces[0].format
+    raw = _pagelab.simulate(
+        [_trace_path(t) for t in traces], text, format, origin,
+        synthetic=synthetic, quantum=quantum, baseline=baseline,
+    )
+    return Report(raw)
 
 
 def trace_info(trace: Union[PathLike, "Trace"], format: Optional[str] = None, categories=None) -> TraceInfo:
@@ -243,7 +279,7 @@ def trace_info(trace: Union[PathLike, "Trace"], format: Optional[str] = None, ca
 
     if isinstance(trace, Trace) and format is None:
         format = trace.format
-    return TraceInfo(json.loads(_pagelab.trace_info(_trace_path(trace), format, _categories_toml(categories))))
+    return TraceInfo(_pagelab.trace_info(_trace_path(trace), format, _categories_toml(categories)))
 
 
 # --- tables -------------------------------------------------------------------------
@@ -344,6 +380,56 @@ def to_frame(reports: Union[Mapping, Sequence[Mapping]]):
     return pd.DataFrame([flatten_report(r) for r in reports])
 
 
+def convert(
+    input: Union[PathLike, "Trace"],
+    output: PathLike,
+    *,
+    to: Optional[str] = None,
+    format: Optional[str] = None,
+    workload: Optional[str] = None,
+    chunk_refs: Optional[int] = None,
+    level: Optional[int] = None,
+    compress_literals: bool = False,
+    salvage: bool = False,
+) -> str:
+    """Convert a trace between formats (``pagelab trace convert``), the output written
+    whole or not at all.
+
+    Args:
+        input: the trace to read, in one of :data:`TRACE_FORMATS`; ``format`` names its
+            format (None detects it).
+        output: the file to write.
+        to: native, lackey, addrs or u64; None takes it from the output's extension,
+            else native.
+        workload: what was traced, recorded in the native header.
+        chunk_refs, level, compress_literals: the native format's references per
+            chunk, zstd level (-7 … 19) and Huffman-coded literals.
+        salvage: read a native trace cut short up to its last complete chunk, with a
+            warning, instead of failing.
+
+    Returns:
+        The format written.
+
+    Raises:
+        ValueError: a bad input or option, or an output that cannot be written.
+    """
+    if isinstance(input, Trace) and format is None:
+        format = input.format
+    written: str = _pagelab.convert_trace(
+        _trace_path(input), os.fspath(output), to=to, from_format=format, workload=workload,
+        chunk_refs=chunk_refs, level=level, compress_literals=compress_literals, salvage=salvage,
+    )
+    return written
+
+
+def machines() -> List[Dict[str, Any]]:
+    """The machine presets (``pagelab machines``): a dict per preset with its ``name``,
+    ``description`` (where its numbers come from), ``levels`` (a line per TLB level)
+    and ``config`` (the whole configuration, as :meth:`Machine.to_dict` gives it)."""
+    presets: List[Dict[str, Any]] = _pagelab.machines()
+    return presets
+
+
 # Range translations (pagelab.ranges), imported last: the module uses the helpers above.
 from .ranges import compare_translation, contiguity  # noqa: E402
 from .reuse import ReuseDistance, reuse_distance  # noqa: E402
@@ -352,3 +438,5 @@ from .sweep import SweepSummary, export_results, results, sweep  # noqa: E402
 from .trace import Trace  # noqa: E402
 from .report import report  # noqa: E402
 from .repro import Reproduction, repro, repro_papers  # noqa: E402
+from .pagetables import compare_pagetables  # noqa: E402
+from .programs import advise, record, workloads  # noqa: E402

@@ -10,7 +10,6 @@ beside. Runs in Rust without the GIL; the tables are pandas DataFrames.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Union
@@ -128,24 +127,22 @@ def benefit(
     if isinstance(page_sizes, str):
         page_sizes = [page_sizes]
     config_toml, preset, origin = _machine_choice(machine, config)
-    result: Dict[str, Any] = json.loads(
-        _pagelab.benefit(
-            _trace_path(trace),
-            config_toml=config_toml,
-            machine=preset,
-            origin=origin,
-            format=format,
-            page_sizes=[str(s) for s in page_sizes],
-            budget=None if budget is None else str(budget),
-            tlb_miss_cycles=tlb_miss_cycles,
-            page_fault_cycles=page_fault_cycles,
-            page_table_entries=page_table_entries,
-            seconds=seconds,
-            clock_ghz=clock_ghz,
-            sample=sample,
-            categories_toml=_categories_toml(categories),
-            simulate=simulate,
-        )
+    result: Dict[str, Any] = _pagelab.benefit(
+        _trace_path(trace),
+        config_toml=config_toml,
+        machine=preset,
+        origin=origin,
+        format=format,
+        page_sizes=[str(s) for s in page_sizes],
+        budget=None if budget is None else str(budget),
+        tlb_miss_cycles=tlb_miss_cycles,
+        page_fault_cycles=page_fault_cycles,
+        page_table_entries=page_table_entries,
+        seconds=seconds,
+        clock_ghz=clock_ghz,
+        sample=sample,
+        categories_toml=_categories_toml(categories),
+        simulate=simulate,
     )
     table = pd.DataFrame(result.pop("rows"))
     validation = result.pop("validation")

@@ -10,7 +10,6 @@ machine (Figure 7). Both run in Rust without the GIL and need pandas.
 
 from __future__ import annotations
 
-import json
 from typing import Optional, Sequence
 
 from . import _pagelab
@@ -67,7 +66,7 @@ def contiguity(
     text, name, spans, origin = _machine_args(machine, config, regions)
     from . import _trace_path
 
-    result = json.loads(_pagelab.contiguity(_trace_path(trace), text, name, spans, format, origin))
+    result = _pagelab.contiguity(_trace_path(trace), text, name, spans, format, origin)
     rows = [
         {"mapping": m["name"], "percent": p, "entries": n}
         for m in result["mappings"]
@@ -119,7 +118,7 @@ def compare_translation(
     text, name, spans, origin = _machine_args(machine, config, regions)
     from . import _trace_path
 
-    result = json.loads(_pagelab.compare_translation(_trace_path(trace), text, name, spans, format, origin))
+    result = _pagelab.compare_translation(_trace_path(trace), text, name, spans, format, origin)
     frame = pd.DataFrame(result["schemes"])
     frame.attrs.update(machine=result["machine"], skipped=result["skipped"])
     return frame

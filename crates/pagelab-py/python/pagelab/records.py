@@ -140,6 +140,13 @@ class Report(_Record):
         return int(self._raw.get("page_table_bytes") or 0)
 
     @property
+    def baseline(self) -> Optional[Dict[str, Any]]:
+        """With ``simulate(..., baseline=True)``, the same machine with base pages only
+        against this run: speedup, base_walks, walks_removed, base_tlb_overhead_percent,
+        bloat_frames, bloat_bytes; else None."""
+        return self._raw.get("baseline")
+
+    @property
     def fragmentation(self) -> List[Dict[str, Any]]:
         """Free-memory samples of a buddy allocator (``frames.sample_every``)."""
         return list(self._raw.get("fragmentation") or [])

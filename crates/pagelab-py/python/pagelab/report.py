@@ -16,14 +16,10 @@ from __future__ import annotations
 
 import argparse
 import base64
-import contextlib
 import html
 import io
-import json
 import os
 import sys
-import tempfile
-import urllib.parse
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import _pagelab
@@ -88,7 +84,7 @@ class _Runs:
 
     def __init__(self, db: str):
         pd = pandas("pagelab.report")
-        table = json.loads(_pagelab.results_table(db, whole=True))
+        table = _pagelab.results_table(db, whole=True)
         frame = pd.DataFrame(table["rows"], columns=table["columns"])
         fixed = {"key", "trace", "analysis", "version", "status", "error", "seconds", "references", "walks", "page_faults",
                  "translation_overhead_percent", "tlb_overhead_percent", "config", "report"}
@@ -296,49 +292,39 @@ FIGURES: List[Callable[[_Runs], Figure]] = [_miss_ratio_curves, _misses_by_axis,
 def _claims(db: str) -> List[str]:
     """The papers reproduced into ``db`` (pagelab repro) and each claim's verdict: the
     paper's number beside ours, and what is compared; nothing for a plain sweep."""
-    import sqlite3
-
     esc = html.escape
-    uri = "file:" + urllib.parse.quote(os.path.abspath(db)) + "?mode=ro"
-    with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if not {"papers", "claims"} <= tables:
-            return []
-        papers = conn.execute("SELECT id, title, cite, source, about, experiments, quick FROM papers ORDER BY id").fetchall()
-        parts = []
-        for pid, title, cite, source, about, experiments, quick in papers:
-            columns = {r[1] for r in conn.execute("PRAGMA table_info(claims)")}
-            # Verdicts stored before claims had classes are all counted as measured.
-            extra = "class, cause" if "class" in columns else "'measured', ''"
-            claims = conn.execute(
-                f"SELECT id, section, claim, paper_value, measured, verdict, detail, compared, {extra} "
-                "FROM claims WHERE paper = ? ORDER BY position", (pid,)).fetchall()
-            count = lambda cls, v=None: sum(1 for c in claims if c[8] == cls and (v is None or c[5] == v))
-            where = f'<a href="{esc(source)}">{esc(source)}</a>' if source.startswith("https://") else esc(source)
-            parts.append(f"<h2>{esc(title)}</h2><p>{esc(cite)} ({where}). {esc(about)}</p>")
-            runs = "".join(f"<li><code>{esc(e['name'])}</code>: {esc(e['about'])}</li>" for e in json.loads(experiments))
-            parts.append(f"<p>Experiments, each a sweep in this database:</p><ul>{runs}</ul>")
-            not_run = sum(1 for c in claims if c[5] == "not run")
-            if quick:
-                parts.append('<p class="note">These verdicts come from the quick inputs (--quick).</p>')
-            checks = count("input check", "agrees") + count("input check", "differs")
-            checks_text = f"; input checks: {count('input check', 'agrees')} of {checks} agree" if checks else ""
-            parts.append(f"<p>{len(claims)} claims. Measured: {count('measured', 'agrees')} agree, "
-                         f"{count('measured', 'differs')} differ{checks_text}; "
-                         f"{count('not reproducible here')} not reproducible here"
-                         f"{f'; {not_run} not run' if not_run else ''}. Only measured claims are results "
-                         "of these runs; an input check compares one of pagelab's constants with the paper's.</p>")
-            rows = []
-            for cid, section, claim, paper, ours, verdict, detail, compared, cls, cause in claims:
-                css = {"not reproducible here": "not-reproducible", "not run": "not-run"}.get(verdict, verdict)
-                rows.append(
-                    f"<tr><td><code>{esc(cid)}</code><br>{esc(section)}</td><td>{esc(cls)}</td><td>{esc(claim)}</td>"
-                    f"<td>{esc(paper)}</td><td>{esc(ours)}</td><td class=\"{css}\">{esc(verdict)}</td>"
-                    f"<td>{esc(compared)}<br><span class=\"note\">{esc(detail)}</span>"
-                    + (f"<br><span class=\"cause\">Why: {esc(cause)}</span>" if cause else "") + "</td></tr>")
-            parts.append('<table class="claims"><tr><th>claim</th><th>class</th><th>the paper says</th><th>paper</th>'
-                         "<th>pagelab</th><th>verdict</th><th>what is compared</th></tr>" + "".join(rows) + "</table>")
-        return parts
+    parts = []
+    for p in _pagelab.repro_claims(db):
+        claims = p["claims"]
+        count = lambda cls, v=None: sum(1 for c in claims if c["class"] == cls and (v is None or c["verdict"] == v))
+        source = p["source"]
+        where = f'<a href="{esc(source)}">{esc(source)}</a>' if source.startswith("https://") else esc(source)
+        parts.append(f"<h2>{esc(p['title'])}</h2><p>{esc(p['cite'])} ({where}). {esc(p['about'])}</p>")
+        runs = "".join(f"<li><code>{esc(e['name'])}</code>: {esc(e['about'])}</li>" for e in p["experiments"])
+        parts.append(f"<p>Experiments, each a sweep in this database:</p><ul>{runs}</ul>")
+        not_run = sum(1 for c in claims if c["verdict"] == "not run")
+        if p["quick"]:
+            parts.append('<p class="note">These verdicts come from the quick inputs (--quick).</p>')
+        checks = count("input check", "agrees") + count("input check", "differs")
+        checks_text = f"; input checks: {count('input check', 'agrees')} of {checks} agree" if checks else ""
+        parts.append(f"<p>{len(claims)} claims. Measured: {count('measured', 'agrees')} agree, "
+                     f"{count('measured', 'differs')} differ{checks_text}; "
+                     f"{count('not reproducible here')} not reproducible here"
+                     f"{f'; {not_run} not run' if not_run else ''}. Only measured claims are results "
+                     "of these runs; an input check compares one of pagelab's constants with the paper's.</p>")
+        rows = []
+        for c in claims:
+            verdict, cause = c["verdict"], c["cause"]
+            css = {"not reproducible here": "not-reproducible", "not run": "not-run"}.get(verdict, verdict)
+            rows.append(
+                f"<tr><td><code>{esc(c['id'])}</code><br>{esc(c['section'])}</td><td>{esc(c['class'])}</td>"
+                f"<td>{esc(c['claim'])}</td><td>{esc(c['paper_value'])}</td><td>{esc(c['measured'])}</td>"
+                f"<td class=\"{css}\">{esc(verdict)}</td>"
+                f"<td>{esc(c['compared'])}<br><span class=\"note\">{esc(c['detail'])}</span>"
+                + (f"<br><span class=\"cause\">Why: {esc(cause)}</span>" if cause else "") + "</td></tr>")
+        parts.append('<table class="claims"><tr><th>claim</th><th>class</th><th>the paper says</th><th>paper</th>'
+                     "<th>pagelab</th><th>verdict</th><th>what is compared</th></tr>" + "".join(rows) + "</table>")
+    return parts
 
 
 def _html_table(frame, max_rows: int = 200) -> str:
@@ -400,20 +386,7 @@ def report(db, output, title: Optional[str] = None) -> str:
     if os.path.exists(output) and os.path.exists(db) and os.path.samefile(output, db):
         raise ValueError(f"{output}: is the results database itself")
     text = render(db, title)
-    folder = os.path.dirname(os.path.abspath(output))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".pagelab-report-", suffix=".html")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        # The permissions of any new file (mkstemp makes it private).
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, output)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    _pagelab.write_file(output, text.encode("utf-8"))
     return output
 
 

@@ -14,7 +14,6 @@ command line's: from Python their claims are "not run".
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Union
@@ -63,7 +62,7 @@ class Reproduction:
 
 def repro_papers() -> List[Dict[str, Any]]:
     """The papers ``repro`` takes: id, title, cite, and counts of claims and experiments."""
-    return list(json.loads(_pagelab.repro_papers()))
+    return list(_pagelab.repro_papers())
 
 
 def repro(paper: str, output: PathLike, *, quick: bool = False, jobs: Optional[int] = None,
@@ -85,9 +84,8 @@ def repro(paper: str, output: PathLike, *, quick: bool = False, jobs: Optional[i
     """
     output = os.fspath(output)
     folder = os.fspath(traces) if traces is not None else os.path.normpath(_TRACES)
-    text = _pagelab.repro(paper, output, folder, quick=quick, jobs=jobs, quiet=quiet,
+    v = _pagelab.repro(paper, output, folder, quick=quick, jobs=jobs, quiet=quiet,
                           cache=os.fspath(cache) if cache is not None else None)
-    v = json.loads(text)
     if report:
         from .report import report as draw
 

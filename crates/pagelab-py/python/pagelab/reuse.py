@@ -9,7 +9,6 @@ results are pandas DataFrames.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Dict, NamedTuple, Optional, Sequence
 
 from . import _pagelab
@@ -81,9 +80,7 @@ def reuse_distance(
 
     if isinstance(page_sizes, str):
         page_sizes = [page_sizes]
-    result: Dict[str, Any] = json.loads(
-        _pagelab.reuse(_trace_path(trace), [str(s) for s in page_sizes], format, sample_rate)
-    )
+    result: Dict[str, Any] = _pagelab.reuse(_trace_path(trace), [str(s) for s in page_sizes], format, sample_rate)
     sizes = result["page_sizes"]
     curve = pd.DataFrame(
         [(p["page_size"], n, m, r) for p in sizes for n, m, r in p["curve"]],

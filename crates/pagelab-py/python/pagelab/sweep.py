@@ -17,7 +17,6 @@ paths and have pagelab and Ray installed.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from dataclasses import dataclass
@@ -94,7 +93,7 @@ def sweep(
     out = _pagelab.sweep(
         spec, os.fspath(db), jobs=jobs, ray=ray, python=sys.executable, quiet=quiet, folder=os.getcwd()
     )
-    return SweepSummary(**json.loads(out))
+    return SweepSummary(**out)
 
 
 def results(db: PathLike) -> Any:
@@ -103,7 +102,7 @@ def results(db: PathLike) -> Any:
     (the table ``pagelab results export`` writes)."""
     from ._frames import frame
 
-    table = json.loads(_pagelab.results_table(os.fspath(db)))
+    table = _pagelab.results_table(os.fspath(db))
     return frame(table["rows"], columns=table["columns"], what="pagelab.results")
 
 
