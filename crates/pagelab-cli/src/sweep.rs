@@ -39,8 +39,8 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         );
     }
     let mut checking = pagelab_sweep::progress::checking(args.quiet);
-    let spec = pagelab_core::sweep::load_observed(&args.file, &mut checking)
-        .map_err(anyhow::Error::msg)?;
+    let spec =
+        pagelab_sweep::load_observed(&args.file, &mut checking).map_err(anyhow::Error::msg)?;
     let executor: Box<dyn Executor> = match &args.ray {
         Some(address) => Box::new(Ray {
             address: address.clone(),

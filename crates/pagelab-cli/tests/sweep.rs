@@ -314,12 +314,12 @@ fn an_analysis_sweep_stores_what_its_command_writes() {
     assert!(!scratch("never.db").exists());
 }
 
-/// The analyses the test above leaves out: a simulation, the translation schemes and
-/// the benefit analysis, each stored as its command's `--json` (less the trace's
+/// The analyses the test above leaves out: a simulation, the translation schemes, the
+/// benefit analysis and reuse distances, each stored as its command's `--json` (less the trace's
 /// path, which the database keeps in its own column), so that every kind a sweep
 /// file can name is checked against its command.
 #[test]
-fn simulate_translation_and_benefit_sweeps_store_what_their_commands_write() {
+fn simulate_translation_benefit_and_reuse_sweeps_store_what_their_commands_write() {
     let db = scratch("more-analyses.db");
     let file = scratch("more-analyses.toml");
     let path = trace("sqlite-rec.plt");
@@ -327,7 +327,13 @@ fn simulate_translation_and_benefit_sweeps_store_what_their_commands_write() {
         ("simulate", vec!["simulate"]),
         ("translation", vec!["compare", "translation"]),
         ("benefit", vec!["analyze", "benefit"]),
+        ("reuse", vec!["analyze", "reuse"]),
     ] {
+        // Reuse distances are the trace's alone: the command takes no machine.
+        let machine: &[&str] = match analysis {
+            "reuse" => &[],
+            _ => &["--machine", "zen4"],
+        };
         std::fs::write(
             &file,
             format!("traces = [{path:?}]\nmachine = \"zen4\"\nanalysis = {analysis:?}\n"),
@@ -336,9 +342,8 @@ fn simulate_translation_and_benefit_sweeps_store_what_their_commands_write() {
         sweep_quietly(&file, &db);
         let direct: serde_json::Value = serde_json::from_str(&ok(Command::new(PAGELAB)
             .args(&command)
+            .args(machine)
             .args([
-                "--machine",
-                "zen4",
                 "--quiet",
                 "--json",
                 "-",

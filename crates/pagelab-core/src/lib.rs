@@ -20,7 +20,6 @@ pub mod pressure;
 pub mod range;
 pub mod replacement;
 pub mod superpage;
-pub mod sweep;
 pub mod tlb;
 pub mod trace;
 pub mod whole_file;

@@ -1,8 +1,13 @@
 //! The shape of the source tree, as docs/EXTENDING.md promises it: no import cycle
 //! between modules (the top-level modules of a library crate, the files of a binary
-//! crate), no source file over 600 lines, and papers cited by reference, never by a
+//! crate, the submodules of every module; re-exported items count for the module
+//! that defines them), no source file over 600 lines, and papers cited by reference, never by a
 //! path to a copy users do not have.
 
+#[path = "structure/paths.rs"]
+mod paths;
+
+use paths::{code_of, crate_paths, named_modules, reexports, Reexports};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -34,88 +39,6 @@ fn source_dirs() -> Vec<PathBuf> {
         "expected the core, CLI and Python crates: {dirs:?}"
     );
     dirs
-}
-
-/// The text of a file without its comments (line comments, doc comments and block
-/// comments), strings left in place: good enough to find `crate::` paths.
-fn code_of(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    let mut depth = 0;
-    while let Some(c) = chars.next() {
-        if depth > 0 {
-            if c == '*' && chars.peek() == Some(&'/') {
-                chars.next();
-                depth -= 1;
-            } else if c == '/' && chars.peek() == Some(&'*') {
-                chars.next();
-                depth += 1;
-            }
-            continue;
-        }
-        if c == '/' && chars.peek() == Some(&'/') {
-            for c in chars.by_ref() {
-                if c == '\n' {
-                    out.push('\n');
-                    break;
-                }
-            }
-        } else if c == '/' && chars.peek() == Some(&'*') {
-            chars.next();
-            depth = 1;
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-fn ident_at(s: &str) -> &str {
-    let end = s
-        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .unwrap_or(s.len());
-    &s[..end]
-}
-
-/// The first segment of every path that starts with `crate::`, groups included
-/// (`crate::{a, b::c}` names `a` and `b`).
-fn crate_paths(code: &str) -> BTreeSet<String> {
-    let mut names = BTreeSet::new();
-    let mut rest = code;
-    while let Some(i) = rest.find("crate::") {
-        let before = rest[..i].chars().last();
-        rest = &rest[i + "crate::".len()..];
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
-            continue; // e.g. `pagelab_crate::`
-        }
-        let r = rest.trim_start();
-        if let Some(group) = r.strip_prefix('{') {
-            for item in group_items(group) {
-                let name = ident_at(item);
-                if !name.is_empty() {
-                    names.insert(name.to_string());
-                }
-            }
-        } else {
-            let name = ident_at(r);
-            if !name.is_empty() {
-                names.insert(name.to_string());
-            }
-        }
-    }
-    names
-}
-
-/// The module a file belongs to: its first path component under `src`, without `.rs`.
-fn module_of(src: &Path, file: &Path) -> String {
-    let rel = file.strip_prefix(src).unwrap();
-    let first = rel
-        .components()
-        .next()
-        .unwrap()
-        .as_os_str()
-        .to_string_lossy();
-    first.trim_end_matches(".rs").to_string()
 }
 
 /// A cycle in `graph`, if there is one, as the modules along it.
@@ -159,21 +82,38 @@ fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>>
     None
 }
 
-/// Which modules of the crate at `src` name which others.
-fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+/// Every module of the crate at `src`, its path and its code without comments; the
+/// modules' paths; and what each module re-exports.
+fn crate_modules(src: &Path) -> (Vec<(Vec<String>, String)>, BTreeSet<Vec<String>>, Reexports) {
     let mut files = Vec::new();
     rust_files(src, &mut files);
-    let modules: BTreeSet<String> = files.iter().map(|f| module_of(src, f)).collect();
+    let codes: BTreeMap<Vec<String>, String> = files
+        .iter()
+        .map(|f| {
+            let code = code_of(&std::fs::read_to_string(f).unwrap());
+            (module_path(src, f), code)
+        })
+        .collect();
+    let modules: BTreeSet<Vec<String>> = codes.keys().cloned().collect();
+    let reexported = reexports(&codes, &modules);
+    (codes.into_iter().collect(), modules, reexported)
+}
+
+/// Which top-level modules of the crate at `src` name which others (an item the crate
+/// root re-exports, `crate::Machine`, names the module that defines it).
+fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let (codes, modules, reexported) = crate_modules(src);
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for f in &files {
-        let from = module_of(src, f);
-        if from == "lib" || from == "main" {
-            continue; // the crate root declares and re-exports every module
-        }
-        let code = code_of(&std::fs::read_to_string(f).unwrap());
-        for to in crate_paths(&code) {
-            if to != from && modules.contains(&to) {
-                graph.entry(from.clone()).or_default().insert(to);
+    for (at, code) in &codes {
+        // The crate root declares and re-exports every module; a binary's files are
+        // its modules.
+        let Some(from) = at.first() else { continue };
+        for to in named_modules(code, at, &modules, &reexported) {
+            match to.first() {
+                Some(to) if to != from => {
+                    graph.entry(from.clone()).or_default().insert(to.clone());
+                }
+                _ => {}
             }
         }
     }
@@ -196,151 +136,14 @@ fn module_path(src: &Path, file: &Path) -> Vec<String> {
     parts
 }
 
-/// The modules a file's code names by `crate::` or `super::` paths, each as a full
-/// module path (the path's segments while they name modules of `modules`). The
-/// file's own tests (from `#[cfg(test)]` on, where `super::` means the file itself)
-/// are left out.
-fn named_modules(
-    code: &str,
-    at: &[String],
-    modules: &BTreeSet<Vec<String>>,
-) -> BTreeSet<Vec<String>> {
-    let code = &without_test_modules(code);
-    let mut found = BTreeSet::new();
-    let mut resolve = |mut path: Vec<String>, rest: &str| {
-        let mut rest = rest;
-        loop {
-            let name = ident_at(rest);
-            if name.is_empty() {
-                break;
-            }
-            let mut next = path.clone();
-            next.push(name.to_string());
-            if !modules.contains(&next) {
-                break;
-            }
-            path = next;
-            rest = &rest[name.len()..];
-            match rest.strip_prefix("::") {
-                Some(r) => rest = r,
-                None => break,
-            }
-        }
-        found.insert(path);
-    };
-    // Each path's start, after its `crate::` or `super::`s: a group's items each.
-    let mut starts: Vec<(Vec<String>, &str)> = Vec::new();
-    for (i, _) in code.match_indices("crate::") {
-        if code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
-            continue; // e.g. `pagelab_crate::`
-        }
-        starts.push((Vec::new(), &code[i + "crate::".len()..]));
-    }
-    for (i, _) in code.match_indices("super::") {
-        if code[..i].ends_with("super::")
-            || code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_')
-        {
-            continue; // counted from the first `super::`
-        }
-        let mut up = at.len();
-        let mut rest = &code[i..];
-        while let Some(r) = rest.strip_prefix("super::") {
-            up = up.saturating_sub(1);
-            rest = r;
-        }
-        starts.push((at[..up].to_vec(), rest));
-    }
-    for (base, rest) in starts {
-        match rest.trim_start().strip_prefix('{') {
-            Some(group) => {
-                for item in group_items(group) {
-                    resolve(base.clone(), item);
-                }
-            }
-            None => resolve(base, rest.trim_start()),
-        }
-    }
-    found
-}
-
-/// `code` without its inline `#[cfg(test)] mod … { … }` blocks, where `super::` means
-/// the file's own module (the rest of the file, tests declared as files included, is
-/// kept).
-fn without_test_modules(code: &str) -> String {
-    let mut out = String::with_capacity(code.len());
-    let mut rest = code;
-    while let Some(at) = rest.find("#[cfg(test)]") {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + "#[cfg(test)]".len()..];
-        let item = after.trim_start();
-        let inline = item.starts_with("mod ")
-            && item
-                .find('{')
-                .is_some_and(|b| item.find(';').is_none_or(|s| b < s));
-        if !inline {
-            rest = after;
-            continue;
-        }
-        let open = item.find('{').unwrap();
-        let mut depth = 0;
-        let mut end = item.len();
-        for (k, c) in item[open..].char_indices() {
-            match c {
-                '{' => depth += 1,
-                '}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = open + k + 1;
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        rest = &item[end..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// The starts of the items of a `{…}` group (its text after the `{`), at its top level.
-fn group_items(group: &str) -> Vec<&str> {
-    let mut items = Vec::new();
-    let mut depth = 1;
-    let mut item_start = true;
-    for (k, c) in group.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    break;
-                }
-            }
-            ',' if depth == 1 => item_start = true,
-            c if item_start && depth == 1 && !c.is_whitespace() => {
-                item_start = false;
-                items.push(&group[k..]);
-            }
-            _ => {}
-        }
-    }
-    items
-}
-
 /// For every module with submodules, which of its submodules name which others
-/// (by `crate::` or `super::` paths, at any depth). A path to an item a parent
-/// re-exports (`super::Item` for `pub use child::Item`) and a glob (`super::*`) name
-/// the parent, not the child that defines the item: such edges are not seen.
+/// (by `crate::` or `super::` paths, at any depth; an item a module re-exports names
+/// the submodule that defines it).
 fn nested_graphs(src: &Path) -> BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>> {
-    let mut files = Vec::new();
-    rust_files(src, &mut files);
-    let modules: BTreeSet<Vec<String>> = files.iter().map(|f| module_path(src, f)).collect();
+    let (codes, modules, reexported) = crate_modules(src);
     let mut graphs: BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
-    for f in &files {
-        let from = module_path(src, f);
-        let code = code_of(&std::fs::read_to_string(f).unwrap());
-        for to in named_modules(&code, &from, &modules) {
+    for (from, code) in &codes {
+        for to in named_modules(code, from, &modules, &reexported) {
             let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
             if common < from.len() && common < to.len() && !from[..common].is_empty() {
                 graphs
@@ -445,13 +248,25 @@ fn the_checker_finds_cycles_and_paths() {
     let code = code_of(
         "#[cfg(test)]\nmod tests;\nuse super::b::Thing;\n#[cfg(test)]\nmod t {\n use super::a;\n}\nuse super::{c, Other};\nuse crate::y::z;",
     );
-    let named: Vec<_> = named_modules(&code, &m(&["x", "a"]), &modules)
+    let named: Vec<_> = named_modules(&code, &m(&["x", "a"]), &modules, &Reexports::new())
         .into_iter()
         .collect();
     assert_eq!(
         named,
         [m(&["x"]), m(&["x", "b"]), m(&["x", "c"]), m(&["y"])]
     );
+    // An item the parent re-exports names the submodule that defines it.
+    let codes: BTreeMap<Vec<String>, String> = [(
+        m(&["x"]),
+        code_of("mod a;\npub use b::{Thing, Other as Renamed};\npub use self::c::*;"),
+    )]
+    .into();
+    let reexported = reexports(&codes, &modules);
+    let code = code_of("use super::{Renamed, Unknown};\nfn f() -> super::Thing {}");
+    let named: Vec<_> = named_modules(&code, &m(&["x", "a"]), &modules, &reexported)
+        .into_iter()
+        .collect();
+    assert_eq!(named, [m(&["x"]), m(&["x", "b"])]);
 }
 
 /// Every text file of the repository's folders that users read (sources, tests,

@@ -2,7 +2,7 @@
 //! one run a Ray task executes, and the results database's table.
 
 use crate::{detached, Failure, Output};
-use pagelab_core::sweep::SweepFile;
+use pagelab_sweep::SweepFile;
 use pagelab_sweep::{Executor, Local, Ray, TerminalProgress};
 use pyo3::prelude::*;
 use std::path::Path;
@@ -26,7 +26,7 @@ pub fn sweep(
 ) -> PyResult<PyObject> {
     // The spec is read with the GIL held; the runs go without it.
     let spec = if let Ok(path) = spec.extract::<std::path::PathBuf>() {
-        pagelab_core::sweep::load_observed(&path, &mut pagelab_sweep::progress::checking(quiet))
+        pagelab_sweep::load_observed(&path, &mut pagelab_sweep::progress::checking(quiet))
     } else {
         // Through a TOML value, which keeps a str a str: read as a list of paths or
         // values, it would be one of one-letter names.
@@ -46,7 +46,7 @@ pub fn sweep(
                 pyo3::exceptions::PyValueError::new_err(message)
             }
         })?;
-        pagelab_core::sweep::expand_observed(
+        pagelab_sweep::expand_observed(
             &file,
             "sweep",
             Path::new(folder),

@@ -7,8 +7,8 @@ use crate::results::{text, Results, Run};
 use crate::verdict::{judge, not_run, Outcome, Verdict};
 use crate::PaperDef;
 use anyhow::{bail, Context, Result};
-use pagelab_core::sweep::{self, Sweep, SweepFile};
 use pagelab_sweep::{Executor, Observer, Summary};
+use pagelab_sweep::{Sweep, SweepFile};
 use std::path::{Path, PathBuf};
 
 /// A trace of the claim files named `bundled:NAME`: `NAME` in the bundled traces.
@@ -111,7 +111,7 @@ pub fn experiment_sweep(
     let file: SweepFile = toml::Value::Table(table)
         .try_into()
         .map_err(|e: toml::de::Error| anyhow::anyhow!("{origin}: {}", e.message().trim()))?;
-    sweep::expand(&file, &origin, Path::new(".")).map_err(anyhow::Error::msg)
+    pagelab_sweep::expand(&file, &origin, Path::new(".")).map_err(anyhow::Error::msg)
 }
 
 /// The catalogue workloads the experiments of `paper` run on (`workload:NAME`; none
@@ -139,10 +139,10 @@ pub fn workloads(paper: &PaperDef, quick: bool) -> Result<Vec<String>> {
 
 /// A run's trace as the measures name it.
 fn short(trace: &Path) -> String {
-    if let Some(s) = sweep::synthetic(trace) {
+    if let Some(s) = pagelab_sweep::synthetic(trace) {
         return s.to_string();
     }
-    if let Some(l) = sweep::layout(trace) {
+    if let Some(l) = pagelab_sweep::layout(trace) {
         return l.to_string();
     }
     trace.file_name().map_or_else(

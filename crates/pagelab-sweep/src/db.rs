@@ -12,7 +12,7 @@ pub struct Record<'a> {
     pub key: &'a str,
     pub trace: &'a str,
     pub trace_id: &'a str,
-    /// What the run computed ([`pagelab_core::sweep::Analysis::to_json`]; empty for a
+    /// What the run computed ([`crate::analysis::Analysis::to_json`]; empty for a
     /// simulation).
     pub analysis: &'a str,
     /// The overrides as a JSON object.
@@ -204,13 +204,13 @@ pub fn open_existing(path: &Path) -> Result<Connection> {
 /// reads (its `trace/` when it has one), in name order.
 pub fn content_id(path: &Path) -> Result<String> {
     let mut h = Sha256::new();
-    if let Some(spec) = pagelab_core::sweep::synthetic(path) {
+    if let Some(spec) = crate::inputs::synthetic(path) {
         // A synthetic workload is its description.
-        h.update(pagelab_core::sweep::SYNTHETIC.as_bytes());
+        h.update(crate::inputs::SYNTHETIC.as_bytes());
         h.update(spec.as_bytes());
-    } else if let Some(name) = pagelab_core::sweep::layout(path) {
+    } else if let Some(name) = crate::inputs::layout(path) {
         // So is a page-table layout.
-        h.update(pagelab_core::sweep::LAYOUT.as_bytes());
+        h.update(crate::inputs::LAYOUT.as_bytes());
         h.update(name.as_bytes());
     } else if path.is_dir() {
         let root = if path.join("trace").is_dir() {

@@ -1,8 +1,8 @@
 //! Where runs execute: the [`Executor`] interface, what one run does ([`simulate`]),
 //! and the local executor (threads on this machine's cores).
 
+use crate::analysis::Analysis;
 use anyhow::Result;
-use pagelab_core::sweep::Analysis;
 use pagelab_core::MachineConfig;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -14,7 +14,7 @@ pub struct Job {
     /// The run's place in the sweep.
     pub index: usize,
     pub trace: PathBuf,
-    /// What the run computes ([`pagelab_core::sweep::Analysis::to_json`]).
+    /// What the run computes ([`crate::analysis::Analysis::to_json`]).
     pub analysis: String,
     /// The normalised configuration: what every executor builds the machine from, so
     /// that a run is the same wherever it runs.

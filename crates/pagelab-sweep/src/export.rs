@@ -92,7 +92,7 @@ pub fn table(path: &Path, whole: bool) -> Result<Table> {
         .zip(&overrides)
         .map(|(r, o)| {
             // The analysis by its kind's name.
-            let analysis = pagelab_core::sweep::Analysis::from_json(r[9].as_str().unwrap_or(""))
+            let analysis = crate::analysis::Analysis::from_json(r[9].as_str().unwrap_or(""))
                 .map_or_else(|_| r[9].clone(), |a| Value::from(a.name()));
             let mut row: Vec<Value> = r[..2].to_vec();
             row.push(analysis);

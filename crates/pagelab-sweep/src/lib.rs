@@ -1,6 +1,7 @@
 //! Sweeps of pagelab runs, one implementation for the command line and Python.
 //!
-//! A sweep ([`pagelab_core::sweep`]) is expanded into runs; [`run`] runs the ones its
+//! A sweep file ([`spec`]) names traces ([`inputs`]) × configuration overrides and
+//! what each run computes ([`analysis`]); it is expanded into runs; [`run`] runs the ones its
 //! results database ([`db`]) lacks on an [`Executor`] — threads on the local cores
 //! ([`Local`]) or tasks on a Ray cluster ([`Ray`]) — and commits each run the moment
 //! it finishes, keyed by a hash of the trace's content, the normalised configuration
@@ -9,18 +10,26 @@
 //! that fails is recorded with its error and the others go on. [`export`] writes a
 //! database's runs as one table (CSV or Parquet).
 
+pub mod analysis;
 pub mod db;
 mod execute;
 pub mod export;
 mod hold;
+pub mod inputs;
 pub mod progress;
 mod ray;
 mod run;
+pub mod spec;
 
+pub use analysis::Analysis;
 pub use execute::{run_one, Executor, Job, Local, Outcome};
+pub use inputs::{layout, open_trace, synthetic, LAYOUT, SYNTHETIC};
 pub use progress::TerminalProgress;
 pub use ray::Ray;
 pub use run::{keys, run, Observer, Summary};
+pub use spec::{
+    describe, expand, expand_observed, load, load_observed, parse, Run, Sweep, SweepFile,
+};
 
 /// pagelab's version and, when built from a git checkout, its commit
 /// (`0.1.0+0123456789ab`): part of every run's key, so a change to the code never

@@ -76,7 +76,7 @@ impl Observer for TerminalProgress {
 }
 
 /// Progress while a sweep's configurations are built and checked, for
-/// [`pagelab_core::sweep::load_observed`]: a bar on standard error once a grid is
+/// [`pagelab_sweep::load_observed`]: a bar on standard error once a grid is
 /// large enough to take a while (a thousand runs or more), cleared when done.
 pub fn checking(quiet: bool) -> impl FnMut(usize, usize) {
     let mut bar: Option<ProgressBar> = None;

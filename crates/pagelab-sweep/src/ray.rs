@@ -50,8 +50,8 @@ impl Executor for Ray {
         let mut input = String::new();
         for job in &jobs {
             // Absolute, not resolved: a link keeps the name its format is told by.
-            let named = pagelab_core::sweep::synthetic(&job.trace).is_some()
-                || pagelab_core::sweep::layout(&job.trace).is_some();
+            let named = crate::inputs::synthetic(&job.trace).is_some()
+                || crate::inputs::layout(&job.trace).is_some();
             let trace = if named {
                 job.trace.clone()
             } else {

@@ -2,9 +2,9 @@
 //! moment it finishes.
 
 use crate::db::{self, Record};
+use crate::spec::Sweep;
 use crate::{Executor, Job};
 use anyhow::{Context, Result};
-use pagelab_core::sweep::Sweep;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -18,6 +18,7 @@
 mod any;
 mod approx_online;
 mod asap;
+mod build_policy;
 mod lru_stack;
 pub mod mechanism;
 pub mod objects;
@@ -26,9 +27,10 @@ mod reservation;
 mod static_regions;
 mod thp;
 
-pub use any::{build, check_miss_cycles, BuildPolicy, Context, PromotionConfig, NAMES};
+pub use any::{build, PromotionConfig, NAMES};
 pub use approx_online::{ApproxOnline, OnlineConfig};
 pub use asap::{Asap, AsapConfig};
+pub use build_policy::{check_miss_cycles, BuildPolicy, Context};
 pub use online::Online;
 pub use reservation::{Reservation, ReservationConfig};
 pub use static_regions::{StaticPromotionConfig, StaticRegion, StaticRegions};

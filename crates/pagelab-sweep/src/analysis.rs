@@ -9,21 +9,14 @@
 //!
 //! Every kind returns its result as the JSON its command writes with `--json`.
 
-use crate::analysis::{benefit, contiguity, layout::Layout, pagetables, translation};
-use crate::config::MachineConfig;
-use crate::trace::TraceReader;
-use crate::Machine;
+use pagelab_core::analysis::{benefit, contiguity, layout::Layout, pagetables, reuse, translation};
+use pagelab_core::config::MachineConfig;
+use pagelab_core::trace::TraceReader;
+use pagelab_core::Machine;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// What a sweep's trace names before a synthetic page-table layout
-/// (`layout:sparse`, as `pagetables compare --layout` takes it).
-pub const LAYOUT: &str = "layout:";
-
-/// The layout a sweep's trace names, if it names one.
-pub fn layout(trace: &Path) -> Option<&str> {
-    trace.to_str()?.strip_prefix(LAYOUT)
-}
+use crate::inputs::layout;
 
 /// One kind of run and its options.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
@@ -60,16 +53,26 @@ pub enum Analysis {
         #[serde(default)]
         page_sizes: Vec<String>,
     },
+    /// `pagelab analyze reuse`: exact (or, with `sample_rate`, sampled) reuse
+    /// distances of the page stream at each of `page_sizes` (default 4K), and the
+    /// misses of a fully associative LRU TLB of every size. The machine is not used.
+    Reuse {
+        #[serde(default)]
+        page_sizes: Vec<String>,
+        #[serde(default)]
+        sample_rate: Option<f64>,
+    },
 }
 
 impl Analysis {
     /// The kinds, as sweep files name them.
-    pub const NAMES: [&'static str; 5] = [
+    pub const NAMES: [&'static str; 6] = [
         "simulate",
         "pagetables",
         "contiguity",
         "translation",
         "benefit",
+        "reuse",
     ];
 
     /// An analysis as a sweep file gives it: a name, or a table with `kind`.
@@ -86,21 +89,30 @@ impl Analysis {
             let m = e.message().trim().replace('\n', " ");
             format!("analysis: {m} (kinds: {})", Analysis::NAMES.join(", "))
         })?;
-        if let Analysis::Benefit {
-            seconds,
-            page_sizes,
-            ..
-        } = &analysis
-        {
-            if let Some(s) = seconds {
-                if !(s.is_finite() && *s > 0.0) {
-                    return Err(format!("analysis.seconds {s}: not a run time"));
+        match &analysis {
+            Analysis::Benefit {
+                seconds,
+                page_sizes,
+                ..
+            } => {
+                if let Some(s) = seconds {
+                    if !(s.is_finite() && *s > 0.0) {
+                        return Err(format!("analysis.seconds {s}: not a run time"));
+                    }
+                }
+                sizes(page_sizes)?;
+            }
+            Analysis::Reuse {
+                page_sizes,
+                sample_rate,
+            } => {
+                let sizes = sizes(page_sizes)?;
+                if let Some(r) = sample_rate {
+                    reuse::ReusePass::sampled(&sizes, *r)
+                        .map_err(|e| format!("analysis.sample_rate: {e}"))?;
                 }
             }
-            for s in page_sizes {
-                crate::PageSize::parse(s)
-                    .map_err(|e| format!("analysis.page_sizes: {s:?}: {e}"))?;
-            }
+            _ => {}
         }
         Ok(analysis)
     }
@@ -112,6 +124,7 @@ impl Analysis {
             Analysis::Contiguity { .. } => "contiguity",
             Analysis::Translation { .. } => "translation",
             Analysis::Benefit { .. } => "benefit",
+            Analysis::Reuse { .. } => "reuse",
         }
     }
 
@@ -157,7 +170,7 @@ impl Analysis {
         match self {
             Analysis::Simulate => {
                 let mut machine = Machine::build(config).map_err(|e| e.to_string())?;
-                let mut reader = super::open_trace(trace)?;
+                let mut reader = crate::inputs::open_trace(trace)?;
                 machine
                     .run_trace(reader.as_mut(), trace, |_, _| {})
                     .map_err(|e| e.to_string())?;
@@ -186,7 +199,7 @@ impl Analysis {
                         )
                     }
                     None => {
-                        let mut reader = super::open_trace(trace)?;
+                        let mut reader = crate::inputs::open_trace(trace)?;
                         pagetables::compare_trace(
                             &structures,
                             reader.as_mut(),
@@ -201,7 +214,7 @@ impl Analysis {
                 Ok((json(&value)?, refs))
             }
             Analysis::Contiguity { regions } => {
-                let mut reader = super::open_trace(trace)?;
+                let mut reader = crate::inputs::open_trace(trace)?;
                 let mut refs = 0;
                 let result =
                     contiguity::analyze_with(config, regions, reader.as_mut(), trace, |n, _| {
@@ -222,18 +235,13 @@ impl Analysis {
                 seconds,
                 page_sizes,
             } => {
-                let mut sizes = Vec::new();
-                for s in page_sizes {
-                    sizes.push(
-                        crate::PageSize::parse(s).map_err(|e| format!("page_sizes: {s:?}: {e}"))?,
-                    );
-                }
+                let sizes = sizes(page_sizes)?;
                 let options = benefit::Options {
                     large_sizes: (!sizes.is_empty()).then_some(sizes),
                     seconds: *seconds,
                     ..benefit::Options::default()
                 };
-                let mut reader = super::open_trace(trace)?;
+                let mut reader = crate::inputs::open_trace(trace)?;
                 let result =
                     benefit::analyze_trace(reader.as_mut(), trace, config, &options, |_, _| {})
                         .map_err(|e| e.to_string())?;
@@ -256,8 +264,35 @@ impl Analysis {
                     serde_json::to_value(&validation).map_err(|e| e.to_string())?;
                 Ok((json(&value)?, result.references))
             }
+            Analysis::Reuse {
+                page_sizes,
+                sample_rate,
+            } => {
+                let mut sizes = sizes(page_sizes)?;
+                if sizes.is_empty() {
+                    sizes.push(pagelab_core::PageSize::K4);
+                }
+                let mut reader = crate::inputs::open_trace(trace)?;
+                let result =
+                    reuse::analyze_trace(reader.as_mut(), trace, &sizes, *sample_rate, |_, _| {})
+                        .map_err(|e| e.to_string())?;
+                Ok((json(&result)?, result.references))
+            }
         }
     }
+}
+
+/// The page sizes an analysis names, each once, in order.
+fn sizes(names: &[String]) -> Result<Vec<pagelab_core::PageSize>, String> {
+    let mut sizes = Vec::new();
+    for s in names {
+        let size = pagelab_core::PageSize::parse(s)
+            .map_err(|e| format!("analysis.page_sizes: {s:?}: {e}"))?;
+        if !sizes.contains(&size) {
+            sizes.push(size);
+        }
+    }
+    Ok(sizes)
 }
 
 /// A result as JSON text; a failure (a bug) is the run's error.
@@ -267,9 +302,10 @@ fn json<T: Serialize>(value: &T) -> Result<String, String> {
 
 /// The trace opened again from its start, for the analyses that read it once per
 /// configuration.
-fn reopen(trace: &Path) -> Result<Box<dyn TraceReader + Send>, crate::trace::TraceError> {
-    super::open_trace(trace)
-        .map_err(|e| crate::trace::TraceError::new(trace, crate::trace::Location::File, e))
+fn reopen(trace: &Path) -> Result<Box<dyn TraceReader + Send>, pagelab_core::trace::TraceError> {
+    crate::inputs::open_trace(trace).map_err(|e| {
+        pagelab_core::trace::TraceError::new(trace, pagelab_core::trace::Location::File, e)
+    })
 }
 
 #[cfg(test)]

@@ -19,7 +19,8 @@
 //! that does not exist or an empty axis is a one-line error naming it, and nothing
 //! has run.
 
-use crate::config::MachineConfig;
+use crate::inputs::{layout, synthetic};
+use pagelab_core::config::MachineConfig;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,7 +41,7 @@ pub struct SweepFile {
     #[serde(default)]
     pub zip: BTreeMap<String, Vec<Value>>,
     /// What each run computes: a kind's name or a table with `kind` and its options
-    /// ([`super::Analysis`]); default a simulation.
+    /// ([`crate::Analysis`]); default a simulation.
     #[serde(default)]
     pub analysis: Option<Value>,
     /// The most runs the sweep may have (traces × grid combinations × zip rows),
@@ -68,7 +69,7 @@ pub struct Run {
 #[derive(Clone, Debug)]
 pub struct Sweep {
     pub base: MachineConfig,
-    pub analysis: super::Analysis,
+    pub analysis: crate::Analysis,
     pub runs: Vec<Run>,
 }
 
@@ -209,15 +210,15 @@ fn expand_located(
                 "give machine or config, not both".into(),
             ))
         }
-        (Some(name), None) => crate::presets::load(name)
+        (Some(name), None) => pagelab_core::presets::load(name)
             .map_err(|e| Refusal::top("machine", format!("machine: {e}")))?,
         (None, Some(p)) => MachineConfig::load(&folder.join(p))
             .map_err(|e| Refusal::top("config", format!("config: {}", e.0)))?,
         (None, None) => MachineConfig::default(),
     };
     let analysis = match &file.analysis {
-        Some(a) => super::Analysis::from_toml(a).map_err(|e| Refusal::top("analysis", e))?,
-        None => super::Analysis::Simulate,
+        Some(a) => crate::Analysis::from_toml(a).map_err(|e| Refusal::top("analysis", e))?,
+        None => crate::Analysis::Simulate,
     };
     let fail = |m: String| Refusal::top("traces", m);
     if file.traces.is_empty() {
@@ -229,7 +230,7 @@ fn expand_located(
         .traces
         .iter()
         .map(|t| {
-            if synthetic(t).is_some() || super::layout(t).is_some() {
+            if synthetic(t).is_some() || layout(t).is_some() {
                 return t.clone();
             }
             let joined = folder.join(t);
@@ -241,14 +242,15 @@ fn expand_located(
         })
         .collect();
     for (i, t) in traces.iter().enumerate() {
-        if super::layout(t).is_some() {
+        if layout(t).is_some() {
             analysis
                 .check_trace(t)
                 .map_err(|e| fail(format!("traces[{i}]: {e}")))?;
             continue;
         }
         if let Some(spec) = synthetic(t) {
-            crate::trace::synthetic::parse(spec).map_err(|e| fail(format!("traces[{i}]: {e}")))?;
+            pagelab_core::trace::synthetic::parse(spec)
+                .map_err(|e| fail(format!("traces[{i}]: {e}")))?;
             continue;
         }
         // A folder is a trace too: a drmemtrace of several threads. A pipe or a
@@ -340,11 +342,11 @@ fn expand_located(
         .collect();
     first.sort_by(|a, b| a.0.cmp(&b.0));
     // An override refused is named by its key, at its line of the sweep file.
-    let refused = |e: crate::config::overrides::OverrideError| match &e.key {
+    let refused = |e: pagelab_core::config::overrides::OverrideError| match &e.key {
         Some(key) => axis(key, e.to_string()),
         None => Refusal::anywhere(e.to_string()),
     };
-    crate::config::overrides::apply_keyed(&base, &first).map_err(refused)?;
+    pagelab_core::config::overrides::apply_keyed(&base, &first).map_err(refused)?;
     // Every combination: the grid's in order (the last key fastest), each with every
     // row of the zip.
     let mut combos: Vec<Vec<(String, Value)>> = vec![Vec::new()];
@@ -375,8 +377,8 @@ fn expand_located(
     let mut configs = Vec::with_capacity(combos.len());
     for (done, c) in combos.iter().enumerate() {
         checked(done, combos.len());
-        let config = crate::config::overrides::apply_keyed(&base, c).map_err(refused)?;
-        crate::Machine::build(&config).map_err(|e| {
+        let config = pagelab_core::config::overrides::apply_keyed(&base, c).map_err(refused)?;
+        pagelab_core::Machine::build(&config).map_err(|e| {
             // A field's own check names the field: at its line when it is swept.
             match c.iter().find(|(k, _)| e.0.starts_with(&format!("{k}:"))) {
                 Some((key, _)) if c.len() == 1 => axis(key, e.0),
@@ -424,23 +426,6 @@ fn clean(path: &Path) -> PathBuf {
         out.push(".");
     }
     out
-}
-
-/// What a sweep's trace names before a synthetic workload's description
-/// (`synthetic:column-walk:iterations=64`, as `simulate --synthetic` takes it).
-pub const SYNTHETIC: &str = "synthetic:";
-
-/// The description of the synthetic workload a sweep's trace names, if it names one.
-pub fn synthetic(trace: &Path) -> Option<&str> {
-    trace.to_str()?.strip_prefix(SYNTHETIC)
-}
-
-/// The references of a sweep's trace: a trace file or folder, or a synthetic workload.
-pub fn open_trace(trace: &Path) -> Result<Box<dyn crate::trace::TraceReader + Send>, String> {
-    match synthetic(trace) {
-        Some(spec) => crate::trace::synthetic::parse(spec),
-        None => crate::trace::open(trace, None).map_err(|e| e.to_string()),
-    }
 }
 
 /// `key = value, …` of a run's overrides, for messages and tables.
