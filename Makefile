@@ -10,7 +10,7 @@ PAGELAB   := target/release/pagelab
 TEST_BIN  := target/ci
 DEMO_TRACE := data/traces/xz.plt
 
-.PHONY: all build demo test test-rust test-python test-readme fuzz-build bench venv python clean browser \
+.PHONY: all build demo test test-rust test-extending test-python test-readme fuzz-build bench venv python clean browser \
 	recorder recorder-deps test-recorder bench-record native test-native
 
 all: build recorder native
@@ -24,13 +24,18 @@ demo: build
 	$(PAGELAB) trace info $(DEMO_TRACE)
 	$(PAGELAB) simulate --trace $(DEMO_TRACE)
 
-test: recorder native test-rust test-recorder fuzz-build test-python test-readme test-native
+test: recorder native test-rust test-extending test-recorder fuzz-build test-python test-readme test-native
 
 # The CLI's recording tests run pagelab's Valgrind tool, and `advise`'s the preload
 # library: `make recorder native` come first.
 test-rust:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) test --profile ci -p pagelab-core -p pagelab-sweep -p pagelab-repro -p pagelab-cli
+
+# A dummy component of each kind docs/EXTENDING.md counts, added in a scratch copy by
+# editing only the files it lists, must build and pass the tests that cover its kind.
+test-extending:
+	$(PYTHON) tools/dummy_components.py
 
 # pagelab's Valgrind tool (recorder/): Debian's valgrind package ships the headers and
 # archives an out-of-tree tool links against; installed here when missing.

@@ -343,13 +343,7 @@ fn simulate_translation_benefit_and_reuse_sweeps_store_what_their_commands_write
         let direct: serde_json::Value = serde_json::from_str(&ok(Command::new(PAGELAB)
             .args(&command)
             .args(machine)
-            .args([
-                "--quiet",
-                "--json",
-                "-",
-                "--trace",
-                &path,
-            ])
+            .args(["--quiet", "--json", "-", "--trace", &path])
             .output()
             .unwrap()))
         .unwrap();

@@ -33,7 +33,7 @@ fn configurations() -> Vec<MachineConfig> {
     all.push(with(
         "[promotion]\npolicy = \"static\"\n[[promotion.regions]]\nstart = 0\nbytes = \"2M\"\npage_size = \"2M\"\n",
     ));
-    for kind in ["copy", "remap"] {
+    for kind in pagelab_core::superpage::mechanism::MechanismConfig::NAMES {
         all.push(with(&format!("[mechanism]\nkind = {kind:?}\n")));
     }
     for kind in ["simple", "buddy"] {

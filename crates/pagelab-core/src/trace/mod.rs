@@ -38,20 +38,21 @@ macro_rules! for_each_trace_format {
     ($m:ident $(, $($arg:tt)*)?) => {
         $m! {
             $($($arg)*)?;
-            /// pagelab's own format (`.plt`).
+            /// pagelab's own format: zstd-compressed chunks of columns, with every event.
             "native" => Native(native::NativeReader<std::io::BufReader<input::SourceRead>>, ["plt"]),
-            /// Valgrind `--tool=lackey --trace-mem=yes` output (optionally gz/xz/zst).
+            /// Valgrind `--tool=lackey --trace-mem=yes` text (optionally gz/xz/zst); no events.
             "lackey" => Lackey(lackey::LackeyReader, ["lackey"]),
-            /// ChampSim 64-byte `input_instr` records (optionally gz/xz/zst).
+            /// ChampSim 64-byte `input_instr` records (optionally gz/xz/zst); no events.
             "champsim" => Champsim(champsim::ChampsimReader, ["champsim", "champsimtrace"]),
-            /// One reference per line: `[KIND] ADDRESS [SIZE]` (optionally gz/xz/zst).
+            /// One reference per line: `[KIND] ADDRESS [SIZE]` (optionally gz/xz/zst); no events.
             "addrs" => Addrs(addrs::AddrsReader, ["addrs", "txt"]),
-            /// Raw little-endian u64 virtual addresses, 8 bytes each.
+            /// Raw little-endian u64 virtual addresses, 8 bytes each; no events.
             "u64" => U64(rawu64::U64Reader, ["u64"]),
-            /// The stream of pagelab's Valgrind recorder (recorder/FORMAT.md).
+            /// The stream of pagelab's Valgrind recorder (recorder/FORMAT.md), with every event.
             "pgrec" => Pgrec(pgrec::PgrecReader, ["pgrec"]),
             /// DynamoRIO drmemtrace final traces, versions 1–6 (a thread's file, a
-            /// `.zip` of chunks, gz/zst/xz; or a folder of threads).
+            /// `.zip` of chunks, gz/zst/xz; or a folder of threads), with thread and process
+            /// switches.
             "drmemtrace" => Drmemtrace(drmemtrace::Drmemtrace, ["trace", "zip"]),
         }
     };

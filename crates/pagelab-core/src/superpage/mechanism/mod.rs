@@ -149,8 +149,32 @@ pub enum MechanismConfig {
     Remap(RemapConfig),
 }
 
+impl MechanismConfig {
+    /// The mechanisms' names (`kind` in `[mechanism]`), as serde reads them (a test
+    /// checks them against the variants).
+    pub const NAMES: &'static [&'static str] = &["copy", "remap"];
+}
+
 impl Default for MechanismConfig {
     fn default() -> Self {
         MechanismConfig::Copy(CopyConfig::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `NAMES` is every variant: serde's error for an unknown kind lists them all.
+    #[test]
+    fn the_names_are_the_kinds() {
+        let e = toml::from_str::<MechanismConfig>("kind = \"nope\"")
+            .unwrap_err()
+            .to_string();
+        let listed: Vec<&str> = e.split('`').skip(3).step_by(2).collect();
+        assert_eq!(listed, MechanismConfig::NAMES, "{e}");
+        for name in MechanismConfig::NAMES {
+            toml::from_str::<MechanismConfig>(&format!("kind = {name:?}")).unwrap();
+        }
     }
 }

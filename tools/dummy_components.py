@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""Add a dummy component of each kind to a scratch copy of the repository, touching only
+the files docs/EXTENDING.md lists for that kind, and check that it builds and that the
+tests which must cover a component of that kind run it.
+
+Each dummy is a copy of an existing component under a new name (a FIFO replacement
+policy, a linear page table, the asap promotion policy, the u64 trace format, a
+variant of the skylake preset). What is edited by hand is counted per kind and must
+equal the count docs/EXTENDING.md states in the kind's section ("Touches N files");
+the generated documentation lists are then regenerated (PAGELAB_BLESS=1, as a person
+adding a component would) and the kinds' tests run:
+
+    python3 tools/dummy_components.py            # from the repository's root
+
+The scratch copy is target/dummy-components/x/ (the working tree as it is, commits or
+not) under a workspace manifest of its own one folder up: its build shares target/
+with the tests' (profile ci), so the dependencies are not built again, while its
+crates, at other paths relative to their workspace, get artifacts of their own and
+never replace the repository's.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+WORKSPACE = os.path.join(ROOT, "target", "dummy-components")
+SCRATCH = os.path.join(WORKSPACE, "x")
+CORE = "crates/pagelab-core"
+
+
+class Scratch:
+    """The scratch copy, and which files each kind's edits touched."""
+
+    def __init__(self, root: str):
+        self.root = root
+        self.touched: dict[str, set[str]] = {}
+        self.kind = ""
+
+    def path(self, rel: str) -> str:
+        return os.path.join(self.root, rel)
+
+    def _touch(self, rel: str) -> None:
+        self.touched.setdefault(self.kind, set()).add(rel)
+
+    def create(self, rel: str, text: str) -> None:
+        assert not os.path.exists(self.path(rel)), f"{rel} exists"
+        with open(self.path(rel), "w") as f:
+            f.write(text)
+        self._touch(rel)
+
+    def copy(self, rel: str, src: str, renames: list[tuple[str, str]]) -> None:
+        text = open(self.path(src)).read()
+        for pattern, repl in renames:
+            text, n = re.subn(pattern, repl, text)
+            assert n, f"{src}: no {pattern!r}"
+        self.create(rel, text)
+
+    def replace(self, rel: str, old: str, new: str) -> None:
+        text = open(self.path(rel)).read()
+        assert text.count(old) == 1, f"{rel}: {old!r} found {text.count(old)} times"
+        with open(self.path(rel), "w") as f:
+            f.write(text.replace(old, new))
+        self._touch(rel)
+
+    def after(self, rel: str, anchor: str, lines: list[str]) -> None:
+        """Insert `lines` after the line holding `anchor`, at its indentation."""
+        text = open(self.path(rel)).read().split("\n")
+        at = [i for i, line in enumerate(text) if anchor in line]
+        assert len(at) == 1, f"{rel}: {anchor!r} on {len(at)} lines"
+        indent = re.match(r"\s*", text[at[0]]).group(0)
+        text[at[0] + 1:at[0] + 1] = [indent + line for line in lines]
+        with open(self.path(rel), "w") as f:
+            f.write("\n".join(text))
+        self._touch(rel)
+
+
+def replacement_policy(s: Scratch) -> None:
+    src = f"{CORE}/src/replacement"
+    s.copy(f"{src}/dummy_fifo.rs", f"{src}/fifo.rs", [(r"\bFifo\b", "DummyFifo")])
+    s.after(f"{src}/mod.rs", "mod fifo;", ["mod dummy_fifo;"])
+    s.after(f"{src}/mod.rs", "pub use fifo::Fifo;", ["pub use dummy_fifo::DummyFifo;"])
+    s.after(f"{src}/mod.rs", '"fifo" => Fifo,', ['"dummy-fifo" => DummyFifo,'])
+    s.replace(f"{CORE}/tests/replacement_vs_reference.rs", '"fifo" => Model::Fifo(',
+              '"fifo" | "dummy-fifo" => Model::Fifo(')
+
+
+def page_table(s: Scratch) -> None:
+    src = f"{CORE}/src/pagetable"
+    s.copy(f"{src}/dummy_linear.rs", f"{src}/linear.rs", [(r"\bLinear(PageTable|Config)\b", r"DummyLinear\1")])
+    s.after(f"{src}/mod.rs", "mod linear;", ["mod dummy_linear;"])
+    s.after(f"{src}/mod.rs", "pub use linear::{LinearConfig, LinearPageTable};",
+            ["pub use dummy_linear::{DummyLinearConfig, DummyLinearPageTable};"])
+    s.after(f"{src}/mod.rs", '"linear" => Linear(LinearConfig),',
+            ["/// A copy of the linear table.", '"dummy-linear" => DummyLinear(DummyLinearConfig),'])
+    tests = f"{CORE}/tests/common/pagetables.rs"
+    s.replace(tests, "LinearPageTable, PageTable,", "LinearPageTable, DummyLinearPageTable, PageTable,")
+    s.replace(tests, '        "linear" => Kind {', '''        "dummy-linear" => Kind {
+            canonical: Some(48),
+            ..full(|| Box::new(DummyLinearPageTable::new(&ALL[..3], 3)))
+        },
+        "linear" => Kind {''')
+    s.after(tests, 'linear_matches_hashmap: "linear",', ['dummy_linear_matches_hashmap: "dummy-linear",'])
+
+
+def promotion_policy(s: Scratch) -> None:
+    src = f"{CORE}/src/superpage"
+    s.copy(f"{src}/dummy_asap.rs", f"{src}/asap.rs", [(r"\bAsap(Config)?\b", r"DummyAsap\1")])
+    s.after(f"{src}/mod.rs", "mod asap;", ["mod dummy_asap;"])
+    s.after(f"{src}/mod.rs", "pub use asap::{Asap, AsapConfig};", ["pub use dummy_asap::{DummyAsap, DummyAsapConfig};"])
+    s.after(f"{src}/mod.rs", '"asap" => Asap(AsapConfig, Asap),',
+            ["/// A copy of asap.", '"dummy-asap" => DummyAsap(DummyAsapConfig, DummyAsap),'])
+    s.after(f"{CORE}/tests/superpages_integrity.rs", '("asap", PromotionConfig::Asap(Default::default())),',
+            ['("dummy-asap", PromotionConfig::DummyAsap(Default::default())),'])
+
+
+def trace_format(s: Scratch) -> None:
+    src = f"{CORE}/src/trace"
+    s.copy(f"{src}/dummy_u64.rs", f"{src}/rawu64.rs", [(r"\bU64Reader\b", "DummyU64Reader")])
+    s.after(f"{src}/mod.rs", "pub mod rawu64;", ["pub mod dummy_u64;"])
+    s.after(f"{src}/mod.rs", '"u64" => U64(rawu64::U64Reader, ["u64"]),',
+            ["/// A copy of the u64 format.", '"dummy-u64" => DummyU64(dummy_u64::DummyU64Reader, ["dummyu64"]),'])
+    s.replace(f"{CORE}/tests/roundtrip_readers.rs", "    #[test]\n    fn u64_round_trips(", '''    #[test]
+    fn dummy_u64_round_trips(addrs in prop::collection::vec(addr_strategy(), 0..600), chunk_refs in small_chunks()) {
+        let bytes: Vec<u8> = addrs.iter().flat_map(|a| a.to_le_bytes()).collect();
+        let file = temp_with(".dummyu64", &bytes);
+        let refs: Vec<MemRef> = addrs.iter().map(|&a| MemRef::new(a, 1, AccessKind::Load)).collect();
+        check_reader(file.path(), TraceFormat::DummyU64, &refs, chunk_refs)?;
+    }
+
+    #[test]
+    fn u64_round_trips(''')
+
+
+def mechanism(s: Scratch) -> None:
+    src = f"{CORE}/src/superpage/mechanism"
+    s.copy(f"{src}/dummy_copy.rs", f"{src}/copy.rs", [(r"\bCopy(Mechanism|Config)\b", r"DummyCopy\1")])
+    s.after(f"{src}/mod.rs", "mod copy;", ["mod dummy_copy;"])
+    s.after(f"{src}/mod.rs", "pub use copy::{CopyConfig, CopyMechanism};",
+            ["pub use dummy_copy::{DummyCopyConfig, DummyCopyMechanism};"])
+    s.after(f"{src}/mod.rs", "    Copy(CopyConfig),", ["/// A copy of copy.", "DummyCopy(DummyCopyConfig),"])
+    s.replace(f"{src}/mod.rs", '&["copy", "remap"]', '&["copy", "dummy-copy", "remap"]')
+    s.replace(f"{src}/mod.rs", "        MechanismConfig::Copy(k) => {", """        MechanismConfig::DummyCopy(k) => Box::new(DummyCopyMechanism::new(k.clone())),
+        MechanismConfig::Copy(k) => {""")
+    s.after(f"{CORE}/tests/superpages_integrity.rs", "let mechanisms = [",
+            ['    ("dummy-copy", MechanismConfig::DummyCopy(Default::default())),'])
+
+
+def preset(s: Scratch) -> None:
+    s.create("machines/dummy-machine.toml", '\n'.join([
+        "# The skylake preset under another name (the dummy-component check).",
+        'variant_of = "skylake"',
+        'name = "dummy-machine"',
+        'description = "skylake, renamed"',
+        "",
+    ]))
+    s.after(f"{CORE}/src/config/preset_texts.rs", '"zen4",', ['"dummy-machine",'])
+    s.after("machines/README.md", "| `sandy-bridge-rmm` | `sandy-bridge` (a variant", [
+        "| `dummy-machine` | `skylake`, renamed | the skylake preset's |"])
+
+
+# Each kind: its section of docs/EXTENDING.md, its edits, and the tests that must run
+# a component of that kind (`cargo test` target arguments).
+KINDS = [
+    ("A replacement policy", replacement_policy, ["--test", "replacement_vs_reference"]),
+    ("A page-table structure", page_table, ["--test", "pagetables_trees_vs_hashmap", "--test", "pagetables_hashed_vs_hashmap"]),
+    ("A superpage promotion policy", promotion_policy, ["--test", "superpages_integrity"]),
+    ("A trace format", trace_format, ["--test", "roundtrip_readers", "--test", "bad_input"]),
+    ("A promotion mechanism", mechanism, ["--test", "superpages_integrity"]),
+    ("A machine preset", preset, ["--lib"]),
+]
+# What every kind's dummy must also pass: the documentation's generated lists and
+# field reference.
+COMMON_TESTS = ["--test", "docs_lists", "--test", "configuration_doc"]
+
+
+def stated_counts() -> dict[str, int]:
+    """Each section's "Touches N files" of docs/EXTENDING.md."""
+    text = open(os.path.join(ROOT, "docs", "EXTENDING.md")).read()
+    counts = {}
+    for section in re.split(r"^## ", text, flags=re.M)[1:]:
+        # The heading without its parenthesis: "A replacement policy (TLB arrays, …)".
+        title = section.split("\n", 1)[0].split(" (")[0].strip()
+        m = re.search(r"Touches (\d+) files", section)
+        if m:
+            counts[title] = int(m.group(1))
+    return counts
+
+
+def copy_tree() -> None:
+    if os.path.exists(WORKSPACE):
+        shutil.rmtree(WORKSPACE)
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                           cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+    for rel in files:
+        if not rel or rel.startswith(("data/", "bench/", "fuzz/", "recorder/", "workloads/")):
+            continue
+        src = os.path.join(ROOT, rel)
+        if not os.path.isfile(src):
+            continue  # deleted in the working tree
+        dst = os.path.join(SCRATCH, rel)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copy2(src, dst)
+    # The bundled traces, which tests read, by reference.
+    os.symlink(os.path.join(ROOT, "data"), os.path.join(SCRATCH, "data"))
+    # The workspace one folder up: the repository's manifest with its paths moved.
+    os.rename(os.path.join(SCRATCH, "Cargo.toml"), os.path.join(WORKSPACE, "Cargo.toml"))
+    manifest = open(os.path.join(WORKSPACE, "Cargo.toml")).read().replace('"crates/', '"x/crates/')
+    with open(os.path.join(WORKSPACE, "Cargo.toml"), "w") as f:
+        f.write(manifest)
+    os.rename(os.path.join(SCRATCH, "Cargo.lock"), os.path.join(WORKSPACE, "Cargo.lock"))
+
+
+def cargo(args: list[str], env: dict[str, str]) -> None:
+    command = ["cargo", "test", "--profile", "ci", "-p", "pagelab-core", *args]
+    print("+", " ".join(command), flush=True)
+    done = subprocess.run(command, cwd=WORKSPACE, env=env)
+    if done.returncode != 0:
+        sys.exit(f"dummy components: {' '.join(command)} failed in {SCRATCH}")
+
+
+def main() -> int:
+    start = time.time()
+    copy_tree()
+    scratch = Scratch(SCRATCH)
+    for title, edit, _ in KINDS:
+        scratch.kind = title
+        edit(scratch)
+    env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(ROOT, "target"))
+    # The generated documentation lists, regenerated as the person adding would.
+    cargo(["--test", "docs_lists"], dict(env, PAGELAB_BLESS="1"))
+    tests = [a for _, _, t in KINDS for a in t] + COMMON_TESTS
+    cargo(tests, env)
+    stated = stated_counts()
+    wrong = []
+    print(f"\n{'kind':<32}{'files touched':>14}{'EXTENDING.md':>14}")
+    for title, _, _ in KINDS:
+        n = len(scratch.touched.get(title, ()))
+        said = stated.get(title)
+        print(f"{title:<32}{n:>14}{said if said is not None else '-':>14}")
+        if said != n or n > 3:
+            wrong.append(f"{title}: {n} files touched, docs/EXTENDING.md says {said}")
+        for rel in sorted(scratch.touched.get(title, ())):
+            print(f"    {rel}")
+    print(f"({time.time() - start:.0f} s)")
+    if wrong:
+        print("\n".join(wrong), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
