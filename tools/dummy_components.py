@@ -151,6 +151,29 @@ def mechanism(s: Scratch) -> None:
             ['    ("dummy-copy", MechanismConfig::DummyCopy(Default::default())),'])
 
 
+def frame_allocator(s: Scratch) -> None:
+    src = f"{CORE}/src/frames"
+    s.copy(f"{src}/dummy_simple.rs", f"{src}/simple.rs", [(r"\bSimple(Allocator|FramesConfig)\b", r"DummySimple\1")])
+    s.after(f"{src}/mod.rs", "mod simple;", ["mod dummy_simple;"])
+    s.after(f"{src}/mod.rs", "pub use simple::SimpleFramesConfig;", ["pub use dummy_simple::DummySimpleFramesConfig;"])
+    s.after(f"{src}/mod.rs", "    Simple(SimpleFramesConfig),", ["/// A copy of simple.", "DummySimple(DummySimpleFramesConfig),"])
+    s.replace(f"{src}/mod.rs", '&["simple", "buddy"]', '&["simple", "dummy-simple", "buddy"]')
+    s.after(f"{src}/mod.rs", "FramesConfig::Simple(o) => o.build(&cx),", ["FramesConfig::DummySimple(o) => o.build(&cx),"])
+
+
+def cost_model(s: Scratch) -> None:
+    src = f"{CORE}/src/cost"
+    s.copy(f"{src}/dummy_simple.rs", f"{src}/simple.rs", [(r"\bSimpleCost(Config)?\b", r"DummySimpleCost\1")])
+    s.after(f"{src}/mod.rs", "mod simple;", ["mod dummy_simple;"])
+    s.after(f"{src}/mod.rs", "pub use simple::{SimpleCost, SimpleCostConfig};",
+            ["pub use dummy_simple::{DummySimpleCost, DummySimpleCostConfig};"])
+    s.after(f"{src}/mod.rs", "    Simple(SimpleCostConfig),", ["/// A copy of simple.", "DummySimple(DummySimpleCostConfig),"])
+    s.replace(f"{src}/mod.rs", '&["simple"]', '&["simple", "dummy-simple"]')
+    s.after(f"{src}/mod.rs", "CostConfig::Simple(o) => o.build(),", ["CostConfig::DummySimple(o) => o.build(),"])
+    s.after(f"{src}/mod.rs", "CostConfig::Simple(s) => s.walk_ref_cycles,",
+            ["CostConfig::DummySimple(s) => s.walk_ref_cycles,"])
+
+
 def preset(s: Scratch) -> None:
     s.create("machines/dummy-machine.toml", '\n'.join([
         "# The skylake preset under another name (the dummy-component check).",
@@ -173,6 +196,8 @@ KINDS = [
     ("A trace format", trace_format, ["--test", "roundtrip_readers", "--test", "bad_input"]),
     ("A promotion mechanism", mechanism, ["--test", "superpages_integrity"]),
     ("A machine preset", preset, ["--lib"]),
+    ("A frame allocator", frame_allocator, ["--test", "allocators"]),
+    ("A cost model", cost_model, ["--lib"]),
 ]
 # What every kind's dummy must also pass: the documentation's generated lists and
 # field reference.
@@ -234,7 +259,13 @@ def main() -> int:
     env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(ROOT, "target"))
     # The generated documentation lists, regenerated as the person adding would.
     cargo(["--test", "docs_lists"], dict(env, PAGELAB_BLESS="1"))
-    tests = [a for _, _, t in KINDS for a in t] + COMMON_TESTS
+    # Each test target once (cargo refuses `--lib` twice).
+    targets: list[tuple[str, ...]] = []
+    for args in [t for _, _, t in KINDS] + [COMMON_TESTS]:
+        pairs = [tuple(args[i:i + 2]) if args[i] == "--test" else (args[i],)
+                 for i in range(len(args)) if args[i].startswith("--")]
+        targets += [p for p in pairs if p not in targets]
+    tests = [a for p in targets for a in p]
     cargo(tests, env)
     stated = stated_counts()
     wrong = []

@@ -36,8 +36,11 @@ fn configurations() -> Vec<MachineConfig> {
     for kind in pagelab_core::superpage::mechanism::MechanismConfig::NAMES {
         all.push(with(&format!("[mechanism]\nkind = {kind:?}\n")));
     }
-    for kind in ["simple", "buddy"] {
+    for kind in pagelab_core::frames::FramesConfig::NAMES {
         all.push(with(&format!("[frames]\nkind = {kind:?}\n")));
+    }
+    for kind in pagelab_core::cost::CostConfig::NAMES {
+        all.push(with(&format!("[cost]\nkind = {kind:?}\n")));
     }
     all.push(with("[paging]\nresident_limit = \"64M\"\n"));
     all.push(with(

@@ -251,7 +251,7 @@ fn configurations_a_run_cannot_work_with_name_the_field() {
         ..PagingConfig::default()
     };
     let mut cost = MachineConfig::default();
-    let pagelab_core::config::CostConfig::Simple(s) = &mut cost.cost;
+    let s = cost.cost.as_simple_mut().unwrap();
     s.major_fault_cycles = -1.0;
     for (c, field) in [
         (small, "paging.resident_limit"),

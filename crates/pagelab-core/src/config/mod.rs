@@ -26,7 +26,6 @@ use crate::addr::PageSize;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-mod cost;
 pub mod overrides;
 mod preset_texts;
 mod pressure;
@@ -37,6 +36,7 @@ mod tlb;
 mod variant;
 
 pub use crate::addr::ByteSize;
+pub use crate::cost::{CostConfig, SimpleCostConfig};
 pub use crate::frames::{BuddyFramesConfig, FramesConfig, SimpleFramesConfig};
 pub use crate::pagetable::PageTableConfig;
 pub use crate::superpage::mechanism::{CopyConfig, MechanismConfig, RemapConfig};
@@ -44,7 +44,6 @@ pub use crate::superpage::{
     AsapConfig, OnlineConfig, PromotionConfig, ReservationConfig, StaticPromotionConfig,
     StaticRegion, ThpConfig,
 };
-pub use cost::*;
 pub use preset_texts::PRESETS;
 pub use pressure::*;
 pub use ranges::*;

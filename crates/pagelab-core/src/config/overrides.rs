@@ -252,7 +252,7 @@ mod tests {
         let stlb = h.levels.iter().find(|l| l.name == "stlb").unwrap();
         assert_eq!(stlb.arrays[0].ways, 16);
         assert_eq!(h.levels[0].arrays[0].sets, 8);
-        let crate::config::CostConfig::Simple(cost) = &c.cost;
+        let cost = c.cost.as_simple().unwrap();
         assert_eq!(cost.page_fault_cycles, 1234.0);
         // Untouched: the rest of the machine.
         assert_eq!(apply(&sky, &[]).unwrap(), sky);

@@ -125,8 +125,10 @@ walk_ref_cycles = 20.0
         assert_eq!(a.levels[2].hit_cycles, 9.0);
         assert_eq!(a.levels[2].arrays, b.levels[2].arrays);
         assert_eq!(a.levels[0], b.levels[0]);
-        let (crate::config::CostConfig::Simple(c), crate::config::CostConfig::Simple(d)) =
-            (&mine.cost, &base.cost);
+        let (c, d) = (
+            mine.cost.as_simple().unwrap(),
+            base.cost.as_simple().unwrap(),
+        );
         assert_eq!(c.walk_ref_cycles, 20.0);
         assert_eq!(c.page_fault_cycles, d.page_fault_cycles);
         assert_eq!(mine.walk_caches, base.walk_caches);

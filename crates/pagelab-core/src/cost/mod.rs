@@ -1,13 +1,61 @@
 //! Cost models turn the counts of a run into cycles. They read counts after the run,
 //! never sit in the per-reference loop, so a different model needs no re-simulation.
 //!
-//! Adding a model: a file here implementing [`CostModel`], one variant in
-//! `config::CostConfig`, one arm in [`build`] with its fields' checks
-//! (docs/EXTENDING.md).
+//! Adding a model: a file here implementing [`CostModel`], with its parameters and
+//! their `build` (every number checked); one variant of [`CostConfig`], its name in
+//! `NAMES` and its arm in [`build`] (docs/EXTENDING.md).
 
 mod simple;
 
-pub use simple::SimpleCost;
+pub use simple::{SimpleCost, SimpleCostConfig};
+
+/// How counts become cycles, by kind: the `[cost]` section of a machine's
+/// configuration (re-exported by `config`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum CostConfig {
+    /// A linear model: fixed cycles per event.
+    Simple(SimpleCostConfig),
+}
+
+impl CostConfig {
+    /// The models' names (`kind` in `[cost]`), in the variants' order (a unit test
+    /// checks them against serde's).
+    pub const NAMES: &'static [&'static str] = &["simple"];
+
+    /// The cycles the model charges a page walk's memory reference (what a cache
+    /// model's latencies replace).
+    pub fn walk_ref_cycles(&self) -> f64 {
+        match self {
+            CostConfig::Simple(s) => s.walk_ref_cycles,
+        }
+    }
+
+    /// The linear model's parameters, if the model is the linear one (the page-size
+    /// benefit analysis is defined on them).
+    pub fn as_simple(&self) -> Option<&SimpleCostConfig> {
+        #[allow(unreachable_patterns)]
+        match self {
+            CostConfig::Simple(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// [`CostConfig::as_simple`], to change.
+    pub fn as_simple_mut(&mut self) -> Option<&mut SimpleCostConfig> {
+        #[allow(unreachable_patterns)]
+        match self {
+            CostConfig::Simple(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl Default for CostConfig {
+    fn default() -> Self {
+        CostConfig::Simple(SimpleCostConfig::default())
+    }
+}
 
 use crate::counts::Counts;
 use serde::Serialize;
@@ -82,53 +130,54 @@ pub trait CostModel {
     fn cycles(&self, counts: &Counts, tlb_hit_cycles: f64) -> Cycles;
 }
 
-/// The cost model the configuration names, every number of cycles checked (finite,
-/// from 0 to 1e12) and named when it is not.
-pub fn build(c: &crate::config::CostConfig) -> Result<Box<dyn CostModel>, String> {
+/// The cost model the configuration names, its numbers checked.
+pub fn build(c: &CostConfig) -> Result<Box<dyn CostModel>, String> {
     match c {
-        crate::config::CostConfig::Simple(s) => {
-            for (field, v) in [
-                ("base_cycles_per_ref", s.base_cycles_per_ref),
-                ("walk_ref_cycles", s.walk_ref_cycles),
-                ("page_fault_cycles", s.page_fault_cycles),
-                ("miss_cycles", s.miss_cycles),
-                ("major_fault_cycles", s.major_fault_cycles),
-                ("eager_page_cycles", s.eager_page_cycles),
-            ] {
-                crate::limits::check_cycles(&format!("cost.{field}"), v)?;
-            }
-            Ok(Box::new(SimpleCost(s.clone())))
-        }
+        CostConfig::Simple(o) => o.build(),
     }
 }
 
 #[cfg(test)]
 mod build_tests {
-    use crate::config::{CostConfig, SimpleCostConfig};
+    use super::CostConfig;
 
-    /// Every number of the cost model is checked: each field of the configuration
+    /// `NAMES` is every variant, in order: serde's error for an unknown kind lists
+    /// them (one name is listed alone: "expected `simple`").
+    #[test]
+    fn the_names_are_the_kinds() {
+        let e = toml::from_str::<CostConfig>("kind = \"nope\"")
+            .unwrap_err()
+            .to_string();
+        let listed: Vec<&str> = e.split('`').skip(3).step_by(2).collect();
+        assert_eq!(listed, CostConfig::NAMES, "{e}");
+    }
+
+    /// Every number of every cost model is checked: each field of its configuration
     /// (found by serde, so a new one is covered) set to NaN, infinity or a negative
     /// value is refused, naming it.
     #[test]
     fn every_cost_field_is_checked() {
-        let fields = toml::Table::try_from(SimpleCostConfig::default()).unwrap();
-        let numbers: Vec<&String> = fields
-            .iter()
-            .filter(|(_, v)| v.is_float())
-            .map(|(k, _)| k)
-            .collect();
-        assert!(numbers.len() >= 6, "{numbers:?}");
-        for field in numbers {
-            for bad in [f64::NAN, f64::INFINITY, -1.0] {
-                let mut t = fields.clone();
-                t.insert(field.clone(), toml::Value::Float(bad));
-                let c: SimpleCostConfig = t.try_into().unwrap();
-                let e = super::build(&CostConfig::Simple(c)).err();
-                assert!(
-                    e.as_ref()
-                        .is_some_and(|e| e.contains(&format!("cost.{field}"))),
-                    "cost.{field} = {bad}: {e:?}"
-                );
+        for name in CostConfig::NAMES {
+            let default: CostConfig = toml::from_str(&format!("kind = {name:?}")).unwrap();
+            let fields = toml::Table::try_from(&default).unwrap();
+            let numbers: Vec<&String> = fields
+                .iter()
+                .filter(|(_, v)| v.is_float())
+                .map(|(k, _)| k)
+                .collect();
+            assert!(!numbers.is_empty(), "{name}: {numbers:?}");
+            for field in numbers {
+                for bad in [f64::NAN, f64::INFINITY, -1.0] {
+                    let mut t = fields.clone();
+                    t.insert(field.clone(), toml::Value::Float(bad));
+                    let c: CostConfig = t.try_into().unwrap();
+                    let e = super::build(&c).err();
+                    assert!(
+                        e.as_ref()
+                            .is_some_and(|e| e.contains(&format!("cost.{field}"))),
+                        "{name}: cost.{field} = {bad}: {e:?}"
+                    );
+                }
             }
         }
     }

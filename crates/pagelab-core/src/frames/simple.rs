@@ -2,8 +2,8 @@
 //! (aligned up to their size) and freed blocks are reused, per size, last-freed first.
 //! It never splits or coalesces; the buddy allocator does that.
 
-use super::FrameAllocator;
-use crate::addr::{PageSize, Pfn};
+use super::{memory_frames, Built, FrameAllocator};
+use crate::addr::{ByteSize, PageSize, Pfn};
 use std::collections::BTreeMap;
 
 pub struct SimpleAllocator {
@@ -23,6 +23,29 @@ impl SimpleAllocator {
             used: 0,
             free: BTreeMap::new(),
         }
+    }
+}
+
+/// The `[frames]` options of `kind = "simple"`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SimpleFramesConfig {
+    /// Physical memory size, e.g. "64G". Default 64 GiB.
+    pub memory: ByteSize,
+}
+
+impl Default for SimpleFramesConfig {
+    fn default() -> Self {
+        SimpleFramesConfig {
+            memory: ByteSize(64 << 30),
+        }
+    }
+}
+
+impl SimpleFramesConfig {
+    /// The allocator these options describe, its values checked.
+    pub fn build(&self, _cx: &super::BuildContext) -> Built {
+        Ok(Box::new(SimpleAllocator::new(memory_frames(self.memory)?)))
     }
 }
 

@@ -78,10 +78,7 @@ fn build_eager(
         TlbConfig::SetAssociative(_) => None,
     };
     let eager = config.ranges.allocation == Allocation::Eager;
-    let buddy = match &config.frames {
-        FramesConfig::Buddy(b) => Some(b),
-        FramesConfig::Simple(_) => None,
-    };
+    let buddy = config.frames.buddy();
     if let Some(at) = &unit_at {
         if buddy.is_none() {
             return Err(format!(
@@ -274,10 +271,7 @@ impl Machine {
             repeats: [[0; 64]; 2],
             entries: Vec::new(),
             gathered: Default::default(),
-            sample_every: match &config.frames {
-                FramesConfig::Buddy(b) => b.sample_every,
-                FramesConfig::Simple(_) => 0,
-            },
+            sample_every: config.frames.buddy().map_or(0, |b| b.sample_every),
             next_sample: 0,
             frag_sizes,
             samples: Vec::new(),

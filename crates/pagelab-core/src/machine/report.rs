@@ -2,7 +2,6 @@
 //! (`Display`) or JSON (`Serialize`).
 
 use super::*;
-use crate::config::CostConfig;
 use crate::cost::Cycles;
 use crate::tlb::hierarchy::SizeCounts;
 use crate::tlb::walk_cache::WalkCacheReport;
@@ -44,9 +43,9 @@ impl Machine {
             // The cache model's latencies replace the fixed cost of a walk reference;
             // the data references' memory time adds to the base, the copies' to the
             // promotions (the walks retried after faults count as walks here).
-            let CostConfig::Simple(s) = &self.config.cost;
-            cycles.walks += k.cycles.walk - c.walk_refs as f64 * s.walk_ref_cycles;
-            cycles.page_faults -= c.fault_walk_refs as f64 * s.walk_ref_cycles;
+            let walk_ref_cycles = self.config.cost.walk_ref_cycles();
+            cycles.walks += k.cycles.walk - c.walk_refs as f64 * walk_ref_cycles;
+            cycles.page_faults -= c.fault_walk_refs as f64 * walk_ref_cycles;
             cycles.base += k.cycles.data;
             cycles.promotions += k.cycles.copy + self.controller_cycles;
         }

@@ -10,7 +10,7 @@
 //! different arrays (Sandy Bridge's 512-entry 4K STLB and 32-entry 2M DTLB array) are
 //! separate streams, each in a TLB of its own array's entries.
 
-use crate::config::{CostConfig, SetAssocConfig, TlbConfig};
+use crate::config::{SetAssocConfig, TlbConfig};
 use crate::{MachineConfig, PageSize};
 use serde::Serialize;
 
@@ -134,7 +134,12 @@ pub fn model(
         .map(|t| t.page_size)
         .filter(|&s| s > PageSize::K4 && table_sizes.contains(&s))
         .collect();
-    let CostConfig::Simple(cost) = &config.cost;
+    let cost = config.cost.as_simple().ok_or_else(|| {
+        format!(
+            "{}: the benefit analysis charges a linear cost model's cycles: set cost.kind = \"simple\"",
+            config.name
+        )
+    })?;
     let walk_refs = match &config.page_table {
         crate::pagetable::PageTableConfig::Radix(r) => r.levels as f64,
         _ => 1.0,

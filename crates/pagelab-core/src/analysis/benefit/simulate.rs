@@ -145,7 +145,12 @@ pub fn validate(
         .config;
     let mut plain = plain;
     // The fault cost the prediction used; a walk costs what the machine says.
-    let crate::config::CostConfig::Simple(cost) = &mut plain.cost;
+    let cost = plain.cost.as_simple_mut().ok_or_else(|| {
+        fail(format!(
+            "{}: the benefit analysis needs cost.kind = \"simple\"",
+            config.name
+        ))
+    })?;
     cost.page_fault_cycles = benefit.page_fault_cycles;
     let mut notes = Vec::new();
     let preset = super::model(config, None, None).map_err(fail)?;
