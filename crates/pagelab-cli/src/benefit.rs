@@ -6,7 +6,7 @@
 use crate::MachineArgs;
 use anyhow::Result;
 use pagelab_core::analysis::benefit::{self, simulate, Benefit, Budget, Options, Row};
-use pagelab_core::{addr::format_bytes, trace, MachineConfig, PageSize};
+use pagelab_core::{addr::format_bytes, trace, MachineConfig};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -76,42 +76,27 @@ pub struct BenefitArgs {
 
 /// The options of the analysis from the command line's.
 fn options(args: &BenefitArgs) -> Result<Options> {
-    let mut large_sizes = Vec::new();
-    for s in &args.page_size {
-        let size =
-            PageSize::parse(s.trim()).map_err(|e| anyhow::anyhow!("--page-size: {s:?}: {e}"))?;
-        if !large_sizes.contains(&size) {
-            large_sizes.push(size);
-        }
-    }
-    let budget = args
-        .budget
-        .as_deref()
-        .map(Budget::parse)
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
+    let request = benefit::Request {
+        page_sizes: args.page_size.clone(),
+        budget: args.budget.clone(),
+        tlb_miss_cycles: args.tlb_miss_cycles,
+        page_fault_cycles: args.page_fault_cycles,
+        page_table_entries: args.page_table_entries,
+        seconds: args.seconds,
+        clock_ghz: args.clock_ghz,
+        sample: args.sample,
+        simulate: args.simulate,
+    };
     let rules = match &args.categories {
         Some(p) => pagelab_core::categories::load_rules(p).map_err(anyhow::Error::msg)?,
         None => Vec::new(),
     };
-    let counted = |what: &str, n: i64| {
-        u64::try_from(n).map_err(|_| anyhow::anyhow!("{what} {n}: cannot be negative"))
+    // Errors name the options as typed: `--page-size`, `--page-table-entries`.
+    let flag = |field: &str| match field {
+        "page_sizes" => "--page-size".to_string(),
+        other => format!("--{}", other.replace('_', "-")),
     };
-    Ok(Options {
-        large_sizes: (!large_sizes.is_empty()).then_some(large_sizes),
-        tlb_miss_cycles: args.tlb_miss_cycles,
-        page_fault_cycles: args.page_fault_cycles,
-        page_table_entries: args
-            .page_table_entries
-            .map(|n| counted("--page-table-entries", n))
-            .transpose()?,
-        budget,
-        seconds: args.seconds,
-        clock_ghz: args.clock_ghz,
-        sample: counted("--sample", args.sample)?,
-        rules,
-        ..Options::default()
-    })
+    request.options(rules, flag).map_err(anyhow::Error::msg)
 }
 
 pub fn run(args: &BenefitArgs) -> Result<()> {

@@ -395,35 +395,21 @@ fn benefit(
     use pagelab_core::analysis::benefit;
     detached(py, || {
         let config = machine_config(config_toml, machine, origin, benefit::DEFAULT_MACHINE)?;
-        let mut sizes = Vec::new();
-        for s in &page_sizes {
-            let size = pagelab_core::PageSize::parse(s)
-                .map_err(|e| Failure::Input(format!("page_sizes: {s:?}: {e}")))?;
-            if !sizes.contains(&size) {
-                sizes.push(size);
-            }
-        }
-        let counted = |what: &str, n: i64| {
-            u64::try_from(n).map_err(|_| Failure::Input(format!("{what} {n}: cannot be negative")))
-        };
-        let options = benefit::Options {
-            large_sizes: (!sizes.is_empty()).then_some(sizes),
+        // The options as the command line reads them, named as the keywords are.
+        let request = benefit::Request {
+            page_sizes,
+            budget,
             tlb_miss_cycles,
             page_fault_cycles,
-            page_table_entries: page_table_entries
-                .map(|n| counted("page_table_entries", n))
-                .transpose()?,
-            budget: budget
-                .as_deref()
-                .map(benefit::Budget::parse)
-                .transpose()
-                .map_err(Failure::Input)?,
+            page_table_entries,
             seconds,
             clock_ghz,
-            sample: counted("sample", sample)?,
-            rules: rules(categories_toml)?,
-            ..benefit::Options::default()
+            sample,
+            simulate,
         };
+        let options = request
+            .options(rules(categories_toml)?, str::to_string)
+            .map_err(Failure::Input)?;
         let (mut reader, format) = open_trace(trace, format)?;
         let result = benefit::analyze_trace(
             reader.as_mut(),

@@ -43,16 +43,10 @@ pub enum Analysis {
         #[serde(default)]
         regions: Vec<String>,
     },
-    /// `pagelab analyze benefit`: the page-size benefit analysis, with the
-    /// simulator's ranking beside it when `simulate`.
-    Benefit {
-        #[serde(default)]
-        simulate: bool,
-        #[serde(default)]
-        seconds: Option<f64>,
-        #[serde(default)]
-        page_sizes: Vec<String>,
-    },
+    /// `pagelab analyze benefit`: the page-size benefit analysis with every option
+    /// its command has (`benefit::Request`), the simulator's ranking beside it when
+    /// `simulate`.
+    Benefit(benefit::Request),
     /// `pagelab analyze reuse`: exact (or, with `sample_rate`, sampled) reuse
     /// distances of the page stream at each of `page_sizes` (default 4K), and the
     /// misses of a fully associative LRU TLB of every size. The machine is not used.
@@ -90,17 +84,8 @@ impl Analysis {
             format!("analysis: {m} (kinds: {})", Analysis::NAMES.join(", "))
         })?;
         match &analysis {
-            Analysis::Benefit {
-                seconds,
-                page_sizes,
-                ..
-            } => {
-                if let Some(s) = seconds {
-                    if !(s.is_finite() && *s > 0.0) {
-                        return Err(format!("analysis.seconds {s}: not a run time"));
-                    }
-                }
-                sizes(page_sizes)?;
+            Analysis::Benefit(request) => {
+                request.options(Vec::new(), |f| format!("analysis.{f}"))?;
             }
             Analysis::Reuse {
                 page_sizes,
@@ -123,7 +108,7 @@ impl Analysis {
             Analysis::Pagetables { .. } => "pagetables",
             Analysis::Contiguity { .. } => "contiguity",
             Analysis::Translation { .. } => "translation",
-            Analysis::Benefit { .. } => "benefit",
+            Analysis::Benefit(_) => "benefit",
             Analysis::Reuse { .. } => "reuse",
         }
     }
@@ -230,22 +215,13 @@ impl Analysis {
                 let refs = result.schemes.iter().map(|r| r.references).sum();
                 Ok((json(&result)?, refs))
             }
-            Analysis::Benefit {
-                simulate,
-                seconds,
-                page_sizes,
-            } => {
-                let sizes = sizes(page_sizes)?;
-                let options = benefit::Options {
-                    large_sizes: (!sizes.is_empty()).then_some(sizes),
-                    seconds: *seconds,
-                    ..benefit::Options::default()
-                };
+            Analysis::Benefit(request) => {
+                let options = request.options(Vec::new(), |f| format!("analysis.{f}"))?;
                 let mut reader = crate::inputs::open_trace(trace)?;
                 let result =
                     benefit::analyze_trace(reader.as_mut(), trace, config, &options, |_, _| {})
                         .map_err(|e| e.to_string())?;
-                let validation = match simulate {
+                let validation = match request.simulate {
                     true => Some(
                         benefit::simulate::validate(
                             &result,

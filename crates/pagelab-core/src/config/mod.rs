@@ -32,6 +32,22 @@ mod pressure;
 mod ranges;
 #[cfg(test)]
 mod tests;
+
+/// The kinds an internally tagged configuration enum accepts (`kind = "…"`), in the
+/// variants' order, as serde lists them in its error for an unknown kind: what each
+/// registry's `NAMES` is checked against.
+#[cfg(test)]
+pub(crate) fn serde_kinds<T: serde::de::DeserializeOwned + std::fmt::Debug>() -> Vec<String> {
+    let e = toml::from_str::<T>("kind = \"no-such-kind\"")
+        .unwrap_err()
+        .to_string();
+    // "unknown variant `no-such-kind`, expected `a`" / "expected one of `a`, `b`"
+    e.split('`')
+        .skip(3)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
 mod tlb;
 mod variant;
 

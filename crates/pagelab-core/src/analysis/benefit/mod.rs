@@ -23,10 +23,12 @@
 pub mod agent;
 mod model;
 mod pass;
+mod request;
 pub mod simulate;
 
 pub use agent::{Budget, Choice};
 pub use model::{model, MachineModel, ModelTlb};
+pub use request::Request;
 
 use crate::categories::{names, Category, UserCategory};
 use crate::trace::{Location, TraceError, TraceReader};
