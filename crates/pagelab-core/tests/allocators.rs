@@ -4,17 +4,9 @@
 //! can hand the memory out again. A new allocator is covered by joining the list.
 
 use pagelab_core::frames::{self, FramesConfig};
+use pagelab_core::rng::splitmix64 as next;
 use pagelab_core::{PageSize, Pfn};
 use std::collections::BTreeMap;
-
-/// SplitMix64: the sequence of requests.
-fn next(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
 
 /// Whether the block of `frames` at `pfn` overlaps one of `held` (start → end).
 fn overlaps(held: &BTreeMap<u64, u64>, pfn: u64, frames: u64) -> bool {

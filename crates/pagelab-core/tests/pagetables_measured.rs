@@ -6,13 +6,14 @@
 //! every structure runs as the machine's page table, with the same faults and walks.
 
 use pagelab_core::addr::{Asid, PageSize, Pfn, VirtAddr};
-use pagelab_core::analysis::layout::{dense_pages, sparse_pages, splitmix};
+use pagelab_core::analysis::layout::{dense_pages, sparse_pages};
 use pagelab_core::analysis::pagetables::default_structures;
 use pagelab_core::event::{AccessKind, Batch, MemRef};
 use pagelab_core::frames::SimpleAllocator;
 use pagelab_core::pagetable::{
     GuardedPageTable, PageTable, Perms, RadixPageTable, VariableRadixPageTable,
 };
+use pagelab_core::rng::splitmix64 as splitmix;
 use pagelab_core::{Machine, MachineConfig};
 
 const SIZES: [PageSize; 3] = [PageSize::K4, PageSize::M2, PageSize::G1];

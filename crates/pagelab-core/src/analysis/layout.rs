@@ -7,14 +7,7 @@
 use crate::addr::{Asid, VirtAddr};
 use crate::event::{AccessKind, MemRef};
 
-/// SplitMix64 (Steele, Lea and Flood), for fixed pseudo-random layouts.
-pub fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
+use crate::rng::splitmix64 as splitmix;
 
 /// The 4K pages of a program's dense regions: 8 MiB of code and data, a 64 MiB heap
 /// and a 1 MiB stack, each page once, in address order.

@@ -102,7 +102,7 @@ fn wire(a: &mut BuddyAllocator, frames: u64, share: f64, clustered: bool, seed: 
     let mut state = seed ^ 0x5749_5245_445f_5047;
     let threshold = (share * (1u64 << 53) as f64) as u64;
     for pfn in 1..frames {
-        if super::splitmix(&mut state) >> 11 < threshold {
+        if crate::rng::splitmix64(&mut state) >> 11 < threshold {
             a.take(pfn);
         }
     }

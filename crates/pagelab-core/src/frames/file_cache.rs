@@ -31,9 +31,9 @@
 //! What the daemon evicts is the other program's loss: counted, not charged to this
 //! program's cycles.
 
-use super::splitmix;
 use super::{BuddyAllocator, FrameAllocator};
 use crate::addr::{PageSize, Pfn};
+use crate::rng::splitmix64 as splitmix;
 use std::collections::VecDeque;
 
 /// What the file cache held and lost, for the report.

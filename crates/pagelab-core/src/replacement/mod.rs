@@ -17,7 +17,7 @@ pub use fifo::Fifo;
 pub use lru::Lru;
 pub use nru::Nru;
 pub use plru::{PackedPlru, TreePlru};
-pub use random::{splitmix64, Random};
+pub use random::Random;
 
 /// The choices an array delegates. `set` < sets, `way` < ways, as given to `new`.
 pub trait Replacement: 'static {
