@@ -65,8 +65,9 @@ def test_every_command_has_its_python_counterpart():
 
 def test_page_tables_compare_alike(tmp_path):
     data = json.loads(cli("pagetables", "compare", "--layout", "sparse", "--machine", "skylake", "--json", "-"))
-    frame = pagelab.compare_pagetables(layout="sparse", machine="skylake")
-    assert frame.attrs["source"] == data["source"]
+    result = pagelab.compare_pagetables(layout="sparse", machine="skylake")
+    frame = result.to_frame()
+    assert result.source == frame.attrs["source"] == data["source"]
     assert list(frame["structure"]) == [r["structure"] for r in data["structures"]]
     # Everything but the host's speed is deterministic.
     for column in ("refs_mean", "refs_p99", "lines_mean", "footprint_bytes", "map_refs_mean"):
@@ -75,6 +76,28 @@ def test_page_tables_compare_alike(tmp_path):
         pagelab.compare_pagetables()
     with pytest.raises(ValueError, match="layout"):
         pagelab.compare_pagetables(layout="dense-ish")
+
+
+def test_every_result_is_a_record_with_its_dict_and_frame(tmp_path):
+    """One shape for every result: a record with ``to_dict()`` (plain values) and
+    ``to_frame()`` (pandas); a table's own function (``results``) is a DataFrame."""
+    xz = trace("xz.plt")
+    results = {
+        "simulate": pagelab.simulate(xz),
+        "trace_info": pagelab.trace_info(xz),
+        "compare_pagetables": pagelab.compare_pagetables(layout="dense"),
+        "contiguity": pagelab.contiguity(xz),
+        "compare_translation": pagelab.compare_translation(xz, machine="skylake"),
+        "reuse_distance": pagelab.reuse_distance(xz),
+        "benefit": pagelab.benefit(xz, sample=64),
+        "sweep": pagelab.sweep({"traces": [xz], "machine": "skylake"}, tmp_path / "runs.db", quiet=True),
+    }
+    for name, result in results.items():
+        whole = result.to_dict()
+        assert isinstance(whole, dict) and whole, name
+        json.dumps(whole)  # plain values only
+        assert len(result.to_frame()) >= 1, name
+    assert len(pagelab.results(tmp_path / "runs.db")) == 1
 
 
 def test_convert_writes_what_the_command_line_writes(tmp_path):

@@ -1,5 +1,6 @@
 """Range translations from Python (pagelab.contiguity, pagelab.compare_translation) on
-the bundled traces: the same numbers as the command line, as DataFrames."""
+the bundled traces: the same numbers as the command line, as typed results with their
+DataFrames."""
 
 import json
 import os
@@ -12,29 +13,30 @@ from conftest import CLI, trace
 
 
 def test_contiguity_of_gups_as_a_frame():
-    frame = pagelab.contiguity(trace("gups-rec.plt"))
+    result = pagelab.contiguity(trace("gups-rec.plt"))
+    frame = result.to_frame()
     assert list(frame.columns) == ["mapping", "percent", "entries"]
     curves = frame.pivot(index="percent", columns="mapping", values="entries")
     assert curves.loc[99.0, "4K pages"] > 250_000
     assert curves.loc[99.0, "eager ranges"] <= 4
     assert curves.loc[99.9].notna().all()
-    attrs = frame.attrs
-    assert attrs["machine"] == "sandy-bridge-rmm"
-    assert attrs["note"] is None
+    assert result.machine == "sandy-bridge-rmm"
+    assert result.note is None
+    assert result.footprint_pages == result["footprint_pages"] > 250_000
     # The whole footprint takes every entry of a mapping.
-    for mapping, entries in attrs["entries"].items():
+    for mapping, entries in result.entries.items():
         assert curves.loc[100.0, mapping] == entries
 
 
 def test_contiguity_without_eager_paging_says_so():
-    frame = pagelab.contiguity(trace("sqlite-rec.plt"), machine="sandy-bridge")
-    assert "eager ranges" not in set(frame["mapping"])
-    assert "does not allocate eagerly" in frame.attrs["note"]
+    result = pagelab.contiguity(trace("sqlite-rec.plt"), machine="sandy-bridge")
+    assert "eager ranges" not in set(result.to_frame()["mapping"])
+    assert "does not allocate eagerly" in result.note
 
 
 @pytest.mark.skipif(not os.path.exists(CLI), reason="the command line is not built (make build)")
 def test_compare_translation_matches_the_command_line():
-    frame = pagelab.compare_translation(trace("sqlite-rec.plt"))
+    result = pagelab.compare_translation(trace("sqlite-rec.plt"))
     out = subprocess.run(
         [CLI, "compare", "translation", "--trace", trace("sqlite-rec.plt"), "--json", "-", "--quiet"],
         check=True,
@@ -42,14 +44,15 @@ def test_compare_translation_matches_the_command_line():
         text=True,
     )
     cli = json.loads(out.stdout)
-    assert frame.to_dict("records") == cli["schemes"]
-    assert frame.attrs["machine"] == cli["machine"] == "sandy-bridge"
+    assert result.schemes == cli["schemes"]
+    assert result.to_frame().to_dict("records") == cli["schemes"]
+    assert result.machine == cli["machine"] == "sandy-bridge"
 
 
 def test_compare_translation_says_which_schemes_a_machine_cannot_run():
-    frame = pagelab.compare_translation(trace("sqlite-rec.plt"), machine="mips-r4x00")
-    assert list(frame["scheme"]) == ["4K", "DS", "RMM"]
-    assert [s.split(":")[0] for s in frame.attrs["skipped"]] == ["THP 2M", "1G"]
+    result = pagelab.compare_translation(trace("sqlite-rec.plt"), machine="mips-r4x00")
+    assert list(result.to_frame()["scheme"]) == ["4K", "DS", "RMM"]
+    assert [s.split(":")[0] for s in result.skipped] == ["THP 2M", "1G"]
 
 
 def test_bad_arguments_name_what_is_wrong():

@@ -90,6 +90,6 @@ def test_the_docstrings_examples_run():
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "--doctest-modules", "-p", "no:cacheprovider",
          os.path.join(PACKAGE, "__init__.py"), os.path.join(PACKAGE, "records.py"),
-         os.path.join(PACKAGE, "trace.py")],
+         os.path.join(PACKAGE, "trace.py"), os.path.join(PACKAGE, "comparisons.py")],
         capture_output=True, text=True, cwd=ROOT)
     assert run.returncode == 0 and " passed" in run.stdout, run.stdout + run.stderr

@@ -71,6 +71,9 @@ __all__ = [
     "benefit",
     "Benefit",
     "compare_pagetables",
+    "PageTableComparison",
+    "Contiguity",
+    "TranslationComparison",
     "convert",
     "machines",
     "record",
@@ -439,4 +442,5 @@ from .trace import Trace  # noqa: E402
 from .report import report  # noqa: E402
 from .repro import Reproduction, repro, repro_papers  # noqa: E402
 from .pagetables import compare_pagetables  # noqa: E402
+from .comparisons import Contiguity, PageTableComparison, TranslationComparison  # noqa: E402
 from .programs import advise, record, workloads  # noqa: E402

@@ -1,7 +1,7 @@
 """The page-table structures side by side (``pagelab pagetables compare``): every
 structure over one trace or one synthetic layout, after Szmajda and Heiser, "Variable
 Radix Page Table: a Page Table for Modern Architectures", ACSAC 2003, §5. Runs in Rust
-without the GIL; the result is a pandas DataFrame.
+without the GIL; the result is a :class:`pagelab.PageTableComparison`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import os
 from typing import Any, Optional, Union
 
 from . import _pagelab
-from ._frames import pandas
+from .comparisons import PageTableComparison
 
 __all__ = ["compare_pagetables", "LAYOUTS"]
 
@@ -29,7 +29,7 @@ def compare_pagetables(
     config: Any = None,
     format: Optional[str] = None,
     max_refs: Optional[int] = None,
-):
+) -> PageTableComparison:
     """Every page-table structure over the same references.
 
     Args:
@@ -44,11 +44,12 @@ def compare_pagetables(
         max_refs: stop after this many references of the trace.
 
     Returns:
-        A ``pandas.DataFrame``, a row per structure: refs_mean, refs_p99, lines_mean
-        (references and cache lines per lookup), footprint_bytes, reclaimable_bytes,
-        in_use_bytes, maps, map_refs_mean, shared_map_refs, lookups_per_second and the
-        table references to update one 2 MiB segment (``segment``: map, protect,
-        promote, demote, unmap). ``frame.attrs["source"]`` says what was looked up.
+        A :class:`pagelab.PageTableComparison`: ``source`` (what was looked up) and
+        ``structures``, a row per structure (as ``to_frame()``): refs_mean, refs_p99,
+        lines_mean (references and cache lines per lookup), footprint_bytes,
+        reclaimable_bytes, in_use_bytes, maps, map_refs_mean, shared_map_refs,
+        lookups_per_second and the table references to update one 2 MiB segment
+        (``segment``: map, protect, promote, demote, unmap).
 
     Raises:
         ValueError: neither or both of trace and layout, an unknown layout or preset, a
@@ -56,7 +57,6 @@ def compare_pagetables(
     """
     from . import _machine_choice, _trace_path
 
-    pd = pandas("pagelab.compare_pagetables")
     if (trace is None) == (layout is None):
         raise ValueError("name a trace or a layout (one of them)")
     if layout is not None and layout not in LAYOUTS:
@@ -71,6 +71,4 @@ def compare_pagetables(
         config_toml=text,
         origin=origin,
     )
-    frame = pd.DataFrame(result["structures"])
-    frame.attrs["source"] = result["source"]
-    return frame
+    return PageTableComparison(result)

@@ -1,11 +1,12 @@
 """Range translations (Gandhi et al., "Range Translations for Fast Virtual Memory",
-IEEE Micro 2016) from Python, as DataFrames.
+IEEE Micro 2016) from Python, as typed results with ``to_frame()``.
 
 :func:`contiguity` is ``pagelab analyze contiguity``: how many translation entries map
 each share of a trace's footprint with 4K, 2M and 1G pages, ideal ranges and the
 ranges eager paging made (the paper's Figure 2). :func:`compare_translation` is
 ``pagelab compare translation``: one run per scheme (4K, THP 2M, 1G, DS, RMM) on one
-machine (Figure 7). Both run in Rust without the GIL and need pandas.
+machine (Figure 7). Both run in Rust without the GIL; their ``to_frame()`` needs
+pandas.
 """
 
 from __future__ import annotations
@@ -13,13 +14,9 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from . import _pagelab
-from ._frames import pandas
+from .comparisons import Contiguity, TranslationComparison
 
 __all__ = ["contiguity", "compare_translation"]
-
-
-def _pandas():
-    return pandas("pagelab.ranges")
 
 
 def _machine_args(machine, config, regions):
@@ -37,7 +34,7 @@ def contiguity(
     config=None,
     regions: Sequence[str] = (),
     format: Optional[str] = None,
-):
+) -> Contiguity:
     """Translation entries that map each share of a trace's footprint.
 
     Args:
@@ -50,38 +47,20 @@ def contiguity(
         format: the trace format; None detects it.
 
     Returns:
-        A ``pandas.DataFrame`` with one row per mapping and share: ``mapping`` ("4K
-        pages", "2M pages", "1G pages", "ideal ranges", "eager ranges"), ``percent``
-        (1 … 100, and 99.9) and ``entries`` (the fewest entries, largest first, that
-        map that share). ``frame.attrs`` holds ``footprint_pages``,
-        ``address_spaces``, ``eager_ranges``, ``machine``, ``note`` (why eager ranges
-        are missing or empty) and ``entries`` (mapping → entries for the whole
-        footprint). Pivot with ``frame.pivot(index="percent", columns="mapping",
-        values="entries")`` to plot the curves.
+        A :class:`pagelab.Contiguity`: ``footprint_pages``, ``address_spaces``,
+        ``machine``, ``note`` (why eager ranges are missing or empty), ``entries``
+        (mapping → entries for the whole footprint); ``to_frame()`` has a row per
+        mapping ("4K pages", "2M pages", "1G pages", "ideal ranges", "eager ranges")
+        and share (``percent``, 1 … 100 and 99.9): the fewest ``entries``, largest
+        first, that map that share.
 
     Raises:
         ValueError: a bad trace, machine or region (the message names it).
     """
-    pd = _pandas()
     text, name, spans, origin = _machine_args(machine, config, regions)
     from . import _trace_path
 
-    result = _pagelab.contiguity(_trace_path(trace), text, name, spans, format, origin)
-    rows = [
-        {"mapping": m["name"], "percent": p, "entries": n}
-        for m in result["mappings"]
-        for p, n in m["curve"]
-    ]
-    frame = pd.DataFrame(rows, columns=["mapping", "percent", "entries"])
-    frame.attrs.update(
-        footprint_pages=result["footprint_pages"],
-        address_spaces=result["address_spaces"],
-        eager_ranges=result.get("eager_ranges"),
-        machine=result.get("machine"),
-        note=result.get("note"),
-        entries={m["name"]: m["entries"] for m in result["mappings"]},
-    )
-    return frame
+    return Contiguity(_pagelab.contiguity(_trace_path(trace), text, name, spans, format, origin))
 
 
 def compare_translation(
@@ -90,7 +69,7 @@ def compare_translation(
     config=None,
     regions: Sequence[str] = (),
     format: Optional[str] = None,
-):
+) -> TranslationComparison:
     """One run of a trace per translation scheme, side by side.
 
     Args:
@@ -101,24 +80,21 @@ def compare_translation(
         format: the trace format; None detects it.
 
     Returns:
-        A ``pandas.DataFrame``, one row per scheme ("4K", "THP 2M", "1G", "DS",
-        "RMM") that the machine can run, with ``scheme``, ``references``,
+        A :class:`pagelab.TranslationComparison` (``machine``, ``skipped``: the
+        schemes not run, and why) whose ``schemes`` and ``to_frame()`` have a row per
+        scheme ("4K", "THP 2M", "1G", "DS", "RMM") the machine can run: ``scheme``, ``references``,
         ``tlb_misses``, ``mpki``, ``walk_refs``, ``walk_cycles``, ``range_walks``,
         ``range_walk_cycles``, ``walk_overhead_percent``,
         ``translation_overhead_percent``, ``walk_cycles_removed_percent`` (of the 4K
         scheme's), ``page_faults``, ``range_hits``, ``promotions``, ``peak_bytes``
         ``bloat_bytes`` (beyond the 4K scheme's peak) and ``untouched_bytes``
-        (allocated eagerly, never used). ``frame.attrs`` holds
-        ``machine`` and ``skipped`` (the schemes not run, and why).
+        (allocated eagerly, never used).
 
     Raises:
         ValueError: a bad trace, machine or region (the message names it).
     """
-    pd = _pandas()
     text, name, spans, origin = _machine_args(machine, config, regions)
     from . import _trace_path
 
-    result = _pagelab.compare_translation(_trace_path(trace), text, name, spans, format, origin)
-    frame = pd.DataFrame(result["schemes"])
-    frame.attrs.update(machine=result["machine"], skipped=result["skipped"])
-    return frame
+    return TranslationComparison(
+        _pagelab.compare_translation(_trace_path(trace), text, name, spans, format, origin))

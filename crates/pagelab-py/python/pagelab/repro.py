@@ -3,7 +3,7 @@ sweeps into one results database, and each claim judged against the paper's numb
 the same engine as ``pagelab repro``::
 
     import pagelab
-    [p["id"] for p in pagelab.repro_papers()]       # fang, vrpt, navarro, cpo, rmm
+    [p["id"] for p in pagelab.repro_papers()]       # cpo, fang, navarro, rmm, vrpt
     r = pagelab.repro("vrpt", "/tmp/vrpt")            # results.db, verdicts, report.html
     r.to_frame()                                      # a row per claim (pandas)
 
@@ -14,6 +14,8 @@ command line's: from Python their claims are "not run".
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import os
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Union
@@ -58,6 +60,10 @@ class Reproduction:
     def to_frame(self):
         """The claims as a pandas DataFrame, a row per claim."""
         return pandas("Reproduction.to_frame").DataFrame(self.claims)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The whole reproduction as plain dicts and lists (a copy)."""
+        return copy.deepcopy(dataclasses.asdict(self))
 
 
 def repro_papers() -> List[Dict[str, Any]]:

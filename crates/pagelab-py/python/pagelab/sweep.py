@@ -17,10 +17,11 @@ paths and have pagelab and Ray installed.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Dict, Mapping, Optional, Union
 
 from . import _pagelab
 
@@ -45,6 +46,15 @@ class SweepSummary:
     #: References simulated by the runs executed now, and the time they took.
     references: int
     seconds: float
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_frame(self) -> Any:
+        """One row, a column per field (pandas)."""
+        from ._frames import frame
+
+        return frame([self.to_dict()], what="SweepSummary.to_frame")
 
 
 def sweep(

@@ -21,6 +21,7 @@ from . import _pagelab
 
 if TYPE_CHECKING:
     from .benefit import Benefit
+    from .comparisons import Contiguity, TranslationComparison
     from .records import Report, TraceInfo
     from .reuse import ReuseDistance
 
@@ -78,13 +79,13 @@ class Trace:
 
         return benefit(self.path, machine=machine, format=self.format, **options)
 
-    def contiguity(self, machine: MachineLike = None, regions: Sequence[str] = ()):
+    def contiguity(self, machine: MachineLike = None, regions: Sequence[str] = ()) -> "Contiguity":
         """Translation entries by share of the footprint (:func:`pagelab.contiguity`)."""
         from .ranges import contiguity
 
         return contiguity(self.path, machine=machine, regions=regions, format=self.format)
 
-    def compare_translation(self, machine: MachineLike = None, regions: Sequence[str] = ()):
+    def compare_translation(self, machine: MachineLike = None, regions: Sequence[str] = ()) -> "TranslationComparison":
         """One run per translation scheme (:func:`pagelab.compare_translation`)."""
         from .ranges import compare_translation
 
