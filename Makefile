@@ -24,7 +24,7 @@ demo: build
 	$(PAGELAB) trace info $(DEMO_TRACE)
 	$(PAGELAB) simulate --trace $(DEMO_TRACE)
 
-test: recorder native test-rust test-extending test-recorder fuzz-build test-python test-readme test-native
+test: recorder native test-rust test-recorder fuzz-build test-python test-extending test-readme test-native
 
 # The CLI's recording tests run pagelab's Valgrind tool, and `advise`'s the preload
 # library: `make recorder native` come first.
@@ -33,7 +33,8 @@ test-rust:
 	$(CARGO) test --profile ci -p pagelab-core -p pagelab-sweep -p pagelab-repro -p pagelab-cli
 
 # A dummy component of each kind docs/EXTENDING.md counts, added in a scratch copy by
-# editing only the files it lists, must build and pass the tests that cover its kind.
+# editing only the files it lists, must build and pass the tests that cover its kind
+# (a report figure's with the compiled module test-python built: it comes after).
 test-extending:
 	$(PYTHON) tools/dummy_components.py
 

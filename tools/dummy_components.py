@@ -187,8 +187,63 @@ def preset(s: Scratch) -> None:
         "| `dummy-machine` | `skylake`, renamed | the skylake preset's |"])
 
 
+def daemon(s: Scratch) -> None:
+    src = f"{CORE}/src/pressure/victims"
+    s.copy(f"{src}/dummy_clock.rs", f"{src}/clock.rs", [(r"\bClock\b", "DummyClock")])
+    s.after(f"{src}/mod.rs", "mod clock;", ["mod dummy_clock;"])
+    s.after(f"{src}/mod.rs", "pub use clock::Clock;", ["pub use dummy_clock::DummyClock;"])
+    s.after(f"{src}/mod.rs", '"clock" => Clock(Clock),', ["/// A copy of clock.", '"dummy-clock" => DummyClock(DummyClock),'])
+
+
+def sweep_analysis(s: Scratch) -> None:
+    src = "crates/pagelab-sweep/src/analysis"
+    s.copy(f"{src}/dummy_reuse.rs", f"{src}/reuse.rs", [(r"\bReuse\b", "DummyReuse")])
+    s.after(f"{src}/mod.rs", "mod reuse;", ["mod dummy_reuse;"])
+    s.after(f"{src}/mod.rs", "pub use reuse::Reuse;", ["pub use dummy_reuse::DummyReuse;"])
+    s.after(f"{src}/mod.rs", '"reuse" => Reuse(Reuse),', ["/// A copy of reuse.", '"dummy-reuse" => DummyReuse(DummyReuse),'])
+
+
+def repro_paper(s: Scratch) -> None:
+    s.copy("repro/dummyrmm.toml", "repro/rmm.toml", [(r'\nid = "rmm"\n', '\nid = "dummyrmm"\n')])
+    s.copy("crates/pagelab-repro/src/papers/dummyrmm.rs", "crates/pagelab-repro/src/papers/rmm.rs",
+           [(r"^//!", "//! A copy of rmm's measures (the dummy-component check).\n//!")])
+    s.copy("docs/repro/dummyrmm.md", "docs/repro/rmm.md", [(r"`pagelab repro rmm`", "`pagelab repro dummyrmm`")])
+
+
+def report_figure(s: Scratch) -> None:
+    report = "crates/pagelab-py/python/pagelab/report.py"
+    s.replace(report, "\nFIGURES: List[Callable[[_Runs], Figure]] = [", "\n".join([
+        "",
+        "def _dummy_speedup(runs: _Runs) -> Figure:",
+        "    made = _speedup(runs)",
+        '    return made and ("Dummy " + made[0], made[1], made[2])',
+        "",
+        "",
+        "FIGURES: List[Callable[[_Runs], Figure]] = [_dummy_speedup, ",
+    ]))
+
+
+def python_tests() -> None:
+    """The report's figures, drawn by the scratch copy's Python package with the compiled
+    module `make python` built into the repository's (so after `make test-python`)."""
+    package = os.path.join(ROOT, "crates", "pagelab-py", "python", "pagelab")
+    compiled = [f for f in os.listdir(package) if f.startswith("_pagelab.") and f.endswith(".so")]
+    python = os.path.join(ROOT, ".venv", "bin", "python")
+    if not compiled or not os.path.exists(python):
+        sys.exit("dummy components: no compiled module in crates/pagelab-py/python/pagelab: run make python first")
+    scratch_python = os.path.join(SCRATCH, "crates", "pagelab-py", "python")
+    shutil.copy2(os.path.join(package, compiled[0]), os.path.join(scratch_python, "pagelab"))
+    command = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "crates/pagelab-py/tests/test_report.py",
+               "-k", "figure"]
+    print("+", " ".join(command), flush=True)
+    env = dict(os.environ, PYTHONPATH=scratch_python)
+    if subprocess.run(command, cwd=SCRATCH, env=env).returncode != 0:
+        sys.exit(f"dummy components: {' '.join(command)} failed in {SCRATCH}")
+
+
 # Each kind: its section of docs/EXTENDING.md, its edits, and the tests that must run
-# a component of that kind (`cargo test` target arguments).
+# a component of that kind (`cargo test` target arguments, and the packages besides
+# pagelab-core they are in; cargo runs a target in each package that has it).
 KINDS = [
     ("A replacement policy", replacement_policy, ["--test", "replacement_vs_reference"]),
     ("A page-table structure", page_table, ["--test", "pagetables_trees_vs_hashmap", "--test", "pagetables_hashed_vs_hashmap"]),
@@ -198,10 +253,18 @@ KINDS = [
     ("A machine preset", preset, ["--lib"]),
     ("A frame allocator", frame_allocator, ["--test", "allocators"]),
     ("A cost model", cost_model, ["--lib"]),
+    ("A page daemon's victim choice", daemon, ["--test", "superpages_pressure"]),
+    ("An analysis a sweep can run", sweep_analysis,
+     ["-p", "pagelab-sweep", "-p", "pagelab-cli", "--test", "sweep", "--lib"]),
+    ("A figure of the HTML report", report_figure, ["python"]),
+    ("A paper for `pagelab repro`", repro_paper, ["-p", "pagelab-repro", "-p", "pagelab-cli", "--test", "repro_docs", "--lib"]),
 ]
+# The generated documentation: its lists (pagelab-core's docs_lists) and the README's
+# table of papers (pagelab-cli's repro_docs), regenerated with PAGELAB_BLESS=1.
+GENERATED = ["--test", "docs_lists", "--test", "repro_docs"]
 # What every kind's dummy must also pass: the documentation's generated lists and
 # field reference.
-COMMON_TESTS = ["--test", "docs_lists", "--test", "configuration_doc"]
+COMMON_TESTS = ["--test", "docs_lists", "--test", "configuration_doc", "--test", "repro_docs"]
 
 
 def stated_counts() -> dict[str, int]:
@@ -211,7 +274,7 @@ def stated_counts() -> dict[str, int]:
     for section in re.split(r"^## ", text, flags=re.M)[1:]:
         # The heading without its parenthesis: "A replacement policy (TLB arrays, …)".
         title = section.split("\n", 1)[0].split(" (")[0].strip()
-        m = re.search(r"Touches (\d+) files", section)
+        m = re.search(r"Touches (\d+) files?", section)
         if m:
             counts[title] = int(m.group(1))
     return counts
@@ -242,7 +305,7 @@ def copy_tree() -> None:
 
 
 def cargo(args: list[str], env: dict[str, str]) -> None:
-    command = ["cargo", "test", "--profile", "ci", "-p", "pagelab-core", *args]
+    command = ["cargo", "test", "--profile", "ci", *args]
     print("+", " ".join(command), flush=True)
     done = subprocess.run(command, cwd=WORKSPACE, env=env)
     if done.returncode != 0:
@@ -258,15 +321,21 @@ def main() -> int:
         edit(scratch)
     env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(ROOT, "target"))
     # The generated documentation lists, regenerated as the person adding would.
-    cargo(["--test", "docs_lists"], dict(env, PAGELAB_BLESS="1"))
-    # Each test target once (cargo refuses `--lib` twice).
-    targets: list[tuple[str, ...]] = []
+    # Each package and test target once (cargo refuses `--lib` twice); the same
+    # packages in both builds, so that the second builds nothing again.
+    targets: list[tuple[str, ...]] = [("-p", "pagelab-core")]
     for args in [t for _, _, t in KINDS] + [COMMON_TESTS]:
-        pairs = [tuple(args[i:i + 2]) if args[i] == "--test" else (args[i],)
-                 for i in range(len(args)) if args[i].startswith("--")]
+        if args == ["python"]:
+            continue  # run by pytest, python_tests()
+        pairs = [tuple(args[i:i + 2]) if args[i] in ("--test", "-p") else (args[i],)
+                 for i in range(len(args)) if args[i].startswith("-")]
         targets += [p for p in pairs if p not in targets]
-    tests = [a for p in targets for a in p]
-    cargo(tests, env)
+    packages = [a for p in targets if p[0] == "-p" for a in p]
+    tests = [a for p in targets if p[0] != "-p" for a in p]
+    # The generated documentation, regenerated as the person adding would.
+    cargo(packages + GENERATED, dict(env, PAGELAB_BLESS="1"))
+    cargo(packages + tests, env)
+    python_tests()
     stated = stated_counts()
     wrong = []
     print(f"\n{'kind':<32}{'files touched':>14}{'EXTENDING.md':>14}")

@@ -1,18 +1,17 @@
 //! `pagelab repro` end to end on the quick inputs: every paper's experiments run and
-//! every claim judged, with the verdicts that docs/repro/PAPER.md and the README report
-//! (generated from full runs by bench/repro.sh: none is written by hand); a repro run
-//! again reads its runs back and judges the same.
+//! every claim judged, with the verdicts that docs/repro/PAPER.md reports (generated
+//! from full runs by bench/repro.sh: none is written by hand; the README's table is
+//! made from the pages, repro_docs.rs); a repro run again reads its runs back and
+//! judges the same.
 
+#[path = "common/papers.rs"]
+mod papers;
+
+use papers::{documented, repo, Row};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const PAGELAB: &str = env!("CARGO_BIN_EXE_pagelab");
-
-fn repo(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path)
-}
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("pagelab-repro-test-{}", std::process::id()));
@@ -35,12 +34,9 @@ fn repro(paper: &str, dir: &Path, more: &[&str]) -> std::process::Output {
     o
 }
 
-/// A claim as the tables give it: id, class, verdict.
-type Row = (String, String, String);
-
 /// Each claim's verdict as a quick repro of `paper` computes it.
-fn quick(paper: &str) -> (Vec<Row>, String) {
-    let dir = scratch(paper);
+fn quick(paper: &str, folder: &str) -> (Vec<Row>, String) {
+    let dir = scratch(folder);
     repro(paper, &dir, &["--quick"]);
     let json = std::fs::read_to_string(dir.join("verdicts.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
@@ -67,87 +63,8 @@ fn quick(paper: &str) -> (Vec<Row>, String) {
     (out, json)
 }
 
-/// The verdicts docs/repro/PAPER.md reports: its table between the markers. Every
-/// claim that differs there gives its cause (after " — " in its last cell).
-fn documented(paper: &str) -> Vec<Row> {
-    let text = std::fs::read_to_string(repo(&format!("docs/repro/{paper}.md"))).unwrap();
-    let start = text
-        .find("<!-- verdicts -->")
-        .unwrap_or_else(|| panic!("docs/repro/{paper}.md has no verdicts table"));
-    let end = text.find("<!-- /verdicts -->").unwrap();
-    text[start..end]
-        .lines()
-        .filter(|l| l.starts_with("| `"))
-        .map(|l| {
-            let cells: Vec<&str> = l.split(" | ").collect();
-            let id = cells[0]
-                .trim_start_matches("| ")
-                .trim_matches('`')
-                .to_string();
-            if cells[5] == "differs" {
-                assert!(
-                    cells[6].contains(" — "),
-                    "docs/repro/{paper}.md: {id} differs without a cause (give cause = \"..\" in repro/{paper}.toml)"
-                );
-            }
-            (id, cells[1].to_string(), cells[5].to_string())
-        })
-        .collect()
-}
-
-/// The counts the README gives for `paper`.
-fn readme_counts(paper: &str) -> String {
-    let readme = std::fs::read_to_string(repo("README.md")).unwrap();
-    let line = readme
-        .lines()
-        .find(|l| l.starts_with(&format!("| `pagelab repro {paper}`")))
-        .unwrap_or_else(|| panic!("the README has no row for pagelab repro {paper}"));
-    line.to_string()
-}
-
-/// Every input and value of the claim file's `[[sensitivity]]` has its row in
-/// docs/repro/PAPER.md, in the file's order (the table is a full run's).
-fn sensitivity_documented(paper: &str) {
-    let def = pagelab_repro::paper(paper).unwrap();
-    let file = pagelab_repro::claims::PaperFile::parse(def.text, paper).unwrap();
-    let expected: Vec<String> = file
-        .sensitivity
-        .iter()
-        .flat_map(|s| {
-            s.values
-                .iter()
-                .map(|v| format!("| `{}` | {} |", s.key, pagelab_repro::results::text(v)))
-        })
-        .collect();
-    assert!(
-        !expected.is_empty(),
-        "repro/{paper}.toml has no [[sensitivity]]"
-    );
-    let text = std::fs::read_to_string(repo(&format!("docs/repro/{paper}.md"))).unwrap();
-    let start = text
-        .find("<!-- sensitivity -->")
-        .expect("sensitivity markers");
-    let end = text.find("<!-- /sensitivity -->").unwrap();
-    let rows: Vec<&str> = text[start..end]
-        .lines()
-        .filter(|l| l.starts_with("| `"))
-        .collect();
-    assert_eq!(
-        rows.len(),
-        expected.len(),
-        "docs/repro/{paper}.md: sensitivity rows"
-    );
-    for (row, head) in rows.iter().zip(&expected) {
-        assert!(
-            row.starts_with(head.as_str()),
-            "docs/repro/{paper}.md: {row} for {head}"
-        );
-    }
-}
-
 fn check(paper: &str) {
-    sensitivity_documented(paper);
-    let (computed, _) = quick(paper);
+    let (computed, _) = quick(paper, paper);
     let documented = documented(paper);
     assert_eq!(
         computed.len(),
@@ -171,52 +88,32 @@ fn check(paper: &str) {
         })
         .collect();
     assert_eq!(judged, documented, "docs/repro/{paper}.md");
-    let count = |class: &str, o: &str| {
-        documented
+}
+
+/// Every paper (the registry's, found by the build), each on a thread of its own.
+#[test]
+fn every_papers_quick_verdicts_are_the_documented_ones() {
+    std::thread::scope(|s| {
+        let runs: Vec<_> = pagelab_repro::PAPERS
             .iter()
-            .filter(|(_, c, v)| c == class && (o.is_empty() || v == o))
-            .count()
-    };
-    let checks = match count("input check", "") {
-        0 => "none".to_string(),
-        n => format!("{} of {n} agree", count("input check", "agrees")),
-    };
-    let counts = format!(
-        "{} agree, {} differ | {checks} | {} |",
-        count("measured", "agrees"),
-        count("measured", "differs"),
-        count("not reproducible here", "")
-    );
-    let row = readme_counts(paper);
-    assert!(row.contains(&counts), "README: {row}, computed: {counts}");
+            .map(|p| (p.id, s.spawn(move || check(p.id))))
+            .collect();
+        let failed: Vec<&str> = runs
+            .into_iter()
+            .filter_map(|(id, run)| run.join().is_err().then_some(id))
+            .collect();
+        assert!(
+            failed.is_empty(),
+            "papers whose verdicts differ: {failed:?}"
+        );
+    });
 }
 
 #[test]
-fn fang_verdicts_are_the_documented_ones() {
-    check("fang");
-}
-
-#[test]
-fn vrpt_verdicts_are_the_documented_ones_and_a_rerun_judges_the_same() {
-    check("vrpt");
-    let (_, first) = quick("vrpt");
-    let (_, again) = quick("vrpt");
+fn a_rerun_judges_the_same() {
+    let (_, first) = quick("vrpt", "vrpt-again");
+    let (_, again) = quick("vrpt", "vrpt-again");
     assert_eq!(first, again);
-}
-
-#[test]
-fn navarro_verdicts_are_the_documented_ones() {
-    check("navarro");
-}
-
-#[test]
-fn cpo_verdicts_are_the_documented_ones() {
-    check("cpo");
-}
-
-#[test]
-fn rmm_verdicts_are_the_documented_ones() {
-    check("rmm");
 }
 
 /// A full repro runs each `[[sensitivity]]` input at each value: RMM's (a few seconds)
@@ -234,27 +131,4 @@ fn a_full_repro_runs_its_sensitivity_inputs_as_documented() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("verdicts.json")).unwrap()).unwrap();
     assert_eq!(json["sensitivity"].as_array().unwrap().len(), 2);
     assert!(String::from_utf8_lossy(&o.stdout).contains("cost.walk_ref_cycles = 40:"));
-}
-
-#[test]
-fn the_papers_are_listed_and_an_unknown_one_is_named() {
-    let o = Command::new(PAGELAB)
-        .args(["repro", "list"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&o.stdout);
-    let ids: Vec<&str> = text
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .collect();
-    assert_eq!(ids, ["fang", "vrpt", "navarro", "cpo", "rmm"]);
-    let o = Command::new(PAGELAB)
-        .args(["repro", "nope"])
-        .output()
-        .unwrap();
-    let e = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        !o.status.success() && e.contains("\"nope\"") && e.contains("fang, vrpt"),
-        "{e}"
-    );
 }

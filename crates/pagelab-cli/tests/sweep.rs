@@ -238,8 +238,8 @@ fn stored(db: &Path, trace_ends: &str) -> serde_json::Value {
 
 #[test]
 fn an_analysis_sweep_stores_what_its_command_writes() {
-    // Page tables over the three layouts, and contiguity over a trace: each run's
-    // result is the command's --json (less the page tables' lookup rate, a timing).
+    // Page tables over the three layouts: each run's result is the command's --json
+    // (less the page tables' lookup rate, a timing).
     let file = scratch("analyses.toml");
     std::fs::write(
         &file,
@@ -276,27 +276,6 @@ fn an_analysis_sweep_stores_what_its_command_writes() {
             "{layout}"
         );
     }
-    std::fs::write(
-        &file,
-        format!(
-            "traces = [{:?}]\nanalysis = \"contiguity\"\nmachine = \"sandy-bridge-rmm\"\n",
-            trace("gups-rec.plt")
-        ),
-    )
-    .unwrap();
-    sweep(&file);
-    let direct: serde_json::Value = serde_json::from_str(&ok(Command::new(PAGELAB)
-        .args(["analyze", "contiguity", "--json", "-", "--trace"])
-        .arg(trace("gups-rec.plt"))
-        .output()
-        .unwrap()))
-    .unwrap();
-    let mut direct = direct.as_object().unwrap().clone();
-    direct.remove("trace");
-    assert_eq!(
-        stored(&db, "gups-rec.plt"),
-        serde_json::Value::Object(direct)
-    );
     // A layout is an input of page tables only, said before any run.
     std::fs::write(&file, "traces = [\"layout:dense\"]\n").unwrap();
     let o = Command::new(PAGELAB)
@@ -314,58 +293,54 @@ fn an_analysis_sweep_stores_what_its_command_writes() {
     assert!(!scratch("never.db").exists());
 }
 
-/// The analyses the test above leaves out: a simulation, the translation schemes, the
-/// benefit analysis and reuse distances, each stored as its command's `--json` (less the trace's
-/// path, which the database keeps in its own column), so that every kind a sweep
-/// file can name is checked against its command.
+/// Every kind a sweep file can name (the registry's `NAMES`), with its default
+/// options, stores what its command (`Kind::command`) writes with `--json`, less where
+/// the trace is and how long the run took, which are the run's own.
 #[test]
-fn simulate_translation_benefit_and_reuse_sweeps_store_what_their_commands_write() {
-    let db = scratch("more-analyses.db");
-    let file = scratch("more-analyses.toml");
+fn every_analysis_sweep_stores_what_its_command_writes() {
+    let db = scratch("every-analysis.db");
+    let file = scratch("every-analysis.toml");
     let path = trace("sqlite-rec.plt");
-    for (analysis, command) in [
-        ("simulate", vec!["simulate"]),
-        ("translation", vec!["compare", "translation"]),
-        ("benefit", vec!["analyze", "benefit"]),
-        ("reuse", vec!["analyze", "reuse"]),
-    ] {
-        // Reuse distances are the trace's alone: the command takes no machine.
-        let machine: &[&str] = match analysis {
-            "reuse" => &[],
-            _ => &["--machine", "zen4"],
-        };
+    /// `v` without its timings and the trace's path, at any depth.
+    fn comparable(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for key in [
+                    "trace",
+                    "source",
+                    "seconds",
+                    "salvaged",
+                    "lookups_per_second",
+                ] {
+                    map.remove(key);
+                }
+                map.values_mut().for_each(comparable);
+            }
+            serde_json::Value::Array(list) => list.iter_mut().for_each(comparable),
+            _ => {}
+        }
+    }
+    for name in pagelab_sweep::Analysis::NAMES {
+        let analysis = pagelab_sweep::Analysis::named(name).unwrap();
         std::fs::write(
             &file,
-            format!("traces = [{path:?}]\nmachine = \"zen4\"\nanalysis = {analysis:?}\n"),
+            format!("traces = [{path:?}]\nmachine = \"zen4\"\nanalysis = {name:?}\n"),
         )
         .unwrap();
         sweep_quietly(&file, &db);
-        let direct: serde_json::Value = serde_json::from_str(&ok(Command::new(PAGELAB)
+        let command = analysis.kind().command(&path, "zen4");
+        let mut direct: serde_json::Value = serde_json::from_str(&ok(Command::new(PAGELAB)
             .args(&command)
-            .args(machine)
-            .args(["--quiet", "--json", "-", "--trace", &path])
+            .args(["--json", "-"])
             .output()
             .unwrap()))
-        .unwrap();
-        let comparable = |v: &serde_json::Value| {
-            let mut v = v.as_object().unwrap().clone();
-            // Where the trace is, and how long the run took, are the run's own.
-            for key in ["trace", "seconds", "salvaged"] {
-                v.remove(key);
-            }
-            serde_json::Value::Object(v)
-        };
-        let stored = stored_where(&db, "analysis", |a| a == analysis);
-        let stored = if analysis == "simulate" {
-            serde_json::json!({ "report": stored })
-        } else {
-            stored
-        };
-        let direct = if analysis == "simulate" {
-            serde_json::json!({ "report": direct["report"] })
-        } else {
-            direct
-        };
-        assert_eq!(comparable(&stored), comparable(&direct), "{analysis}");
+        .unwrap_or_else(|e| panic!("{name}: {command:?}: {e}"));
+        if let Some(member) = analysis.kind().stored_member() {
+            direct = direct[member].take();
+        }
+        let mut stored = stored_where(&db, "analysis", |a| a == *name);
+        comparable(&mut stored);
+        comparable(&mut direct);
+        assert_eq!(stored, direct, "{name}: {command:?}");
     }
 }

@@ -1,8 +1,9 @@
 //! The lists of components the documentation gives are generated from the registries:
 //! the trace formats' table of docs/formats.md (name, extensions and the registry's doc
-//! line) and the value lists of `page_table.kind`, `promotion.policy` and
-//! `tlb.replacement` in docs/configuration.md sit between `<!-- generated: … -->`
-//! markers, and this test fails when they differ from the code's. Adding a component
+//! line), the sweeps' analyses of docs/configuration.md (name and doc line of
+//! pagelab-sweep's registry) and the value lists of `page_table.kind`,
+//! `promotion.policy`, `tlb.replacement` and `paging.daemon` there sit between
+//! `<!-- generated: … -->` markers, and this test fails when they differ from the code's. Adding a component
 //! regenerates them rather than editing them by hand:
 //!
 //! ```text
@@ -32,14 +33,13 @@ fn names(list: &[&str]) -> String {
         .join(", ")
 }
 
-/// The trace formats as the registry lists them: (name, extensions, doc line), read
-/// from `for_each_trace_format!` in trace/mod.rs, whose doc lines are the formats'
-/// descriptions.
-fn formats() -> Vec<(String, Vec<String>, String)> {
-    let text = read("crates/pagelab-core/src/trace/mod.rs");
+/// A registry as its macro lists it: (name, the rest of its line, doc line), read
+/// from `macro_rules! <name>` in `file`, whose doc lines describe the components.
+fn registry(file: &str, name: &str) -> Vec<(String, String, String)> {
+    let text = read(file);
     let start = text
-        .find("macro_rules! for_each_trace_format")
-        .expect("trace/mod.rs: for_each_trace_format!");
+        .find(&format!("macro_rules! {name}"))
+        .unwrap_or_else(|| panic!("{file}: {name}!"));
     let mut out = Vec::new();
     let mut doc = Vec::new();
     for line in text[start..].lines().skip(1) {
@@ -47,19 +47,51 @@ fn formats() -> Vec<(String, Vec<String>, String)> {
         if let Some(d) = line.strip_prefix("///") {
             doc.push(d.trim().to_string());
         } else if let Some(rest) = line.strip_prefix('"') {
-            let name = rest[..rest.find('"').unwrap()].to_string();
-            let list = &line[line.rfind('[').unwrap() + 1..line.rfind(']').unwrap()];
-            let exts = list
-                .split(',')
-                .map(|e| format!(".{}", e.trim().trim_matches('"')))
-                .collect();
-            out.push((name, exts, doc.join(" ")));
+            let end = rest.find('"').unwrap();
+            out.push((
+                rest[..end].to_string(),
+                rest[end + 1..].to_string(),
+                doc.join(" "),
+            ));
             doc.clear();
         } else if line.starts_with('}') && !out.is_empty() {
             break;
         }
     }
     out
+}
+
+/// The trace formats as the registry lists them: (name, extensions, doc line), read
+/// from `for_each_trace_format!` in trace/mod.rs, whose doc lines are the formats'
+/// descriptions.
+fn formats() -> Vec<(String, Vec<String>, String)> {
+    registry(
+        "crates/pagelab-core/src/trace/mod.rs",
+        "for_each_trace_format",
+    )
+    .into_iter()
+    .map(|(name, line, doc)| {
+        let list = &line[line.rfind('[').unwrap() + 1..line.rfind(']').unwrap()];
+        let exts = list
+            .split(',')
+            .map(|e| format!(".{}", e.trim().trim_matches('"')))
+            .collect();
+        (name, exts, doc)
+    })
+    .collect()
+}
+
+/// The analyses a sweep can run (`for_each_analysis!` of pagelab-sweep): their table,
+/// the doc line's first sentence the command and what it gives, the rest its options.
+fn analyses_table() -> String {
+    let mut s = String::from("| analysis | the command, and its options |\n|---|---|\n");
+    for (name, _, doc) in registry(
+        "crates/pagelab-sweep/src/analysis/mod.rs",
+        "for_each_analysis",
+    ) {
+        s.push_str(&format!("| \"{name}\" | {doc} |\n"));
+    }
+    s
 }
 
 /// The formats' table.
@@ -96,6 +128,12 @@ fn blocks() -> Vec<(&'static str, &'static str, String)> {
             "docs/configuration.md",
             "replacement policies",
             names(pagelab_core::replacement::NAMES),
+        ),
+        ("docs/configuration.md", "analyses", analyses_table()),
+        (
+            "docs/configuration.md",
+            "daemons",
+            names(pagelab_core::pressure::DaemonKind::NAMES),
         ),
     ]
 }

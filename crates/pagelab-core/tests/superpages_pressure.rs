@@ -68,17 +68,20 @@ fn pressured_machines(small: u64, demote_on_write: bool) -> Vec<(String, Machine
     let mut c = pa.clone();
     c.paging = paging(small, 12, DaemonKind::Clock);
     out.push(("pa-risc-32 none limited".into(), c));
-    // Reservations (8K base pages, 64K blocks), with either daemon, and on a memory
+    // Reservations (8K base pages, 64K blocks), with every daemon, and on a memory
     // small enough that they preempt one another.
     let mut alpha = presets::load("alpha-21264").unwrap();
     alpha.promotion = PromotionConfig::Reservation(ReservationConfig {
         sizes: vec![PageSize::K64],
         ..ReservationConfig::default()
     });
-    for daemon in [DaemonKind::Clock, DaemonKind::Contiguity] {
+    for &daemon in DaemonKind::ALL {
         let mut c = alpha.clone();
         c.paging = paging(small, 13, daemon);
-        out.push((format!("alpha-21264 reservation limited {daemon:?}"), c));
+        out.push((
+            format!("alpha-21264 reservation limited {}", daemon.name()),
+            c,
+        ));
     }
     alpha.frames = FramesConfig::Buddy(BuddyFramesConfig {
         memory: ByteSize(2 << 20),

@@ -9,17 +9,13 @@
 //! where `pagelab report` shows them.
 
 pub mod claims;
-mod cpo;
-mod fang;
-mod navarro;
+pub mod papers;
 mod preset;
 pub mod results;
-mod rmm;
 pub mod run;
 pub mod sensitivity;
 pub mod stored;
 pub mod verdict;
-mod vrpt;
 
 use std::collections::BTreeMap;
 use verdict::Measured;
@@ -27,7 +23,8 @@ use verdict::Measured;
 /// The measures a paper's module computed, by name.
 pub type Measures = BTreeMap<String, Measured>;
 
-/// A paper that can be reproduced.
+/// A paper that can be reproduced: a claim file and its module, found by the build
+/// ([`papers`]).
 pub struct PaperDef {
     /// As `pagelab repro` names it.
     pub id: &'static str,
@@ -37,34 +34,7 @@ pub struct PaperDef {
     pub measure: fn(&results::Results) -> Measures,
 }
 
-/// Every paper, in the order `pagelab repro list` gives them.
-pub const PAPERS: [PaperDef; 5] = [
-    PaperDef {
-        id: "fang",
-        text: include_str!("../../../repro/fang.toml"),
-        measure: fang::measure,
-    },
-    PaperDef {
-        id: "vrpt",
-        text: include_str!("../../../repro/vrpt.toml"),
-        measure: vrpt::measure,
-    },
-    PaperDef {
-        id: "navarro",
-        text: include_str!("../../../repro/navarro.toml"),
-        measure: navarro::measure,
-    },
-    PaperDef {
-        id: "cpo",
-        text: include_str!("../../../repro/cpo.toml"),
-        measure: cpo::measure,
-    },
-    PaperDef {
-        id: "rmm",
-        text: include_str!("../../../repro/rmm.toml"),
-        measure: rmm::measure,
-    },
-];
+pub use papers::PAPERS;
 
 /// The paper `id`, or an error naming the ones there are.
 pub fn paper(id: &str) -> Result<&'static PaperDef, String> {

@@ -212,7 +212,7 @@ mod tests {
              INSERT INTO claims VALUES ('rmm', 0, 'old', 's', 'c', 'p', 'm', 'agrees', 'd', 'c');",
         )
         .unwrap();
-        let file = PaperFile::parse(crate::PAPERS[4].text, "rmm.toml").unwrap();
+        let file = PaperFile::parse(crate::paper("rmm").unwrap().text, "rmm.toml").unwrap();
         let verdicts: Vec<Verdict> = file.claim.iter().map(|c| judge(c, None)).collect();
         store(&conn, &file, &verdicts, true).unwrap();
         let rows: Vec<(String, String)> = conn

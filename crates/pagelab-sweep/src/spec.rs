@@ -218,7 +218,7 @@ fn expand_located(
     };
     let analysis = match &file.analysis {
         Some(a) => crate::Analysis::from_toml(a).map_err(|e| Refusal::top("analysis", e))?,
-        None => crate::Analysis::Simulate,
+        None => crate::Analysis::default(),
     };
     let fail = |m: String| Refusal::top("traces", m);
     if file.traces.is_empty() {

@@ -240,7 +240,12 @@ impl Machine {
                     &config.frames,
                     config.base_page,
                     frag_sizes.first().copied().unwrap_or(config.base_page),
-                    config.paging.daemon == crate::config::DaemonKind::Contiguity,
+                    config
+                        .paging
+                        .daemon
+                        .build(true)
+                        .map_err(err)?
+                        .frees_blocks(),
                     config.seed,
                 )
                 .map_err(err)?,

@@ -8,10 +8,10 @@
 
 use super::{Machine, SimError};
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr, BASE_SHIFT};
-use crate::config::DaemonKind;
 use crate::event::MemRef;
 use crate::pagetable::Translation;
-use crate::pressure::{choose_for_contiguity, Demotion, Key, Victim};
+use crate::pressure::victims::Frames;
+use crate::pressure::{Demotion, Key, Victim};
 use crate::superpage::Candidate;
 
 impl Machine {
@@ -162,7 +162,7 @@ impl Machine {
                 pager.set_referenced(key, true);
             }
         }
-        let contiguity = pager.daemon == DaemonKind::Contiguity && !pager.sizes.is_empty();
+        let weighs = pager.daemon.weighs() && !pager.sizes.is_empty();
         let window = pager.window;
         let mut victims: Vec<Victim> = Vec::new();
         // Pages the hand may pass before it gives up (every bit is cleared within one
@@ -204,7 +204,7 @@ impl Machine {
                 self.demote(key, Demotion::Pressure, true, reference)?;
                 continue;
             }
-            if contiguity {
+            if weighs {
                 victims.push(self.victim(key, pte.dirty));
             } else {
                 self.reclaim(key, reference)?;
@@ -220,7 +220,7 @@ impl Machine {
         Ok(())
     }
 
-    /// An inactive base page as the contiguity daemon weighs it.
+    /// An inactive base page as a weighing daemon sees it.
     fn victim(&self, key: Key, dirty: bool) -> Victim {
         let va = VirtAddr(key.1);
         let t = self.walker.page_table.as_ref().walk(key.0, va).translation;
@@ -238,7 +238,7 @@ impl Machine {
         }
     }
 
-    /// Reclaim the victims the contiguity rule prefers (`need` pages, or all), leaving
+    /// Reclaim the victims the daemon's choice prefers (`need` pages, or all), leaving
     /// the others in `victims`.
     fn reclaim_chosen(
         &mut self,
@@ -251,7 +251,15 @@ impl Machine {
         let order = pager.sizes[0].base_frames().trailing_zeros();
         let frames = &self.walker.frames;
         let free_in = |pfn: Pfn, order: u32| frames.free_frames_in(pfn, order).unwrap_or(0);
-        let chosen = choose_for_contiguity(victims, need, order, base.base_frames(), &free_in);
+        let chosen = pager.daemon.choose(
+            victims,
+            need,
+            &Frames {
+                order,
+                per_page: base.base_frames(),
+                free_in: &free_in,
+            },
+        );
         let mut taken = vec![false; victims.len()];
         for &i in &chosen {
             taken[i] = true;

@@ -1,6 +1,8 @@
-//! The `[paging]` section: memory pressure and the page daemon (`crate::pressure`).
+//! The `[paging]` section: memory pressure and the page daemon.
 
-use super::*;
+use super::victims::DaemonKind;
+use crate::addr::ByteSize;
+use serde::{Deserialize, Serialize};
 
 /// Memory pressure and the page daemon (`crate::pressure`; Navarro et al., OSDI 2002,
 /// as Gopalan's slides, "Speculative demotions", "Demotions: dirty superpages",
@@ -17,9 +19,9 @@ pub struct PagingConfig {
     /// (its hysteresis, as FreeBSD's free target above its minimum), from 0 to 0.5.
     /// Default 0.03.
     pub free_target: f64,
-    /// How the daemon chooses victims: "clock" (second chance over the resident
-    /// mappings) or "contiguity" (the same inactive pages, those that complete a free
-    /// block of a superpage size first; needs `frames.kind = "buddy"`). Default "clock".
+    /// How the daemon chooses victims among the inactive pages its clock finds: a
+    /// name of `DaemonKind::NAMES` ("clock", "contiguity": see `pressure::victims`).
+    /// Default "clock".
     pub daemon: DaemonKind,
     /// Inactive pages the contiguity daemon weighs at once. Default 64.
     pub contiguity_window: usize,
@@ -54,15 +56,4 @@ impl PagingConfig {
     pub fn is_on(&self) -> bool {
         self.resident_limit.0 > 0 || self.demote_on_write
     }
-}
-
-/// The page daemon's choice of victims.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DaemonKind {
-    /// Second chance (clock) over the resident mappings, in the order they were made.
-    Clock,
-    /// Clock's inactive pages, those whose frames complete a free block of a superpage
-    /// size first ("contiguity-aware page daemon").
-    Contiguity,
 }

@@ -1,9 +1,10 @@
 //! Memory pressure: a resident-set limit, the page daemon that keeps to it, a swap
-//! store, and the demotions Navarro's design makes for it (papers/navarro-superpages-
-//! slides.md, "III Design": "Speculative demotions", "Demotions: dirty superpages",
-//! "Fragmentation control"). The machine carries the operations out
-//! (`machine/pressure.rs`); this module keeps the state they work on and makes the
-//! daemon's choices.
+//! store, and the demotions Navarro's design makes for it (Navarro et al., OSDI 2002,
+//! as Gopalan's slides present it, "III Design": "Speculative demotions", "Demotions:
+//! dirty superpages", "Fragmentation control"). This module holds the `[paging]`
+//! section (`config.rs`), the state the pager works on, and the daemon's victim
+//! choices (`victims/`, one file each); the machine carries the operations out
+//! (`machine/pressure.rs`).
 //!
 //! - **Resident set.** Every mapping of the program (a base page or a superpage: one
 //!   page-table entry, [`Pte`]) with one reference bit and one dirty bit, as the slides
@@ -52,8 +53,13 @@
 //! an error, not a trigger. A write that retries after a demotion is not walked again:
 //! the next reference to the page misses.
 
-use crate::addr::{Asid, PageSize, Pfn, VirtAddr, BASE_SHIFT};
-use crate::config::{DaemonKind, PagingConfig};
+mod config;
+pub mod victims;
+
+pub use config::PagingConfig;
+pub use victims::{DaemonKind, Victim, VictimChoice};
+
+use crate::addr::{Asid, PageSize, VirtAddr, BASE_SHIFT};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// A mapping's key: its address space and first address.
@@ -133,7 +139,7 @@ pub struct Pager {
     /// The resident set the daemon reclaims down to.
     pub target: u64,
     pub base: PageSize,
-    pub daemon: DaemonKind,
+    pub daemon: Box<dyn VictimChoice>,
     pub window: usize,
     pub speculative: bool,
     pub demote_on_write: bool,
@@ -173,12 +179,7 @@ impl Pager {
                 c.contiguity_window
             ));
         }
-        if c.daemon == DaemonKind::Contiguity && !buddy {
-            return Err(
-                "paging.daemon: \"contiguity\" weighs free buddy blocks; it needs frames.kind = \"buddy\""
-                    .into(),
-            );
-        }
+        let daemon = c.daemon.build(buddy)?;
         let limit = c.resident_limit.0 >> base.shift();
         let least = (largest.bytes() >> base.shift()).max(16);
         if c.resident_limit.0 > 0 && limit < least {
@@ -193,7 +194,7 @@ impl Pager {
             limit,
             target: limit - (limit as f64 * c.free_target) as u64,
             base,
-            daemon: c.daemon,
+            daemon,
             window: c.contiguity_window,
             speculative: c.speculative_demotion,
             demote_on_write: c.demote_on_write,
@@ -401,64 +402,6 @@ impl Pager {
     }
 }
 
-/// An inactive base page the contiguity daemon weighs: its mapping, the real frame
-/// behind it, and whether reclaiming it frees that frame.
-#[derive(Clone, Copy, Debug)]
-pub struct Victim {
-    pub key: Key,
-    pub frame: Pfn,
-    pub frees: bool,
-    pub dirty: bool,
-}
-
-/// The contiguity daemon's choice among inactive pages: the victims to reclaim (at
-/// least `need` of them when there are), in order. Victims are grouped by their
-/// aligned block of 2^`order` base frames; the groups whose pages are all the frames
-/// still allocated in their block (freeing them completes it) come first, fewest pages
-/// first, then clean before dirty; the other victims follow in the clock's order, so
-/// that the daemon departs from it only where that restores contiguity ("minimize
-/// impact"). `free_in(frame, order)` counts the free frames of a block; `frames` is
-/// the base frames of one page.
-pub fn choose_for_contiguity(
-    victims: &[Victim],
-    need: usize,
-    order: u32,
-    frames: u64,
-    free_in: &dyn Fn(Pfn, u32) -> u64,
-) -> Vec<usize> {
-    let mut groups: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
-    for (i, v) in victims.iter().enumerate() {
-        groups.entry(v.frame.0 >> order).or_default().push(i);
-    }
-    let mut completing: Vec<(usize, usize, u64, Vec<usize>)> = groups
-        .into_iter()
-        .filter_map(|(block, members)| {
-            let allocated = (1u64 << order) - free_in(Pfn(block << order), order);
-            let freed = members.iter().filter(|&&i| victims[i].frees).count() as u64 * frames;
-            let dirty = members.iter().filter(|&&i| victims[i].dirty).count();
-            (freed >= allocated).then_some((members.len(), dirty, block, members))
-        })
-        .collect();
-    completing.sort_by_key(|&(len, dirty, block, _)| (len, dirty, block));
-    let mut out = Vec::new();
-    let mut taken = vec![false; victims.len()];
-    for (_, _, _, members) in completing {
-        if out.len() >= need {
-            return out;
-        }
-        for i in members {
-            taken[i] = true;
-            out.push(i);
-        }
-    }
-    out.extend(
-        (0..victims.len())
-            .filter(|&i| !taken[i])
-            .take(need.saturating_sub(out.len())),
-    );
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -510,31 +453,6 @@ mod tests {
         assert_eq!(p.next(), Some((a, 0x2000)));
         assert_eq!(p.next(), Some((a, 0)));
         assert_eq!(p.next(), None);
-    }
-
-    #[test]
-    fn contiguity_prefers_victims_that_complete_a_block() {
-        // Blocks of 4 frames: block 0 has 3 frames allocated, 2 of them victims;
-        // block 1 has 2 allocated, both victims (completes); block 2, 1 allocated and
-        // a victim (completes, cheaper). Block 0's victims come last, in their order.
-        let allocated = [3u64, 2, 1];
-        let free_in = |pfn: Pfn, order: u32| (1 << order) - allocated[(pfn.0 >> order) as usize];
-        let v = |frame: u64| Victim {
-            key: (Asid(0), frame << 12),
-            frame: Pfn(frame),
-            frees: true,
-            dirty: false,
-        };
-        let victims = [v(1), v(0), v(4), v(5), v(8)];
-        assert_eq!(choose_for_contiguity(&victims, 1, 2, 1, &free_in), vec![4]);
-        assert_eq!(
-            choose_for_contiguity(&victims, 2, 2, 1, &free_in),
-            vec![4, 2, 3]
-        );
-        assert_eq!(
-            choose_for_contiguity(&victims, 5, 2, 1, &free_in),
-            vec![4, 2, 3, 0, 1]
-        );
     }
 
     #[test]

@@ -7,67 +7,131 @@
 //! analysis = { kind = "benefit", simulate = true }
 //! ```
 //!
-//! Every kind returns its result as the JSON its command writes with `--json`.
+//! Every kind is one file here, its options a serde struct implementing [`Kind`],
+//! listed once in [`for_each_analysis!`](crate::for_each_analysis), from which
+//! [`Analysis`], its names and the documentation's list are made (docs/EXTENDING.md).
+//! Every kind returns its result as the JSON its command writes with `--json`, and
+//! says which command that is ([`Kind::command`]), which the tests run beside it.
 
-use pagelab_core::analysis::{benefit, contiguity, layout::Layout, pagetables, reuse, translation};
+mod benefit;
+mod contiguity;
+mod pagetables;
+mod reuse;
+mod simulate;
+mod translation;
+
+pub use benefit::Benefit;
+pub use contiguity::Contiguity;
+pub use pagetables::Pagetables;
+pub use reuse::Reuse;
+pub use simulate::Simulate;
+pub use translation::Translation;
+
 use pagelab_core::config::MachineConfig;
 use pagelab_core::trace::TraceReader;
-use pagelab_core::Machine;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 use crate::inputs::layout;
 
-/// One kind of run and its options.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum Analysis {
-    /// `pagelab simulate`: the machine's report.
-    #[default]
-    Simulate,
-    /// `pagelab pagetables compare`: every page-table structure over the trace or a
-    /// layout, behind the machine's TLB when `behind_tlb`.
-    Pagetables {
-        #[serde(default)]
-        behind_tlb: bool,
-        #[serde(default)]
-        max_refs: Option<u64>,
-    },
-    /// `pagelab analyze contiguity`: entries to map the footprint by pages and ranges.
-    Contiguity {
-        #[serde(default)]
-        regions: Vec<String>,
-    },
-    /// `pagelab compare translation`: 4K, THP, 1G, direct segment and RMM.
-    Translation {
-        #[serde(default)]
-        regions: Vec<String>,
-    },
-    /// `pagelab analyze benefit`: the page-size benefit analysis with every option
-    /// its command has (`benefit::Request`), the simulator's ranking beside it when
-    /// `simulate`.
-    Benefit(benefit::Request),
-    /// `pagelab analyze reuse`: exact (or, with `sample_rate`, sampled) reuse
-    /// distances of the page stream at each of `page_sizes` (default 4K), and the
-    /// misses of a fully associative LRU TLB of every size. The machine is not used.
-    Reuse {
-        #[serde(default)]
-        page_sizes: Vec<String>,
-        #[serde(default)]
-        sample_rate: Option<f64>,
-    },
+/// Every kind of run: `"name" => Variant(Options)`, with its doc line (the
+/// documentation's table of analyses is made from these).
+#[macro_export]
+macro_rules! for_each_analysis {
+    ($m:ident) => {
+        $m! {
+            /// `simulate`: the machine's report. No options.
+            "simulate" => Simulate(Simulate),
+            /// `pagetables compare`: every page-table structure. Options: `behind_tlb`
+            /// (only the references that miss the machine's TLB), `max_refs`; a trace
+            /// may be a layout, `"layout:dense"`, `"layout:compact"`,
+            /// `"layout:sparse"` or `"layout:shared"`.
+            "pagetables" => Pagetables(Pagetables),
+            /// `analyze contiguity`: the entries that map the footprint by pages and
+            /// by ranges. Options: `regions`.
+            "contiguity" => Contiguity(Contiguity),
+            /// `compare translation`: 4K, THP, 1G, a direct segment and RMM. Options:
+            /// `regions`.
+            "translation" => Translation(Translation),
+            /// `analyze benefit`: the page-size benefit analysis. Options: every
+            /// option of the command, named as in Python: `page_sizes`, `budget`,
+            /// `tlb_miss_cycles`, `page_fault_cycles`, `page_table_entries`,
+            /// `seconds`, `clock_ghz`, `sample`, and `simulate` (the simulator's
+            /// ranking beside).
+            "benefit" => Benefit(Benefit),
+            /// `analyze reuse`: reuse distances and LRU miss curves of the page
+            /// stream; the machine is not used. Options: `page_sizes` (default
+            /// `["4K"]`), `sample_rate` (SHARDS sampling; default exact).
+            "reuse" => Reuse(Reuse),
+        }
+    };
+}
+
+/// One kind of run, as its options.
+pub trait Kind {
+    /// Check the options before any run; errors name `analysis.<field>`.
+    fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
+    /// Whether it reads a synthetic layout (`layout:NAME`) as its input.
+    fn reads_layouts(&self) -> bool {
+        false
+    }
+    /// One run: the result as JSON text and the references it read (for the rate).
+    fn run(&self, trace: &Path, config: &MachineConfig) -> Result<(String, u64), String>;
+    /// The arguments of the `pagelab` command whose `--json` this run stores, for a
+    /// trace on a preset (what the tests run beside the sweep; without `--json`).
+    fn command(&self, trace: &str, machine: &str) -> Vec<String>;
+    /// The member of the command's JSON the run stores; `None`: all of it (less where
+    /// the trace is and how long the run took, which the database keeps its own way).
+    fn stored_member(&self) -> Option<&'static str> {
+        None
+    }
+}
+
+macro_rules! make_analysis {
+    ($($(#[doc = $doc:literal])* $name:literal => $variant:ident($ty:ident),)*) => {
+        /// One kind of run and its options.
+        #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+        #[serde(tag = "kind")]
+        pub enum Analysis {
+            $($(#[doc = $doc])* #[serde(rename = $name)] $variant($ty),)*
+        }
+
+        impl Analysis {
+            /// The kinds, as sweep files name them.
+            pub const NAMES: &'static [&'static str] = &[$($name),*];
+            /// Each kind's doc line, as `NAMES`.
+            pub const DOCS: &'static [&'static str] = &[$(concat!($($doc, "\n"),*)),*];
+
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(Analysis::$variant(_) => $name,)*
+                }
+            }
+
+            /// The kind's options.
+            pub fn kind(&self) -> &dyn Kind {
+                match self {
+                    $(Analysis::$variant(k) => k,)*
+                }
+            }
+        }
+    };
+}
+for_each_analysis!(make_analysis);
+
+impl Default for Analysis {
+    fn default() -> Self {
+        Analysis::Simulate(Simulate {})
+    }
 }
 
 impl Analysis {
-    /// The kinds, as sweep files name them.
-    pub const NAMES: [&'static str; 6] = [
-        "simulate",
-        "pagetables",
-        "contiguity",
-        "translation",
-        "benefit",
-        "reuse",
-    ];
+    /// The kind named `name` with its default options.
+    pub fn named(name: &str) -> Result<Analysis, String> {
+        Analysis::from_toml(&toml::Value::String(name.into()))
+    }
 
     /// An analysis as a sweep file gives it: a name, or a table with `kind`.
     pub fn from_toml(value: &toml::Value) -> Result<Analysis, String> {
@@ -83,41 +147,15 @@ impl Analysis {
             let m = e.message().trim().replace('\n', " ");
             format!("analysis: {m} (kinds: {})", Analysis::NAMES.join(", "))
         })?;
-        match &analysis {
-            Analysis::Benefit(request) => {
-                request.options(Vec::new(), |f| format!("analysis.{f}"))?;
-            }
-            Analysis::Reuse {
-                page_sizes,
-                sample_rate,
-            } => {
-                let sizes = sizes(page_sizes)?;
-                if let Some(r) = sample_rate {
-                    reuse::ReusePass::sampled(&sizes, *r)
-                        .map_err(|e| format!("analysis.sample_rate: {e}"))?;
-                }
-            }
-            _ => {}
-        }
+        analysis.kind().check()?;
         Ok(analysis)
-    }
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            Analysis::Simulate => "simulate",
-            Analysis::Pagetables { .. } => "pagetables",
-            Analysis::Contiguity { .. } => "contiguity",
-            Analysis::Translation { .. } => "translation",
-            Analysis::Benefit(_) => "benefit",
-            Analysis::Reuse { .. } => "reuse",
-        }
     }
 
     /// The analysis as JSON text (empty for a simulation): part of a run's key, and
     /// what the Ray runner hands on.
     pub fn to_json(&self) -> String {
         match self {
-            Analysis::Simulate => String::new(),
+            Analysis::Simulate(_) => String::new(),
             other => serde_json::to_string(other).unwrap_or_default(),
         }
     }
@@ -125,136 +163,36 @@ impl Analysis {
     /// The analysis from [`Analysis::to_json`]'s text.
     pub fn from_json(text: &str) -> Result<Analysis, String> {
         if text.trim().is_empty() {
-            return Ok(Analysis::Simulate);
+            return Ok(Analysis::default());
         }
         serde_json::from_str(text).map_err(|e| format!("analysis: {e}"))
     }
 
-    /// Whether a run of this kind can read `trace` (a layout only page tables can).
+    /// Whether a run of this kind can read `trace` (a layout only some kinds can).
     pub fn check_trace(&self, trace: &Path) -> Result<(), String> {
-        match (layout(trace), self) {
-            (None, _) => Ok(()),
-            (Some(name), Analysis::Pagetables { .. }) => match Layout::parse(name) {
-                Some(_) => Ok(()),
-                None => Err(format!(
-                    "{}: no such layout (layouts: {})",
-                    trace.display(),
-                    Layout::NAMES.join(", ")
-                )),
-            },
-            (Some(_), other) => Err(format!(
+        match layout(trace) {
+            None => Ok(()),
+            Some(name) if self.kind().reads_layouts() => {
+                match pagelab_core::analysis::layout::Layout::parse(name) {
+                    Some(_) => Ok(()),
+                    None => Err(format!(
+                        "{}: no such layout (layouts: {})",
+                        trace.display(),
+                        pagelab_core::analysis::layout::Layout::NAMES.join(", ")
+                    )),
+                }
+            }
+            Some(_) => Err(format!(
                 "{}: a layout is an input of analysis \"pagetables\" only, not of \"{}\"",
                 trace.display(),
-                other.name()
+                self.name()
             )),
         }
     }
 
     /// One run: the result as JSON text and the references it read (for the rate).
     pub fn run(&self, trace: &Path, config: &MachineConfig) -> Result<(String, u64), String> {
-        match self {
-            Analysis::Simulate => {
-                let mut machine = Machine::build(config).map_err(|e| e.to_string())?;
-                let mut reader = crate::inputs::open_trace(trace)?;
-                machine
-                    .run_trace(reader.as_mut(), trace, |_, _| {})
-                    .map_err(|e| e.to_string())?;
-                let report = machine.report();
-                Ok((json(&report)?, report.counts.references))
-            }
-            Analysis::Pagetables {
-                behind_tlb,
-                max_refs,
-            } => {
-                let filter = match behind_tlb {
-                    true => Some(pagetables::Filter::of(config)?),
-                    false => None,
-                };
-                let structures = filter.as_ref().map_or_else(
-                    pagetables::default_structures,
-                    pagetables::Filter::structures,
-                );
-                let rows = match layout(trace) {
-                    Some(name) => {
-                        let layout = Layout::parse(name).ok_or("no such layout")?;
-                        pagetables::compare_workload(
-                            &structures,
-                            &layout.workload(),
-                            filter.as_ref(),
-                        )
-                    }
-                    None => {
-                        let mut reader = crate::inputs::open_trace(trace)?;
-                        pagetables::compare_trace(
-                            &structures,
-                            reader.as_mut(),
-                            *max_refs,
-                            filter.as_ref(),
-                        )
-                    }
-                }
-                .map_err(|e| e.to_string())?;
-                let refs = rows.first().map_or(0, |r| r.lookups);
-                let value = serde_json::json!({ "structures": rows });
-                Ok((json(&value)?, refs))
-            }
-            Analysis::Contiguity { regions } => {
-                let mut reader = crate::inputs::open_trace(trace)?;
-                let mut refs = 0;
-                let result =
-                    contiguity::analyze_with(config, regions, reader.as_mut(), trace, |n, _| {
-                        refs += n
-                    })
-                    .map_err(|e| e.to_string())?;
-                Ok((json(&result)?, refs))
-            }
-            Analysis::Translation { regions } => {
-                let result =
-                    translation::compare(config, regions, || reopen(trace), trace, |_, _, _| {})
-                        .map_err(|e| e.to_string())?;
-                let refs = result.schemes.iter().map(|r| r.references).sum();
-                Ok((json(&result)?, refs))
-            }
-            Analysis::Benefit(request) => {
-                let options = request.options(Vec::new(), |f| format!("analysis.{f}"))?;
-                let mut reader = crate::inputs::open_trace(trace)?;
-                let result =
-                    benefit::analyze_trace(reader.as_mut(), trace, config, &options, |_, _| {})
-                        .map_err(|e| e.to_string())?;
-                let validation = match request.simulate {
-                    true => Some(
-                        benefit::simulate::validate(
-                            &result,
-                            config,
-                            &options.rules,
-                            || reopen(trace),
-                            trace,
-                            |_, _, _| {},
-                        )
-                        .map_err(|e| e.to_string())?,
-                    ),
-                    false => None,
-                };
-                let mut value = serde_json::to_value(&result).map_err(|e| e.to_string())?;
-                value["validation"] =
-                    serde_json::to_value(&validation).map_err(|e| e.to_string())?;
-                Ok((json(&value)?, result.references))
-            }
-            Analysis::Reuse {
-                page_sizes,
-                sample_rate,
-            } => {
-                let mut sizes = sizes(page_sizes)?;
-                if sizes.is_empty() {
-                    sizes.push(pagelab_core::PageSize::K4);
-                }
-                let mut reader = crate::inputs::open_trace(trace)?;
-                let result =
-                    reuse::analyze_trace(reader.as_mut(), trace, &sizes, *sample_rate, |_, _| {})
-                        .map_err(|e| e.to_string())?;
-                Ok((json(&result)?, result.references))
-            }
-        }
+        self.kind().run(trace, config)
     }
 }
 
@@ -284,6 +222,11 @@ fn reopen(trace: &Path) -> Result<Box<dyn TraceReader + Send>, pagelab_core::tra
     })
 }
 
+/// `pagelab` arguments from words.
+fn words(list: &[&str]) -> Vec<String> {
+    list.iter().map(|w| w.to_string()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,7 +235,7 @@ mod tests {
     /// an unknown kind, and each name reads back as the kind of that name.
     #[test]
     fn the_names_are_the_kinds() {
-        let e = Analysis::from_toml(&toml::Value::String("nope".into())).unwrap_err();
+        let e = Analysis::named("nope").unwrap_err();
         let listed: Vec<&str> = e
             .split("expected one of ")
             .nth(1)
@@ -304,13 +247,11 @@ mod tests {
             .map(|n| n.trim_matches('`'))
             .collect();
         assert_eq!(listed, Analysis::NAMES, "{e}");
+        assert_eq!(Analysis::DOCS.len(), Analysis::NAMES.len());
         for n in Analysis::NAMES {
-            assert_eq!(
-                Analysis::from_toml(&toml::Value::String(n.into()))
-                    .unwrap()
-                    .name(),
-                n
-            );
+            let a = Analysis::named(n).unwrap();
+            assert_eq!(a.name(), *n);
+            assert_eq!(Analysis::from_json(&a.to_json()).unwrap(), a);
         }
     }
 }
