@@ -8,6 +8,10 @@ CARGO     ?= cargo
 PAGELAB   := target/release/pagelab
 # The tests build with the `ci` profile (Cargo.toml): release speed, quicker to link.
 TEST_BIN  := target/ci
+# The crates the Rust tests cover. The command line the Python and README tests run is
+# the tests' build of it (`cargo test --no-run`: nothing to build after test-rust; a
+# `cargo build` would unify features without the dev-dependencies and build it again).
+TEST_PACKAGES := -p pagelab-core -p pagelab-sweep -p pagelab-repro -p pagelab-cli
 DEMO_TRACE := data/traces/xz.plt
 
 .PHONY: all build demo test test-rust test-extending test-python test-readme fuzz-build bench venv python clean browser \
@@ -30,7 +34,7 @@ test: recorder native test-rust test-recorder fuzz-build test-python test-extend
 # library: `make recorder native` come first.
 test-rust:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) test --profile ci -p pagelab-core -p pagelab-sweep -p pagelab-repro -p pagelab-cli
+	$(CARGO) test --profile ci $(TEST_PACKAGES)
 
 # A dummy component of each kind docs/EXTENDING.md counts, added in a scratch copy by
 # editing only the files it lists, must build and pass the tests that cover its kind
@@ -116,12 +120,12 @@ browser:
 # unoptimized, and the core is shared with the Rust tests' build.
 test-python: browser
 	$(MAKE) python MATURIN_FLAGS="--profile ci"
-	$(CARGO) build --profile ci -p pagelab-cli
+	$(CARGO) test --profile ci $(TEST_PACKAGES) --no-run
 	PAGELAB_BIN=$(CURDIR)/$(TEST_BIN)/pagelab $(VENV)/bin/pytest -q crates/pagelab-py/tests
 
 # The README's runnable commands, with the tests' build on PATH.
 test-readme:
-	$(CARGO) build --profile ci -p pagelab-cli
+	$(CARGO) test --profile ci $(TEST_PACKAGES) --no-run
 	PAGELAB_BIN_DIR=$(CURDIR)/$(TEST_BIN) $(PYTHON) tools/readme_check.py
 
 # Throughput on the standard 100-million-reference trace (several GB in bench/out).

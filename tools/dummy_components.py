@@ -210,6 +210,19 @@ def repro_paper(s: Scratch) -> None:
     s.copy("docs/repro/dummyrmm.md", "docs/repro/rmm.md", [(r"`pagelab repro rmm`", "`pagelab repro dummyrmm`")])
 
 
+def range_unit(s: Scratch) -> None:
+    src = f"{CORE}/src/range"
+    s.after(f"{src}/config.rs", "    RangeTlb,", ["/// A copy of range-tlb.", "DummyRangeTlb,"])
+    s.replace(f"{src}/config.rs", "&[RangeUnitKind::RangeTlb, RangeUnitKind::DirectSegment]",
+              "&[RangeUnitKind::RangeTlb, RangeUnitKind::DummyRangeTlb, RangeUnitKind::DirectSegment]")
+    s.after(f"{src}/config.rs", 'RangeUnitKind::RangeTlb => "range-tlb",',
+            ['RangeUnitKind::DummyRangeTlb => "dummy-range-tlb",'])
+    s.replace(f"{src}/tlb.rs", "RangeUnitKind::RangeTlb => c.entries,",
+              "RangeUnitKind::RangeTlb | RangeUnitKind::DummyRangeTlb => c.entries,")
+    s.replace(f"{src}/tlb.rs", "RangeUnitKind::RangeTlb => self.find(asid, vpn),",
+              "RangeUnitKind::RangeTlb | RangeUnitKind::DummyRangeTlb => self.find(asid, vpn),")
+
+
 def report_figure(s: Scratch) -> None:
     report = "crates/pagelab-py/python/pagelab/report.py"
     s.replace(report, "\nFIGURES: List[Callable[[_Runs], Figure]] = [", "\n".join([
@@ -256,6 +269,7 @@ KINDS = [
     ("A page daemon's victim choice", daemon, ["--test", "superpages_pressure"]),
     ("An analysis a sweep can run", sweep_analysis,
      ["-p", "pagelab-sweep", "-p", "pagelab-cli", "--test", "sweep", "--lib"]),
+    ("A range unit", range_unit, ["--test", "decoupled_equals_in_order", "--lib"]),
     ("A figure of the HTML report", report_figure, ["python"]),
     ("A paper for `pagelab repro`", repro_paper, ["-p", "pagelab-repro", "-p", "pagelab-cli", "--test", "repro_docs", "--lib"]),
 ]

@@ -432,9 +432,7 @@ fn report(
         "{program}: predicted on {} ({} data references, C_TLBmiss {} and C_PF {} cycles, {clock:.2} GHz), measured natively, median of {runs} runs\n\n",
         b.machine, b.references, b.tlb_miss_cycles, b.page_fault_cycles
     );
-    let _ = writeln!(
-        s,
-        "{:<44}{:>9}{:>12}{:>11}{:>12}{:>17}{:>11}{:>12}",
+    let mut t = crate::table::Columns::new([
         "mapping",
         "PMB",
         "saved (s)",
@@ -442,23 +440,22 @@ fn report(
         "median (s)",
         "spread (s)",
         "measured",
-        "huge (MiB)"
-    );
+        "huge (MiB)",
+    ]);
     for a in advice {
-        let _ = writeln!(
-            s,
-            "{:<44}{:>9}{:>12.3}{:>11}{:>12.3}{:>17}{:>11}{:>12.0}",
+        t.row([
             format!("{}{}", a.mapping, if a.additive { " (sum)" } else { "" }),
             a.predicted_pmb.map_or("-".into(), |p| format!("{p:.1}%")),
-            a.predicted_seconds_saved,
+            format!("{:.3}", a.predicted_seconds_saved),
             a.predicted_speedup
                 .map_or("all".into(), |x| format!("{x:.2}x")),
-            a.median_seconds,
+            format!("{:.3}", a.median_seconds),
             format!("{:.3}-{:.3}", a.min_seconds, a.max_seconds),
             format!("{:.2}x", a.measured_speedup),
-            a.anon_huge_mib
-        );
+            format!("{:.0}", a.anon_huge_mib),
+        ]);
     }
+    s.push_str(&t.render());
     s.push_str("(saved: MissCycles saved at the clock; predicted and measured: speedup over all small; huge: AnonHugePages, the most any run got)\n");
     let g = &b.significance;
     let _ = writeln!(

@@ -223,9 +223,7 @@ fn report(trace: &Path, b: &Benefit, v: Option<&simulate::Validation>) -> String
         .map(|(n, r)| format!("{n} {}", count(*r as f64)))
         .collect();
     let _ = writeln!(s, "references by category: {}", cats.join(", "));
-    let _ = writeln!(
-        s,
-        "\n{:>4}  {:<28}{:>12}{:>14}{:>13}{:>14}{:>14}{:>8}",
+    let mut t = crate::table::Columns::new([
         "rank",
         "mapping",
         "large pages",
@@ -233,22 +231,23 @@ fn report(trace: &Path, b: &Benefit, v: Option<&simulate::Validation>) -> String
         "page faults",
         "MissCycles",
         "benefit",
-        "PMB"
-    );
+        "PMB",
+    ])
+    .names(2);
     for r in ranked(&b.rows) {
-        let _ = writeln!(
-            s,
-            "{:>4}  {:<28}{:>12}{:>14}{:>13}{:>14}{:>14}{:>8}",
+        t.row([
             r.rank.map_or("-".into(), |k| k.to_string()),
-            r.mapping,
-            r.large_pages,
+            r.mapping.clone(),
+            r.large_pages.to_string(),
             count(r.tlb_misses as f64),
             count(r.page_faults as f64),
             count(r.miss_cycles),
             count(r.benefit_cycles),
-            r.pmb.map_or("-".into(), |p| format!("{p:.1}%"))
-        );
+            r.pmb.map_or("-".into(), |p| format!("{p:.1}%")),
+        ]);
     }
+    s.push('\n');
+    s.push_str(&t.render());
     let g = &b.significance;
     let _ = writeln!(
         s,
@@ -296,25 +295,34 @@ fn report(trace: &Path, b: &Benefit, v: Option<&simulate::Validation>) -> String
     if let Some(v) = v {
         let _ = writeln!(
             s,
-            "\nsimulated on {} (large pages backed from the first fault):\n{:<28}{:>14}{:>13}{:>14}{:>10}{:>11}{:>6}{:>6}",
-            v.machine, "mapping", "walks", "page faults", "MissCycles", "PMB", "predicted", "rank", "pred"
+            "\nsimulated on {} (large pages backed from the first fault):",
+            v.machine
         );
+        let mut t = crate::table::Columns::new([
+            "mapping",
+            "walks",
+            "page faults",
+            "MissCycles",
+            "PMB",
+            "predicted",
+            "rank",
+            "pred",
+        ]);
         for r in &v.rows {
             let pmb = |p: Option<f64>| p.map_or("-".into(), |p| format!("{p:.1}%"));
             let rank = |k: Option<usize>| k.map_or("-".into(), |k| k.to_string());
-            let _ = writeln!(
-                s,
-                "{:<28}{:>14}{:>13}{:>14}{:>10}{:>11}{:>6}{:>6}",
-                r.mapping,
+            t.row([
+                r.mapping.clone(),
                 count(r.walks as f64),
                 count(r.page_faults as f64),
                 count(r.miss_cycles),
                 pmb(r.pmb),
                 pmb(r.predicted_pmb),
                 rank(r.rank),
-                rank(r.predicted_rank)
-            );
+                rank(r.predicted_rank),
+            ]);
         }
+        s.push_str(&t.render());
         let _ = writeln!(
             s,
             "ranking error (mean |predicted − simulated PMB|): {}",

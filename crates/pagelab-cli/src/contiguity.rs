@@ -61,27 +61,27 @@ pub fn run(args: &ContiguityArgs) -> Result<()> {
 }
 
 fn table(c: &Contiguity) -> String {
-    let mut s = format!("{:<14}{:>12}{:>14}", "mapping", "entries", "largest");
-    for p in TABLE_PERCENTS {
-        let _ = write!(s, "{:>11}", format!("{}%", p as f64 / 100.0));
-    }
-    s.push('\n');
+    let mut header = vec!["mapping".to_string(), "entries".into(), "largest".into()];
+    header.extend(
+        TABLE_PERCENTS
+            .iter()
+            .map(|&p| format!("{}%", p as f64 / 100.0)),
+    );
+    let mut t = crate::table::Columns::new(header);
     for m in &c.mappings {
-        let _ = write!(
-            s,
-            "{:<14}{:>12}{:>14}",
-            m.name,
-            m.entries,
-            pagelab_core::addr::format_bytes(m.largest_pages << 12)
+        let mut cells = vec![
+            m.name.clone(),
+            m.entries.to_string(),
+            pagelab_core::addr::format_bytes(m.largest_pages << 12),
+        ];
+        cells.extend(
+            TABLE_PERCENTS
+                .iter()
+                .map(|&p| m.entries_for(p).unwrap_or(0).to_string()),
         );
-        for p in TABLE_PERCENTS {
-            let n = m.entries_for(p).unwrap_or(0);
-            let _ = write!(s, "{n:>11}");
-        }
-        s.push('\n');
+        t.row(cells);
     }
-    s.push_str("(entries that map that share of the footprint, largest entries first; largest: the footprint the largest entry maps)\n");
-    s
+    t.render() + "(entries that map that share of the footprint, largest entries first; largest: the footprint the largest entry maps)\n"
 }
 
 fn csv(c: &Contiguity) -> String {

@@ -20,6 +20,7 @@ mod results;
 mod reuse;
 mod supervisor;
 mod sweep;
+mod table;
 mod target;
 mod trace_args;
 mod trace_info;

@@ -5,7 +5,6 @@ use anyhow::{Context, Result};
 use pagelab_core::analysis::layout::Layout;
 use pagelab_core::analysis::pagetable_comparison::{self, Comparison, Lookups};
 use pagelab_core::analysis::pagetables::Row;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -88,8 +87,7 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
 fn table(rows: &[Row]) -> String {
     // The cost of mapping the shared segments, only for a layout that has them.
     let shared = rows.iter().any(|r| r.shared_map_refs > 0);
-    let mut s = format!(
-        "{:<16}{:>12}{:>6}{:>14}{:>12}{:>13}{:>11}{:>15}{}\n",
+    let mut header = vec![
         "structure",
         "refs/lookup",
         "p99",
@@ -98,46 +96,46 @@ fn table(rows: &[Row]) -> String {
         "reclaimable",
         "refs/map",
         "M lookups/s",
-        if shared { "  shared-map refs" } else { "" }
-    );
+    ];
+    if shared {
+        header.push("shared-map refs");
+    }
+    let mut t = crate::table::Columns::new(header);
     for r in rows {
-        let _ = write!(
-            s,
-            "{:<16}{:>12.2}{:>6}{:>14.2}{:>12}{:>13}{:>11.2}{:>15.1}",
-            r.structure,
-            r.refs_mean,
-            r.refs_p99,
-            r.lines_mean,
+        let mut cells = vec![
+            r.structure.clone(),
+            format!("{:.2}", r.refs_mean),
+            r.refs_p99.to_string(),
+            format!("{:.2}", r.lines_mean),
             crate::human_bytes(r.footprint_bytes),
             crate::human_bytes(r.reclaimable_bytes),
-            r.map_refs_mean,
-            r.lookups_per_second / 1e6
-        );
+            format!("{:.2}", r.map_refs_mean),
+            format!("{:.1}", r.lookups_per_second / 1e6),
+        ];
         if shared {
-            let _ = write!(s, "{:>17}", r.shared_map_refs);
+            cells.push(r.shared_map_refs.to_string());
         }
-        s.push('\n');
+        t.row(cells);
     }
     let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
-    let _ = writeln!(
-        s,
-        "\ntable references to update one 2 MiB segment of 512 pages:\n{:<16}{:>10}{:>10}{:>10}{:>10}{:>10}",
-        "structure", "map", "protect", "promote", "demote", "unmap"
-    );
+    let mut segment =
+        crate::table::Columns::new(["structure", "map", "protect", "promote", "demote", "unmap"]);
     for r in rows {
         let u = &r.segment;
-        let _ = writeln!(
-            s,
-            "{:<16}{:>10}{:>10}{:>10}{:>10}{:>10}",
-            r.structure,
-            u.map,
-            u.protect,
+        segment.row([
+            r.structure.clone(),
+            u.map.to_string(),
+            u.protect.to_string(),
             opt(u.promote),
             opt(u.demote),
-            u.unmap
-        );
+            u.unmap.to_string(),
+        ]);
     }
-    s
+    format!(
+        "{}\ntable references to update one 2 MiB segment of 512 pages:\n{}",
+        t.render(),
+        segment.render()
+    )
 }
 
 fn csv(rows: &[Row]) -> String {

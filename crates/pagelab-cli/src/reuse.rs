@@ -114,10 +114,11 @@ fn table(r: &Reuse) -> String {
             q(p.p90),
             q(p.p99)
         );
-        let _ = writeln!(s, "{:>10}{:>14}{:>12}", "entries", "misses", "miss ratio");
+        let mut t = crate::table::Columns::new(["entries", "misses", "miss ratio"]).names(0);
         for &(n, m, ratio) in p.curve.iter().filter(|c| USUAL_SIZES.contains(&c.0)) {
-            let _ = writeln!(s, "{n:>10}{m:>14}{ratio:>12.6}");
+            t.row([n.to_string(), m.to_string(), format!("{ratio:.6}")]);
         }
+        s.push_str(&t.render());
         s.push('\n');
     }
     s.push_str("(misses of a fully associative LRU TLB of that many entries, first references included; --json or --csv for every power of two)\n");

@@ -73,8 +73,8 @@ pub fn run(args: &TranslationArgs) -> Result<()> {
 }
 
 fn table(rows: &[Row]) -> String {
-    let mut s = format!(
-        "{:<8}{:>10}{:>14}{:>14}{:>12}{:>11}{:>10}{:>13}{:>10}{:>11}{:>11}{:>11}\n",
+    let bytes = pagelab_core::addr::format_bytes;
+    let mut t = crate::table::Columns::new([
         "scheme",
         "MPKI",
         "walk refs",
@@ -86,36 +86,30 @@ fn table(rows: &[Row]) -> String {
         "faults",
         "peak",
         "bloat",
-        "untouched"
-    );
+        "untouched",
+    ]);
     for r in rows {
         let bloat = if r.bloat_bytes < 0 {
-            format!(
-                "-{}",
-                pagelab_core::addr::format_bytes(r.bloat_bytes.unsigned_abs())
-            )
+            format!("-{}", bytes(r.bloat_bytes.unsigned_abs()))
         } else {
-            pagelab_core::addr::format_bytes(r.bloat_bytes as u64)
+            bytes(r.bloat_bytes as u64)
         };
-        let _ = writeln!(
-            s,
-            "{:<8}{:>10.3}{:>14}{:>14.0}{:>12}{:>10.2}%{:>9.1}%{:>12.2}%{:>10}{:>11}{:>11}{:>11}",
-            r.scheme,
-            r.mpki,
-            r.walk_refs,
-            r.walk_cycles,
-            r.range_walks,
-            r.walk_overhead_percent,
-            r.walk_cycles_removed_percent,
-            r.translation_overhead_percent,
-            r.page_faults,
-            pagelab_core::addr::format_bytes(r.peak_bytes),
+        t.row([
+            r.scheme.clone(),
+            format!("{:.3}", r.mpki),
+            r.walk_refs.to_string(),
+            format!("{:.0}", r.walk_cycles),
+            r.range_walks.to_string(),
+            format!("{:.2}%", r.walk_overhead_percent),
+            format!("{:.1}%", r.walk_cycles_removed_percent),
+            format!("{:.2}%", r.translation_overhead_percent),
+            r.page_faults.to_string(),
+            bytes(r.peak_bytes),
             bloat,
-            pagelab_core::addr::format_bytes(r.untouched_bytes)
-        );
+            bytes(r.untouched_bytes),
+        ]);
     }
-    s.push_str("(MPKI: page walks per 1000 references; walk ovh: page- and range-walk cycles in the run without faults; removed: of the 4K scheme's walk cycles; translation: all translation cycles, faults and eager paging included; bloat: peak memory beyond the 4K scheme's; untouched: allocated eagerly, never used)\n");
-    s
+    t.render() + "(MPKI: page walks per 1000 references; walk ovh: page- and range-walk cycles in the run without faults; removed: of the 4K scheme's walk cycles; translation: all translation cycles, faults and eager paging included; bloat: peak memory beyond the 4K scheme's; untouched: allocated eagerly, never used)\n"
 }
 
 fn csv(rows: &[Row]) -> String {

@@ -6,7 +6,9 @@
 //! pages, untagged TLBs that flush on switches, walk caches) and on the bundled traces
 //! of real programs.
 
-use pagelab_core::config::{HierarchyConfig, Serves, SetAssocConfig, TlbConfig, WalkCacheConfig};
+use pagelab_core::config::{
+    HierarchyConfig, RangeUnitKind, Serves, SetAssocConfig, TlbConfig, WalkCacheConfig,
+};
 use pagelab_core::event::{AccessKind, Batch, MemRef, PlainBatch};
 use pagelab_core::trace::native::{NativeReader, NativeWriter, WriterOptions};
 use pagelab_core::trace::{Metadata, Part, TraceReader};
@@ -415,7 +417,7 @@ fn bundled_traces_give_the_same_report_every_way() {
 }
 
 /// Machines with range translations: the worked example's small one (two-entry range
-/// TLB beside the L2), the same with a direct segment, and the paper's preset.
+/// unit beside the L2) with every kind of unit and fill, and the paper's preset.
 fn ranged_machines() -> Vec<MachineConfig> {
     let small = r#"
 [tlb]
@@ -445,16 +447,18 @@ max_block = "2M"
 allocation = "eager"
 "#;
     let with = |text: String| MachineConfig::from_toml(&text, "ranged").unwrap();
-    vec![
-        with(small.replace("FILL", "base")),
-        with(small.replace("FILL", "largest")),
-        with(
-            small
-                .replace("entries = 2", "kind = \"direct-segment\"")
-                .replace("FILL", "base"),
-        ),
-        pagelab_core::presets::load("sandy-bridge-rmm").unwrap(),
-    ]
+    // Every kind of range unit, with either fill.
+    let mut out = Vec::new();
+    for kind in RangeUnitKind::ALL {
+        for fill in ["base", "largest"] {
+            out.push(with(small.replace("FILL", fill).replace(
+                "entries = 2",
+                &format!("entries = 2\nkind = {:?}", kind.name()),
+            )));
+        }
+    }
+    out.push(pagelab_core::presets::load("sandy-bridge-rmm").unwrap());
+    out
 }
 
 /// An allocation event over the pages `reference()` touches: a mapping or an

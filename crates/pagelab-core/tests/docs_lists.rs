@@ -2,7 +2,8 @@
 //! the trace formats' table of docs/formats.md (name, extensions and the registry's doc
 //! line), the sweeps' analyses of docs/configuration.md (name and doc line of
 //! pagelab-sweep's registry) and the value lists of `page_table.kind`,
-//! `promotion.policy`, `tlb.replacement` and `paging.daemon` there sit between
+//! `promotion.policy`, `tlb.replacement`, `paging.daemon` and `tlb.levels[].range.kind`
+//! there sit between
 //! `<!-- generated: … -->` markers, and this test fails when they differ from the code's. Adding a component
 //! regenerates them rather than editing them by hand:
 //!
@@ -112,6 +113,10 @@ fn formats_table() -> String {
 /// Every generated block: (file, block name, its text).
 fn blocks() -> Vec<(&'static str, &'static str, String)> {
     let policies: Vec<&str> = pagelab_core::superpage::NAMES.to_vec();
+    let range_units: Vec<&str> = pagelab_core::config::RangeUnitKind::ALL
+        .iter()
+        .map(|k| k.name())
+        .collect();
     vec![
         ("docs/formats.md", "formats", formats_table()),
         (
@@ -135,6 +140,7 @@ fn blocks() -> Vec<(&'static str, &'static str, String)> {
             "daemons",
             names(pagelab_core::pressure::DaemonKind::NAMES),
         ),
+        ("docs/configuration.md", "range units", names(&range_units)),
     ]
 }
 

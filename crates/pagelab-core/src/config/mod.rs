@@ -28,7 +28,6 @@ use std::path::Path;
 
 pub mod overrides;
 mod preset_texts;
-mod ranges;
 #[cfg(test)]
 mod tests;
 
@@ -55,13 +54,13 @@ pub use crate::cost::{CostConfig, SimpleCostConfig};
 pub use crate::frames::{BuddyFramesConfig, FramesConfig, SimpleFramesConfig};
 pub use crate::pagetable::PageTableConfig;
 pub use crate::pressure::{DaemonKind, PagingConfig};
+pub use crate::range::config::*;
 pub use crate::superpage::mechanism::{CopyConfig, MechanismConfig, RemapConfig};
 pub use crate::superpage::{
     AsapConfig, OnlineConfig, PromotionConfig, ReservationConfig, StaticPromotionConfig,
     StaticRegion, ThpConfig,
 };
 pub use preset_texts::PRESETS;
-pub use ranges::*;
 pub use tlb::*;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

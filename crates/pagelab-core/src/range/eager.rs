@@ -19,9 +19,9 @@
 //! (as in a run without eager paging).
 
 use super::change::{memory_change, page, page_up};
+use super::config::RangesConfig;
 use super::{Range, RangeTables};
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr, BASE_SHIFT};
-use crate::config::RangesConfig;
 use crate::event::Event;
 use crate::frames::FrameAllocator;
 use crate::pagetable::{AnyPageTable, MapError, Perms};

@@ -1,8 +1,9 @@
 use super::*;
-use crate::config::{Allocation, PageTableConfig};
 use crate::event::{Alloc, AllocOp, Event};
 use crate::frames::BuddyAllocator;
 use crate::pagetable::build_page_table;
+use crate::pagetable::PageTableConfig;
+use crate::range::config::Allocation;
 use proptest::prelude::*;
 
 struct World {

@@ -16,6 +16,7 @@
 //! holds a range over it, which is what the walker asks the range table.
 
 pub mod change;
+pub mod config;
 pub mod eager;
 pub mod table;
 pub mod tlb;

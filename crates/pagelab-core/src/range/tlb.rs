@@ -14,10 +14,10 @@
 //! The unit is looked up only when the level beside it missed (the case where its
 //! answer is used), so a page-TLB hit changes nothing in it.
 
+use super::config::{RangeTlbConfig, RangeUnitKind};
 use super::table::NODE_LINES;
 use super::{Range, RangeTables};
 use crate::addr::Asid;
-use crate::config::{RangeTlbConfig, RangeUnitKind};
 use crate::replacement::AnyReplacement;
 use serde::Serialize;
 

@@ -1,8 +1,9 @@
-//! The `[ranges]` section: how the operating system allocates memory, and so what
-//! range translations it can make (Gandhi et al., "Range Translations for Fast Virtual
-//! Memory", IEEE Micro 2016, "Eager Paging").
+//! What range translations are configured by: the `[ranges]` section, how the
+//! operating system allocates memory and so what ranges it can make (Gandhi et al.,
+//! "Range Translations for Fast Virtual Memory", IEEE Micro 2016, "Eager Paging"), and
+//! the range unit a TLB level may carry (`tlb.levels[].range`).
 
-use super::*;
+use serde::{Deserialize, Serialize};
 
 /// How the operating system allocates a region's memory.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,9 +111,105 @@ fn span(text: &str) -> Option<(u64, u64)> {
     (a < b).then_some((a, b))
 }
 
+/// What a range unit is (its lookup and fill: `RangeTlb` in `tlb.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RangeUnitKind {
+    /// RMM's range TLB: `entries` ranges, filled by the range-table walker.
+    #[default]
+    RangeTlb,
+    /// One direct segment per process, chosen by `ranges.segment`; never walks.
+    DirectSegment,
+}
+
+impl RangeUnitKind {
+    /// Every kind, as the tests that must run each one take them.
+    pub const ALL: &'static [RangeUnitKind] =
+        &[RangeUnitKind::RangeTlb, RangeUnitKind::DirectSegment];
+
+    /// Its name in a configuration (`tlb.levels[].range.kind`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RangeUnitKind::RangeTlb => "range-tlb",
+            RangeUnitKind::DirectSegment => "direct-segment",
+        }
+    }
+}
+
+/// The translation a range hit refills the levels below with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RangeFill {
+    /// The base page (4K), as §4.1 describes.
+    #[default]
+    Base,
+    /// The largest page the level below holds that lies whole in the range, aligned
+    /// alike virtually and physically.
+    Largest,
+}
+
+/// A range TLB or a direct segment beside a TLB level.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RangeTlbConfig {
+    /// "range-tlb" or "direct-segment". Default "range-tlb".
+    pub kind: RangeUnitKind,
+    /// Shown in reports. Default "range-tlb" (or "direct-segment").
+    pub name: String,
+    /// Entries, fully associative (a direct segment has one). Default 32, the paper's.
+    pub entries: usize,
+    /// Replacement policy by name. Default "lru".
+    pub replacement: String,
+    /// Cycles a hit adds. Default: the level's `hit_cycles` (looked up in parallel).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hit_cycles: Option<f64>,
+    /// What a hit refills the levels below with: "base" or "largest". Default "base".
+    pub fill: RangeFill,
+}
+
+impl Default for RangeTlbConfig {
+    fn default() -> Self {
+        RangeTlbConfig {
+            kind: RangeUnitKind::RangeTlb,
+            name: String::new(),
+            entries: 32,
+            replacement: "lru".into(),
+            hit_cycles: None,
+            fill: RangeFill::Base,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `ALL` is every kind serde knows (its error for an unknown kind lists them),
+    /// each read back from its name.
+    #[test]
+    fn every_unit_kind_is_listed_under_its_name() {
+        let e = toml::from_str::<RangeTlbConfig>("kind = \"nope\"")
+            .unwrap_err()
+            .to_string();
+        // "expected `a` or `b`", or "expected one of `a`, `b`, `c`".
+        let list = e
+            .lines()
+            .find_map(|l| l.split_once("unknown variant `nope`, expected "))
+            .unwrap_or_else(|| panic!("{e}"))
+            .1
+            .trim_start_matches("one of ")
+            .replace(" or ", ", ");
+        let known: Vec<&str> = list
+            .split(", ")
+            .map(|n| n.trim().trim_matches('`'))
+            .collect();
+        let names: Vec<&str> = RangeUnitKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(known, names, "{e}");
+        for &kind in RangeUnitKind::ALL {
+            let c: RangeTlbConfig = toml::from_str(&format!("kind = {:?}", kind.name())).unwrap();
+            assert_eq!(c.kind, kind);
+        }
+    }
 
     #[test]
     fn spans_read_as_ends_or_sizes() {
