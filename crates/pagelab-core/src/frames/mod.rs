@@ -7,6 +7,7 @@
 mod buddy;
 mod buddy_build;
 mod file_cache;
+pub mod sampling;
 mod simple;
 
 pub use buddy_build::BuddyFramesConfig;

@@ -61,14 +61,9 @@ fn candidate_sizes(
     Ok(sizes)
 }
 
-/// Eager paging, if configured (and required by a range unit), with what it needs
-/// checked: the buddy allocator, base pages of 4 KiB, nothing that moves or reclaims
-/// the pages under a range.
-fn build_eager(
-    config: &MachineConfig,
-    tlb: &Hierarchy,
-) -> Result<Option<Box<crate::range::EagerPaging>>, String> {
-    use crate::config::{Allocation, RangeUnitKind, TlbConfig};
+/// The machine's range translations, with what they need of the rest checked.
+fn build_ranges(config: &MachineConfig, tlb: &Hierarchy) -> Result<crate::range::Ranges, String> {
+    use crate::config::{RangeUnitKind, TlbConfig};
     let unit_at = match &config.tlb {
         TlbConfig::Hierarchy(h) => h
             .levels
@@ -77,51 +72,17 @@ fn build_eager(
             .map(|i| format!("tlb.levels[{i}].range")),
         TlbConfig::SetAssociative(_) => None,
     };
-    let eager = config.ranges.allocation == Allocation::Eager;
-    let buddy = config.frames.buddy();
-    if let Some(at) = &unit_at {
-        if buddy.is_none() {
-            return Err(format!(
-                "{at}: ranges need a physical-memory model to be contiguous in: set frames.kind = \"buddy\""
-            ));
-        }
-        if !eager {
-            return Err(format!(
-                "{at}: ranges come from eager paging: set ranges.allocation = \"eager\""
-            ));
-        }
-    }
-    if !eager {
-        if !config.ranges.regions.is_empty() {
-            return Err("ranges.regions: regions are allocated by eager paging: set ranges.allocation = \"eager\"".into());
-        }
-        // Checked even when unused, so that a typo does not wait for eager paging.
-        config.ranges.segment_bounds()?;
-        config.ranges.threshold()?;
-        return Ok(None);
-    }
-    let Some(b) = buddy else {
-        return Err(
-            "ranges.allocation: eager paging takes blocks from the buddy allocator: set frames.kind = \"buddy\"".into(),
-        );
+    let cx = crate::range::machine_state::Context {
+        unit_at,
+        segments: tlb
+            .range_unit()
+            .is_some_and(|(u, _)| u.kind == RangeUnitKind::DirectSegment),
+        buddy_max_block: config.frames.buddy().map(|b| b.max_block),
+        base_page: config.base_page,
+        promotion: !matches!(config.promotion, crate::config::PromotionConfig::None {}),
+        paging: config.paging.is_on(),
     };
-    if config.base_page != PageSize::K4 {
-        return Err(format!(
-            "ranges.allocation: ranges are made of 4K pages; base_page is {}",
-            config.base_page
-        ));
-    }
-    if !matches!(config.promotion, crate::config::PromotionConfig::None {}) {
-        return Err("ranges.allocation: eager paging with a promotion policy is not modelled (a promotion would move pages under a range); use promotion.policy = \"none\"".into());
-    }
-    if config.paging.is_on() {
-        return Err("ranges.allocation: eager paging under [paging] is not modelled (the page daemon would reclaim pages under a range)".into());
-    }
-    let segments = tlb
-        .range_unit()
-        .is_some_and(|(u, _)| u.kind == RangeUnitKind::DirectSegment);
-    let max_order = b.max_block.base_frames().trailing_zeros();
-    crate::range::EagerPaging::build(&config.ranges, max_order, segments).map(|e| Some(Box::new(e)))
+    crate::range::Ranges::build(&config.ranges, &cx)
 }
 
 fn check_max_reference(b: crate::addr::ByteSize) -> Result<u64, String> {
@@ -223,13 +184,10 @@ impl Machine {
         } else {
             Some(crate::cache::CacheHierarchy::new(&config.cache).map_err(err)?)
         };
-        let eager = build_eager(config, &tlb).map_err(err)?;
-        let ranged = tlb.range_unit().is_some();
+        let ranges = build_ranges(config, &tlb).map_err(err)?;
         let mut machine = Machine {
             config: config.clone(),
-            ranges: Default::default(),
-            eager,
-            ranged,
+            ranges,
             peak_frames: 0,
             repeat_shift: tlb.min_first_page_bytes().trailing_zeros(),
             walker: Walker {
@@ -276,15 +234,14 @@ impl Machine {
             repeats: [[0; 64]; 2],
             entries: Vec::new(),
             gathered: Default::default(),
-            sample_every: config.frames.buddy().map_or(0, |b| b.sample_every),
-            next_sample: 0,
-            frag_sizes,
-            samples: Vec::new(),
+            fragmentation: crate::frames::sampling::Fragmentation::new(
+                config.frames.buddy().map_or(0, |b| b.sample_every),
+                frag_sizes,
+            ),
             controller_cycles: 0.0,
             track_writes: pager.is_some(),
             pager,
         };
-        machine.next_sample = machine.sample_every;
         machine.kernel = machine.tlb.base_parts(DATA, config.base_page).is_some();
         if machine
             .walker

@@ -92,7 +92,7 @@ impl Machine {
         let timed_refs = if I::PLAIN { refs.len() } else { 0 };
         let (branch_repeats, timed) = self.repeat_choice.pick(timed_refs);
         let start = timed.then(std::time::Instant::now);
-        let tables = self.ranged.then_some(&self.ranges);
+        let tables = self.ranges.for_lookup();
         let Some((array, above)) = self.tlb.base_parts_ranged(DATA, base, tables) else {
             return 0;
         };
@@ -137,17 +137,15 @@ impl Machine {
             tlb,
             misses,
             ranges,
-            ranged,
             ..
         } = self;
         let walk = || {
             misses.push(Miss::walk(va, reference, asid));
             Ok::<_, std::convert::Infallible>(placeholder)
         };
-        let filled = if *ranged {
-            tlb.miss_ranged(side, asid, va, ranges, walk)
-        } else {
-            tlb.miss(side, asid, va, walk)
+        let filled = match ranges.for_lookup() {
+            Some(tables) => tlb.miss_ranged(side, asid, va, tables, walk),
+            None => tlb.miss(side, asid, va, walk),
         };
         let Ok(filled) = filled;
         self.note_filled(side, asid, va, filled);

@@ -94,37 +94,20 @@ pub struct Machine {
     gathered: crate::superpage::mechanism::Gathered,
     /// Cycles the memory controller's lookups added (see `Counts::controller_lookups`).
     controller_cycles: f64,
-    /// Free memory by block size over time: sampled every `sample_every` references
-    /// (0: never), for the sizes in `frag_sizes`.
-    sample_every: u64,
-    next_sample: u64,
-    frag_sizes: Vec<PageSize>,
-    samples: Vec<FragmentationSample>,
+    /// Free memory by block size over time (`frames.sample_every`).
+    fragmentation: crate::frames::sampling::Fragmentation,
     /// The resident set, its daemon and dirty bits, under `[paging]` (see
     /// [`crate::pressure`]); then `track_writes`: the in-order loop tells it of writes.
     pager: Option<Box<crate::pressure::Pager>>,
     track_writes: bool,
     /// Range translations: every process's range table, eager paging (the OS side,
     /// which follows the trace's events), and whether a TLB level has a range unit.
-    ranges: crate::range::RangeTables,
-    eager: Option<Box<crate::range::EagerPaging>>,
-    ranged: bool,
+    ranges: crate::range::Ranges,
     /// The most frames in use after any event or batch.
     peak_frames: u64,
 }
 
-/// Free memory at one point of a run: how much, and the share of it in blocks large
-/// enough for each superpage size (what a request of that size could still get); with
-/// the promotions and walks so far, to plot beside it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct FragmentationSample {
-    pub references: u64,
-    pub free_frames: u64,
-    pub promotions: u64,
-    pub walks: u64,
-    /// By size, as `Report::fragmentation_sizes` lists them.
-    pub usable_share: Vec<f64>,
-}
+pub use crate::frames::sampling::FragmentationSample;
 
 impl Machine {
     /// The next reference looks its page up even if it repeats the last one's.
@@ -161,7 +144,7 @@ impl Machine {
         loop {
             // Plain parts of the trace go straight to the kernel, as columns.
             // (Plain parts leave out allocation events, which eager paging needs.)
-            let part = if self.decoupled && self.kernel && self.eager.is_none() {
+            let part = if self.decoupled && self.kernel && self.ranges.eager.is_none() {
                 reader.next_plain(!self.tlb.split(), &mut plain, &mut batch)?
             } else if reader.next_batch(&mut batch)? {
                 Part::Full
@@ -212,7 +195,7 @@ impl Machine {
     /// first, then the walks of their misses (see [`decoupled`]); the counts are the
     /// same as in order. After an error the counts are not meaningful.
     pub fn run_batch(&mut self, batch: &Batch) -> Result<(), SimError> {
-        if self.decoupled && self.eager.is_some() && !batch.events.is_empty() {
+        if self.decoupled && self.ranges.eager.is_some() && !batch.events.is_empty() {
             self.run_split(batch)?;
         } else if self.decoupled {
             self.run_refs::<true>(&batch.refs, &[])?;
@@ -229,39 +212,18 @@ impl Machine {
         if self.walker.policy.is_some() {
             self.background_promotions()?;
         }
-        if self.sample_every > 0 && self.counts.references >= self.next_sample {
-            if let Some(s) = self.fragmentation_now() {
-                self.samples.push(s);
-            }
-            self.next_sample = (self.counts.references / self.sample_every + 1) * self.sample_every;
-        }
+        let at = self.progress();
+        self.fragmentation.after(self.walker.frames.as_ref(), at);
         Ok(())
     }
 
-    /// The free memory now, if the allocator keeps it in blocks.
-    fn fragmentation_now(&self) -> Option<FragmentationSample> {
-        let by_order = self.walker.frames.free_frames_by_order()?;
-        let free: u64 = by_order.iter().sum();
-        let usable_share = self
-            .frag_sizes
-            .iter()
-            .map(|s| {
-                let order = s.base_frames().trailing_zeros() as usize;
-                let usable: u64 = by_order.iter().skip(order).sum();
-                if free > 0 {
-                    usable as f64 / free as f64
-                } else {
-                    0.0
-                }
-            })
-            .collect();
-        Some(FragmentationSample {
+    /// What a fragmentation sample counts besides free memory.
+    fn progress(&self) -> crate::frames::sampling::Progress {
+        crate::frames::sampling::Progress {
             references: self.counts.references,
-            free_frames: free,
             promotions: self.counts.promotions,
             walks: self.counts.walks,
-            usable_share,
-        })
+        }
     }
 
     /// Run every reference of a batch in order, each walk as its miss happens, even
@@ -279,7 +241,7 @@ impl Machine {
     /// Whether the run acts on the trace's events (a policy's memory objects, eager
     /// paging's allocations).
     fn follows_events(&self) -> bool {
-        self.walker.policy.is_some() || self.eager.is_some()
+        self.walker.policy.is_some() || self.ranges.eager.is_some()
     }
 
     /// Whether a reference to the page of the reference before it on its side is
@@ -549,14 +511,12 @@ impl Machine {
             walker,
             counts,
             ranges,
-            ranged,
             ..
         } = self;
         let walk = || walker.resolve(counts, asid, va, reference);
-        let filled = if *ranged {
-            tlb.miss_ranged(side, asid, va, ranges, walk)?
-        } else {
-            tlb.miss(side, asid, va, walk)?
+        let filled = match ranges.for_lookup() {
+            Some(tables) => tlb.miss_ranged(side, asid, va, tables, walk)?,
+            None => tlb.miss(side, asid, va, walk)?,
         };
         self.note_filled(side, asid, va, filled);
         if (watch || paging) && self.counts.walks != walks {

@@ -6,7 +6,7 @@ use super::*;
 impl Machine {
     /// The range tables of every address space (empty without eager paging).
     pub fn range_tables(&self) -> &crate::range::RangeTables {
-        &self.ranges
+        &self.ranges.tables
     }
 
     /// A decoupled run of a batch with events that change the page table (eager
@@ -41,20 +41,15 @@ impl Machine {
     /// the TLBs and the walk caches.
     #[cold]
     pub(super) fn eager_event(&mut self, asid: Asid, event: &Event) -> Result<(), SimError> {
-        let Some(eager) = self.eager.as_mut() else {
+        let crate::range::Ranges { tables, eager, .. } = &mut self.ranges;
+        let Some(eager) = eager.as_mut() else {
             return Ok(());
         };
         let reference = self.counts.references;
         self.peak_frames = self.peak_frames.max(self.walker.frames.used_frames());
         let w = &mut self.walker;
         let freed = eager
-            .on_event(
-                asid,
-                event,
-                &mut w.page_table,
-                w.frames.as_mut(),
-                &mut self.ranges,
-            )
+            .on_event(asid, event, &mut w.page_table, w.frames.as_mut(), tables)
             .map_err(|message| SimError { reference, message })?;
         if let Some((asid, from, to)) = freed {
             self.forget_last_page();

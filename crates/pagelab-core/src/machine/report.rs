@@ -16,8 +16,8 @@ impl Machine {
             c.range_walks = u.walks;
             c.range_walk_refs = u.walk_refs;
         }
-        let eager = self.eager.as_ref().map(|e| {
-            let mut r = e.report(&self.ranges);
+        let eager = self.ranges.eager.as_ref().map(|e| {
+            let mut r = e.report(&self.ranges.tables);
             // Pages are seen used by the range unit (its hits and range walks): without
             // one, nothing tells.
             if unit.is_none() {
@@ -60,14 +60,9 @@ impl Machine {
             }
         };
         let ratio = |n: u64, d: u64| if d > 0 { n as f64 / d as f64 } else { 0.0 };
-        let mut fragmentation = self.samples.clone();
-        if self.sample_every > 0 {
-            if let Some(now) = self.fragmentation_now() {
-                if fragmentation.last().map(|s| s.references) != Some(now.references) {
-                    fragmentation.push(now);
-                }
-            }
-        }
+        let fragmentation = self
+            .fragmentation
+            .samples(self.walker.frames.as_ref(), self.progress());
         let policy = self.walker.policy.as_ref();
         let paging = self.pager.as_ref().map(|p| PagingReport {
             resident_limit_pages: p.limit,
@@ -139,7 +134,12 @@ impl Machine {
             file_cache: self.walker.frames.file_cache(),
             paging,
             cache,
-            fragmentation_sizes: self.frag_sizes.iter().map(|s| s.to_string()).collect(),
+            fragmentation_sizes: self
+                .fragmentation
+                .sizes
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
             fragmentation,
             policy_stats: policy
                 .map(|p| p.stats())

@@ -8,7 +8,9 @@
 //!   point);
 //! - [`change`]: what each allocation event of a trace maps and unmaps;
 //! - [`eager`]: eager paging (Fig. 6), which makes ranges by allocating a region's
-//!   memory at once from the buddy allocator, in the largest blocks it has.
+//!   memory at once from the buddy allocator, in the largest blocks it has;
+//! - [`config`]: what configures them; [`machine_state`]: what a machine carries of
+//!   them ([`Ranges`]), built and checked from the configuration.
 //!
 //! The range bit of §4.2 (a PTE says whether its page lies in a range, so that only
 //! such walks go on to the range table) is not stored in the page tables: the OS keeps
@@ -18,11 +20,13 @@
 pub mod change;
 pub mod config;
 pub mod eager;
+pub mod machine_state;
 pub mod table;
 pub mod tlb;
 
 pub use change::{memory_change, MemoryChange};
 pub use eager::{EagerPaging, EagerReport};
+pub use machine_state::Ranges;
 pub use table::{RangeTable, RangeTables};
 pub use tlb::{RangeTlb, RangeUnitReport};
 
