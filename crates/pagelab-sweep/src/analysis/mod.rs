@@ -101,8 +101,6 @@ macro_rules! make_analysis {
         impl Analysis {
             /// The kinds, as sweep files name them.
             pub const NAMES: &'static [&'static str] = &[$($name),*];
-            /// Each kind's doc line, as `NAMES`.
-            pub const DOCS: &'static [&'static str] = &[$(concat!($($doc, "\n"),*)),*];
 
             pub fn name(&self) -> &'static str {
                 match self {
@@ -247,7 +245,6 @@ mod tests {
             .map(|n| n.trim_matches('`'))
             .collect();
         assert_eq!(listed, Analysis::NAMES, "{e}");
-        assert_eq!(Analysis::DOCS.len(), Analysis::NAMES.len());
         for n in Analysis::NAMES {
             let a = Analysis::named(n).unwrap();
             assert_eq!(a.name(), *n);
