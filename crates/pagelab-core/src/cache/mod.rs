@@ -14,7 +14,7 @@
 //! side: `l1d` is the data cache, and instruction fetches stay out of it.
 //!
 //! Configured by [`CacheConfig`] (`[cache]` of a machine; no levels, the default, is
-//! no model); built by [`CacheHierarchy::new`]; reported by [`CacheHierarchy::report`].
+//! no model); built by [`build`] (or [`CacheHierarchy::new`]); reported by [`CacheHierarchy::report`].
 
 mod config;
 mod hierarchy;
@@ -27,6 +27,15 @@ pub use config::{CacheConfig, CacheLevelConfig, MAX_LINES, MAX_WAYS};
 pub use hierarchy::CacheHierarchy;
 pub use level::CacheLevel;
 pub use report::{CacheLevelReport, CacheReport, PerKind};
+
+/// The data caches a machine's `[cache]` asks for: none when it names no level.
+/// Errors name the field.
+pub fn build(config: &CacheConfig) -> Result<Option<CacheHierarchy>, String> {
+    if config.is_off() {
+        return Ok(None);
+    }
+    CacheHierarchy::new(config).map(Some)
+}
 
 /// Why a line is referenced; counted apart, so that the misses page walks and
 /// promotions cause, and those they cause to the program's data, can be told apart.

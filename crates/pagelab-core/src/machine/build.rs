@@ -3,63 +3,9 @@
 //! cannot check checked here, with the field named.
 
 use super::*;
-use crate::config::{FramesConfig, PageTableConfig};
+use crate::config::PageTableConfig;
 use crate::pagetable::{build_page_table, Walk};
 use crate::tlb::WalkCaches;
-
-/// The candidate superpage sizes of the promotion policy, ascending: those configured
-/// (each must be larger than the base page and mapped by the page table) or, by
-/// default, every size above the base page that the page table maps and some level on
-/// the TLB's data path holds (a superpage only a first level holds still saves its
-/// misses there, as on Sandy Bridge, whose second level holds only 4K pages).
-fn candidate_sizes(
-    config: &MachineConfig,
-    table: &[PageSize],
-    tlb: &Hierarchy,
-) -> Result<Vec<PageSize>, String> {
-    let Some(named) = config.promotion.configured_sizes() else {
-        return Ok(Vec::new());
-    };
-    let list = |v: &[PageSize]| {
-        v.iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let mut sizes = named.to_vec();
-    sizes.sort();
-    sizes.dedup();
-    for s in &sizes {
-        if *s <= config.base_page {
-            return Err(format!(
-                "promotion.sizes: {s} is not larger than the base page ({})",
-                config.base_page
-            ));
-        }
-        if !table.contains(s) {
-            return Err(format!(
-                "promotion.sizes: the page table cannot map {s} pages (it maps {}; set page_table.page_sizes)",
-                list(table)
-            ));
-        }
-    }
-    if sizes.is_empty() {
-        let held = tlb.path_sizes(DATA);
-        sizes = table
-            .iter()
-            .copied()
-            .filter(|s| *s > config.base_page && held.contains(s))
-            .collect();
-        if sizes.is_empty() {
-            return Err(format!(
-                "promotion.sizes: no page size above the base page is both mapped by the page table ({}) and held by the TLB ({}); name the sizes",
-                list(table),
-                list(&held)
-            ));
-        }
-    }
-    Ok(sizes)
-}
 
 /// The machine's range translations, with what they need of the rest checked.
 fn build_ranges(config: &MachineConfig, tlb: &Hierarchy) -> Result<crate::range::Ranges, String> {
@@ -121,53 +67,38 @@ impl Machine {
         };
         let tlb_split = tlb.path_names(DATA)[0] != tlb.path_names(INSTRUCTION)[0];
         let miss_crosses = [DATA, INSTRUCTION].map(|side| tlb.miss_reaches_other_first(side));
-        let sizes = candidate_sizes(config, page_table.as_ref().page_sizes(), &tlb).map_err(err)?;
-        if let FramesConfig::Buddy(b) = &config.frames {
-            if let Some(s) = sizes.iter().find(|&&s| s > b.max_block) {
-                return Err(err(format!(
-                    "promotion.sizes: {s} is larger than frames.max_block ({}), so memory can never give a block for it",
-                    b.max_block
-                )));
-            }
-        }
-        let remap = matches!(config.mechanism, crate::config::MechanismConfig::Remap(_));
-        if remap
-            && matches!(config.page_table, PageTableConfig::Inverted(_))
-            && !matches!(config.promotion, crate::config::PromotionConfig::None {})
-        {
-            return Err(err(
-                "mechanism.kind: remap maps superpages to shadow frames, which an inverted page table (one entry per real frame) cannot hold".into(),
-            ));
-        }
-        let cx = crate::superpage::Context {
-            sizes: &sizes,
-            base: config.base_page,
-            table_sizes: page_table.as_ref().page_sizes(),
-            one_walking_level: tlb.path_names(DATA).last() == tlb.path_names(INSTRUCTION).last(),
-            walking_entries: tlb.walking_entries(DATA),
-        };
-        let policy = crate::superpage::build(&config.promotion, &cx).map_err(err)?;
-        let policy_hits = policy.as_ref().is_some_and(|p| p.follows_hits());
-        let frag_sizes = if sizes.is_empty() {
+        let buddy = config.frames.buddy();
+        let promoter = crate::superpage::Promoter::build(
+            &config.promotion,
+            &config.mechanism,
+            &crate::superpage::Surroundings {
+                base: config.base_page,
+                table_sizes: page_table.as_ref().page_sizes(),
+                inverted_table: matches!(config.page_table, PageTableConfig::Inverted(_)),
+                held: tlb.path_sizes(DATA),
+                one_walking_level: tlb.path_names(DATA).last()
+                    == tlb.path_names(INSTRUCTION).last(),
+                walking_entries: tlb.walking_entries(DATA),
+                max_block: buddy.map(|b| b.max_block),
+            },
+        )
+        .map_err(err)?;
+        // The sizes whose free blocks fragmentation counts, and the daemon weighs.
+        let frag_sizes: Vec<PageSize> = if promoter.sizes.is_empty() {
             let held = tlb.last_level_sizes(DATA);
             held.into_iter().filter(|s| *s > config.base_page).collect()
         } else {
-            sizes.clone()
+            promoter.sizes.clone()
         };
-        let mechanism = crate::superpage::mechanism::build(&config.mechanism).map_err(err)?;
+        let daemon = config.paging.daemon.build(buddy.is_some()).map_err(err)?;
+        let frees_blocks = daemon.frees_blocks();
         let pager = if config.paging.is_on() {
-            // The largest page a fault or a promotion maps (THP: its huge page).
-            let largest = config
-                .promotion
-                .largest_page(&sizes)
-                .map_or(config.base_page, |l| l.max(config.base_page));
-            let buddy = matches!(config.frames, FramesConfig::Buddy(_));
             let p = crate::pressure::Pager::build(
                 &config.paging,
+                daemon,
                 config.base_page,
                 frag_sizes.clone(),
-                largest,
-                buddy,
+                promoter.largest,
             )
             .map_err(err)?;
             Some(Box::new(p))
@@ -178,12 +109,8 @@ impl Machine {
             .as_ref()
             .filter(|p| p.limit > 0)
             .map(|_| Default::default());
-        let contents = (policy.is_some() || pager.is_some()).then(Default::default);
-        let cache = if config.cache.is_off() {
-            None
-        } else {
-            Some(crate::cache::CacheHierarchy::new(&config.cache).map_err(err)?)
-        };
+        let contents = (promoter.policy.is_some() || pager.is_some()).then(Default::default);
+        let cache = crate::cache::build(&config.cache).map_err(err)?;
         let ranges = build_ranges(config, &tlb).map_err(err)?;
         let mut machine = Machine {
             config: config.clone(),
@@ -198,19 +125,13 @@ impl Machine {
                     &config.frames,
                     config.base_page,
                     frag_sizes.first().copied().unwrap_or(config.base_page),
-                    config
-                        .paging
-                        .daemon
-                        .build(true)
-                        .map_err(err)?
-                        .frees_blocks(),
+                    frees_blocks,
                     config.seed,
                 )
                 .map_err(err)?,
                 base_page: config.base_page,
                 walk: Walk::new(),
-                policy,
-                mechanism,
+                promoter,
                 contents,
                 swap,
                 cache,
@@ -226,25 +147,21 @@ impl Machine {
             filter_of: [0, if tlb_split { 1 } else { 0 }],
             miss_crosses,
             repeat_filter: true,
-            policy_hits,
             repeat_choice: Default::default(),
             last_page: [u64::MAX; 2],
             last_asid: [Asid(0); 2],
             last_shift: [0; 2],
             repeats: [[0; 64]; 2],
-            entries: Vec::new(),
-            gathered: Default::default(),
             fragmentation: crate::frames::sampling::Fragmentation::new(
                 config.frames.buddy().map_or(0, |b| b.sample_every),
                 frag_sizes,
             ),
-            controller_cycles: 0.0,
-            track_writes: pager.is_some(),
             pager,
         };
         machine.kernel = machine.tlb.base_parts(DATA, config.base_page).is_some();
         if machine
             .walker
+            .promoter
             .policy
             .as_ref()
             .is_some_and(|p| p.tracks_tlb())

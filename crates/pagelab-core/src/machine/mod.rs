@@ -3,6 +3,22 @@
 //! no translation is a page fault; the fault handler takes a frame, maps the base page,
 //! and the access is retried (walking again).
 //!
+//! **Components.** Each part is a component with its configuration section and its
+//! build in its own module; `build.rs` hands each what it needs of the others, and the
+//! file named after a concept here holds the machine's side of it, where it meets the
+//! other parts:
+//!
+//! | part | component, built in | `[section]` | driven by |
+//! |---|---|---|---|
+//! | TLB | [`Hierarchy`] (`tlb/`) | `tlb` | `mod.rs`, `decoupled.rs` |
+//! | walks and faults | `Walker` (page table, walk caches, frames, swap) | `page_table`, `walk_caches`, `frames` | `walker.rs` |
+//! | superpages | [`crate::superpage::Promoter`] (policy, mechanism) | `promotion`, `mechanism` | `promote.rs` |
+//! | memory pressure | [`crate::pressure::Pager`] | `paging` | `pressure.rs` |
+//! | range translations | [`crate::range::Ranges`] | `ranges` | `ranges.rs` |
+//! | data caches | [`crate::cache::CacheHierarchy`] (`cache::build`) | `cache` | `walker.rs`, `promote.rs` |
+//! | fragmentation samples | [`crate::frames::sampling::Fragmentation`] | `frames` | `mod.rs` |
+//! | cycles | [`CostModel`] (`cost::build`) | `cost` | `report.rs` |
+//!
 //! The per-reference loop ([`Machine::run_batch`]) allocates nothing and dispatches
 //! statically to the TLB; walks, faults and their bookkeeping are out of line.
 //!
@@ -78,8 +94,6 @@ pub struct Machine {
     /// Whether the general loop credits repeats without a lookup (see
     /// [`Machine::set_repeat_filter`]).
     repeat_filter: bool,
-    /// The policy is told of every TLB hit (`online`).
-    policy_hits: bool,
     /// How the kernel loop treats repeats (see [`repeat_choice`]).
     repeat_choice: repeat_choice::RepeatChoice,
     last_page: [u64; 2],
@@ -88,18 +102,11 @@ pub struct Machine {
     repeat_shift: u32,
     /// Repeated-page hits by side and entry size (log2), not yet credited.
     repeats: [[u64; 64]; 2],
-    /// Scratch for the promotion policy: the TLB's entries at a miss.
-    entries: Vec<crate::superpage::Entry>,
-    /// Totals of the promotions' work, for their cycles.
-    gathered: crate::superpage::mechanism::Gathered,
-    /// Cycles the memory controller's lookups added (see `Counts::controller_lookups`).
-    controller_cycles: f64,
     /// Free memory by block size over time (`frames.sample_every`).
     fragmentation: crate::frames::sampling::Fragmentation,
     /// The resident set, its daemon and dirty bits, under `[paging]` (see
-    /// [`crate::pressure`]); then `track_writes`: the in-order loop tells it of writes.
+    /// [`crate::pressure`]); the in-order loop tells it of writes.
     pager: Option<Box<crate::pressure::Pager>>,
-    track_writes: bool,
     /// Range translations: every process's range table, eager paging (the OS side,
     /// which follows the trace's events), and whether a TLB level has a range unit.
     ranges: crate::range::Ranges,
@@ -209,7 +216,7 @@ impl Machine {
     /// What follows a batch's references: promotions in the background, samples.
     fn after_refs(&mut self) -> Result<(), SimError> {
         self.peak_frames = self.peak_frames.max(self.walker.frames.used_frames());
-        if self.walker.policy.is_some() {
+        if self.walker.promoter.policy.is_some() {
             self.background_promotions()?;
         }
         let at = self.progress();
@@ -235,13 +242,13 @@ impl Machine {
     /// Whether nothing keeps batches from running decoupled (a policy, the cache
     /// model, the pager).
     fn in_order_only(&self) -> bool {
-        self.walker.policy.is_none() && self.walker.cache.is_none() && self.pager.is_none()
+        self.walker.promoter.policy.is_none() && self.walker.cache.is_none() && self.pager.is_none()
     }
 
     /// Whether the run acts on the trace's events (a policy's memory objects, eager
     /// paging's allocations).
     fn follows_events(&self) -> bool {
-        self.walker.policy.is_some() || self.ranges.eager.is_some()
+        self.walker.promoter.policy.is_some() || self.ranges.eager.is_some()
     }
 
     /// Whether a reference to the page of the reference before it on its side is
@@ -281,7 +288,7 @@ impl Machine {
             match e {
                 Event::SwitchAddressSpace { asid: next } => *asid = *next,
                 e => {
-                    if let Some(policy) = self.walker.policy.as_mut() {
+                    if let Some(policy) = self.walker.promoter.policy.as_mut() {
                         policy.on_event(*asid, e);
                     }
                     self.eager_event(*asid, e)?;
@@ -343,7 +350,9 @@ impl Machine {
                 break;
             }
             if !DECOUPLED && side == DATA && self.walker.cache.is_some() {
-                self.cache_data(side, r.asid, r.addr);
+                let first = self.tlb.peek(side, r.asid, r.addr);
+                self.walker
+                    .cache_data(&mut self.counts, first, r.asid, r.addr);
             }
             if r.spans_pages() {
                 crossing += 1;
@@ -355,7 +364,7 @@ impl Machine {
                     }
                 }
             }
-            if !DECOUPLED && self.track_writes && r.kind.is_write() {
+            if !DECOUPLED && self.pager.is_some() && r.kind.is_write() {
                 if let Err(e) = self.note_write(r, reference) {
                     result = Err(e);
                     break;
@@ -401,7 +410,7 @@ impl Machine {
             self.credit_repeats();
             self.forget_last_page();
             self.tlb.flush_all();
-            if let Some(p) = self.walker.policy.as_mut() {
+            if let Some(p) = self.walker.promoter.policy.as_mut() {
                 p.tlb_invalidated(None, 0, u64::MAX);
             }
             if DECOUPLED {
@@ -469,7 +478,7 @@ impl Machine {
         }
         match self.tlb.access(side, asid, va) {
             Some(size) => {
-                if self.policy_hits {
+                if self.walker.promoter.follows_hits {
                     self.tell_policy_hit(asid, va, size);
                 }
                 self.last_page[f] = page;
@@ -487,7 +496,7 @@ impl Machine {
 
     #[inline(never)]
     fn tell_policy_hit(&mut self, asid: Asid, va: VirtAddr, size: PageSize) {
-        if let Some(p) = self.walker.policy.as_mut() {
+        if let Some(p) = self.walker.promoter.policy.as_mut() {
             p.on_hit(asid, va, size);
         }
     }
@@ -500,7 +509,7 @@ impl Machine {
         va: VirtAddr,
         reference: u64,
     ) -> Result<(), SimError> {
-        let watch = self.walker.policy.is_some();
+        let watch = self.walker.promoter.policy.is_some();
         let paging = self.pager.is_some();
         if watch {
             self.before_policy_miss(side, asid);

@@ -133,7 +133,7 @@ impl Machine {
         };
         if self.promote_as(c, reference, true)? {
             self.counts.repromotions += 1;
-            if let Some(p) = self.walker.policy.as_mut() {
+            if let Some(p) = self.walker.promoter.policy.as_mut() {
                 p.promoted(c);
             }
         }
@@ -224,9 +224,10 @@ impl Machine {
     fn victim(&self, key: Key, dirty: bool) -> Victim {
         let va = VirtAddr(key.1);
         let t = self.walker.page_table.as_ref().walk(key.0, va).translation;
-        let frame = t.map_or(Pfn(0), |t| self.walker.mechanism.resolve(t.pfn));
+        let frame = t.map_or(Pfn(0), |t| self.walker.promoter.mechanism.resolve(t.pfn));
         let frees = !self
             .walker
+            .promoter
             .policy
             .as_ref()
             .is_some_and(|p| p.holds_frame(key.0, va));
@@ -303,7 +304,7 @@ impl Machine {
         let t = self.mapping(asid, va, "reclaim", reference)?;
         let w = &mut self.walker;
         let base = w.base_page;
-        let real = w.mechanism.resolve(t.pfn);
+        let real = w.promoter.mechanism.resolve(t.pfn);
         w.page_table
             .as_dyn()
             .unmap(asid, va, base, w.frames.as_mut())
@@ -317,7 +318,11 @@ impl Machine {
             }
         }
         contents.clear(real, per);
-        let kept = w.policy.as_mut().is_some_and(|p| p.unmapped(asid, va));
+        let kept = w
+            .promoter
+            .policy
+            .as_mut()
+            .is_some_and(|p| p.unmapped(asid, va));
         self.drop_translations(asid, va, base.bytes());
         let pager = self.pager.as_mut().expect("a pager");
         let pte = pager.remove(key);
@@ -359,7 +364,7 @@ impl Machine {
         let per = base.base_frames();
         let pages = t.size.bytes() >> base.shift();
         let real: Vec<Pfn> = (0..pages)
-            .map(|i| w.mechanism.resolve(Pfn(t.pfn.0 + i * per)))
+            .map(|i| w.promoter.mechanism.resolve(Pfn(t.pfn.0 + i * per)))
             .collect();
         let table = w.page_table.as_dyn();
         let mut refs = table
@@ -380,10 +385,11 @@ impl Machine {
                 cache.flush_range(t.pfn.addr(), t.size.bytes());
             }
             let contents = w.contents.as_mut().expect("kept with a pager");
-            w.mechanism
+            w.promoter
+                .mechanism
                 .release(t.pfn, t.size, w.frames.as_mut(), contents);
         }
-        if let Some(p) = w.policy.as_mut() {
+        if let Some(p) = w.promoter.policy.as_mut() {
             p.demoted(Candidate {
                 asid,
                 va: start,
@@ -405,7 +411,7 @@ impl Machine {
     pub(super) fn drop_translations(&mut self, asid: Asid, start: VirtAddr, len: u64) {
         self.forget_last_page();
         self.tlb.invalidate_range(asid, start, len);
-        if let Some(p) = self.walker.policy.as_mut() {
+        if let Some(p) = self.walker.promoter.policy.as_mut() {
             p.tlb_invalidated(Some(asid), start.0, len);
         }
         self.walker.walk_caches.invalidate_range(asid, start, len);

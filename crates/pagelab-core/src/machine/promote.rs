@@ -18,11 +18,17 @@ impl Machine {
     /// Before a first-level miss is resolved: what the walking level holds, if the
     /// policy reads it.
     pub(super) fn before_policy_miss(&mut self, side: usize, asid: Asid) {
-        self.entries.clear();
-        if !self.walker.policy.as_ref().is_some_and(|p| p.reads_tlb()) {
+        self.walker.promoter.entries.clear();
+        if !self
+            .walker
+            .promoter
+            .policy
+            .as_ref()
+            .is_some_and(|p| p.reads_tlb())
+        {
             return;
         }
-        let entries = &mut self.entries;
+        let entries = &mut self.walker.promoter.entries;
         self.tlb.for_each_last_entry(side, &mut |k: TlbKey, _| {
             if k.asid == asid {
                 entries.push(Entry {
@@ -51,9 +57,14 @@ impl Machine {
             va,
             size: t.size,
             first_touch,
-            tlb: &self.entries,
+            tlb: &self.walker.promoter.entries,
         };
-        let policy = self.walker.policy.as_mut().expect("called with a policy");
+        let policy = self
+            .walker
+            .promoter
+            .policy
+            .as_mut()
+            .expect("called with a policy");
         let promote = policy.on_miss(&miss);
         // A policy that follows the walking level learns what the miss changed there
         // (after charging it: it charges what the TLB held before the miss).
@@ -72,7 +83,13 @@ impl Machine {
         }
         if let Some(c) = promote {
             self.promote_for_policy(c, reference)?;
-            while let Some(c) = self.walker.policy.as_mut().and_then(|p| p.then_promote()) {
+            while let Some(c) = self
+                .walker
+                .promoter
+                .policy
+                .as_mut()
+                .and_then(|p| p.then_promote())
+            {
                 self.promote_for_policy(c, reference)?;
             }
         }
@@ -83,7 +100,7 @@ impl Machine {
     pub(super) fn background_promotions(&mut self) -> Result<(), SimError> {
         let mut asked = Vec::new();
         let references = self.counts.references;
-        if let Some(p) = self.walker.policy.as_mut() {
+        if let Some(p) = self.walker.promoter.policy.as_mut() {
             p.background(references, &mut asked);
         }
         let any = !asked.is_empty();
@@ -102,7 +119,7 @@ impl Machine {
         let refused = self.refused_swapped();
         let done = self.promote(c, reference)?;
         let refused = self.refused_swapped() != refused;
-        let policy = self.walker.policy.as_mut().expect("a policy");
+        let policy = self.walker.promoter.policy.as_mut().expect("a policy");
         if done {
             policy.promoted(c);
         } else if self.counts.promotion_failures != failures || refused {
@@ -171,7 +188,7 @@ impl Machine {
                     in_place &= t.pfn.0 == first.wrapping_add(offset);
                     for i in 0..t.size.bytes() >> base.shift() {
                         let pfn = Pfn(t.pfn.0 + i * base.base_frames());
-                        pages.push(Some(self.walker.mechanism.resolve(pfn)));
+                        pages.push(Some(self.walker.promoter.mechanism.resolve(pfn)));
                     }
                     at = start.0 + t.size.bytes();
                 }
@@ -179,14 +196,15 @@ impl Machine {
         }
         let w = &mut self.walker;
         let contents = w.contents.as_mut().expect("kept while a policy runs");
-        let in_place = in_place && (reuse_block || w.policy.as_ref().is_some_and(|p| p.in_place()));
+        let in_place =
+            in_place && (reuse_block || w.promoter.policy.as_ref().is_some_and(|p| p.in_place()));
         let block = first_frame.filter(|f| in_place && f % c.size.base_frames() == 0);
         let g = match block {
             Some(first) => Gathered {
                 pfn: Pfn(first),
                 ..Gathered::default()
             },
-            None => match w.mechanism.gather(
+            None => match w.promoter.mechanism.gather(
                 &c,
                 base,
                 &pages,
@@ -211,11 +229,12 @@ impl Machine {
             if block.is_none() {
                 // Lines cached under an old shadow block would alias its next use.
                 if let Some(cache) = w.cache.as_mut() {
-                    if w.mechanism.resolve(t.pfn) != t.pfn {
+                    if w.promoter.mechanism.resolve(t.pfn) != t.pfn {
                         cache.flush_range(t.pfn.addr(), t.size.bytes());
                     }
                 }
-                w.mechanism
+                w.promoter
+                    .mechanism
                     .release(t.pfn, t.size, w.frames.as_mut(), contents);
             }
         }
@@ -226,7 +245,7 @@ impl Machine {
         // No level may keep a translation of the old pages.
         self.forget_last_page();
         self.tlb.invalidate_range(c.asid, c.va, c.size.bytes());
-        if let Some(p) = self.walker.policy.as_mut() {
+        if let Some(p) = self.walker.promoter.policy.as_mut() {
             p.tlb_invalidated(Some(c.asid), c.va.0, c.size.bytes());
         }
         self.walker
@@ -242,9 +261,9 @@ impl Machine {
         n.pages_copied += g.copied;
         n.pages_remapped += g.remapped;
         n.pages_zeroed += g.zeroed;
-        self.gathered.copied += g.copied;
-        self.gathered.remapped += g.remapped;
-        self.gathered.zeroed += g.zeroed;
+        self.walker.promoter.gathered.copied += g.copied;
+        self.walker.promoter.gathered.remapped += g.remapped;
+        self.walker.promoter.gathered.zeroed += g.zeroed;
         Ok(true)
     }
 
@@ -256,7 +275,7 @@ impl Machine {
     pub fn data_at(&self, asid: Asid, va: VirtAddr) -> Option<(Asid, u64)> {
         let t = self.walker.page_table.as_ref().walk(asid, va).translation?;
         let frame = Pfn(t.pfn.0 + (va.offset_in(t.size) >> BASE_SHIFT));
-        let real = self.walker.mechanism.resolve(frame);
+        let real = self.walker.promoter.mechanism.resolve(frame);
         self.walker.contents.as_ref()?.of(real)
     }
 }
@@ -265,7 +284,7 @@ impl Machine {
     /// The promotion policy's check of its bookkeeping against the page table (see
     /// `PromotionPolicy::check`). For tests.
     pub fn check_policy(&self) -> Result<(), String> {
-        let Some(p) = &self.walker.policy else {
+        let Some(p) = &self.walker.promoter.policy else {
             return Ok(());
         };
         let table = self.walker.page_table.as_ref();
@@ -293,7 +312,7 @@ impl Machine {
         self.tlb.for_each_entry(&mut |level, k, pfn| {
             let va = k.vpn.base(k.size);
             for i in 0..k.size.base_frames() {
-                let real = self.walker.mechanism.resolve(Pfn(pfn.0 + i));
+                let real = self.walker.promoter.mechanism.resolve(Pfn(pfn.0 + i));
                 let want = (k.asid, (va.0 >> BASE_SHIFT) + i);
                 if contents.of(real) != Some(want) {
                     stale.push(format!(
@@ -309,33 +328,5 @@ impl Machine {
             }
         });
         stale
-    }
-}
-
-impl Machine {
-    /// A data reference after its translation: through the cache model, at the
-    /// physical address the first level's entry (or the page table) gives.
-    #[cold]
-    pub(super) fn cache_data(&mut self, side: usize, asid: Asid, va: VirtAddr) {
-        let t = match self.tlb.peek(side, asid, va) {
-            Some(t) => t,
-            None => match self.walker.page_table.as_ref().walk(asid, va).translation {
-                Some(t) => t,
-                None => return,
-            },
-        };
-        let pa = t.phys(va);
-        let Some(cache) = &mut self.walker.cache else {
-            return;
-        };
-        let served = cache.access(pa, crate::cache::CacheAccess::Data);
-        if served.reached_memory() {
-            let frame = Pfn(pa.0 >> BASE_SHIFT);
-            let extra = self.walker.mechanism.memory_cycles(frame);
-            if extra > 0.0 {
-                self.counts.controller_lookups += 1;
-                self.controller_cycles += extra;
-            }
-        }
     }
 }

@@ -37,8 +37,9 @@ impl Machine {
         let cache = self.walker.cache.as_ref().map(|k| k.report());
         cycles.promotions += self
             .walker
+            .promoter
             .mechanism
-            .cycles(&self.gathered, cache.is_some());
+            .cycles(&self.walker.promoter.gathered, cache.is_some());
         if let Some(k) = &cache {
             // The cache model's latencies replace the fixed cost of a walk reference;
             // the data references' memory time adds to the base, the copies' to the
@@ -47,9 +48,9 @@ impl Machine {
             cycles.walks += k.cycles.walk - c.walk_refs as f64 * walk_ref_cycles;
             cycles.page_faults -= c.fault_walk_refs as f64 * walk_ref_cycles;
             cycles.base += k.cycles.data;
-            cycles.promotions += k.cycles.copy + self.controller_cycles;
+            cycles.promotions += k.cycles.copy + self.walker.promoter.controller_cycles;
         }
-        if let Some(p) = &self.walker.policy {
+        if let Some(p) = &self.walker.promoter.policy {
             cycles.policy = c.policy_misses as f64 * p.miss_cycles();
         }
         let per_k = |n: u64| {
@@ -63,7 +64,7 @@ impl Machine {
         let fragmentation = self
             .fragmentation
             .samples(self.walker.frames.as_ref(), self.progress());
-        let policy = self.walker.policy.as_ref();
+        let policy = self.walker.promoter.policy.as_ref();
         let paging = self.pager.as_ref().map(|p| PagingReport {
             resident_limit_pages: p.limit,
             resident_pages: p.resident(),

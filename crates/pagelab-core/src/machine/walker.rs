@@ -10,8 +10,8 @@ use crate::addr::{Asid, PageSize, Pfn, VirtAddr};
 use crate::cache::{CacheAccess, CacheHierarchy};
 use crate::frames::FrameAllocator;
 use crate::pagetable::{MapError, Perms, Translation, Walk, WalkHint};
-use crate::superpage::mechanism::{Contents, Mechanism};
-use crate::superpage::PromotionPolicy;
+use crate::superpage::mechanism::Contents;
+use crate::superpage::Promoter;
 use crate::tlb::WalkCaches;
 
 pub struct Walker {
@@ -22,9 +22,9 @@ pub struct Walker {
     pub base_page: PageSize,
     /// The last walk (kept, not made afresh: a walk is large).
     pub walk: Walk,
-    /// The promotion policy (none: base pages only), asked for the size a fault maps.
-    pub policy: Option<Box<dyn PromotionPolicy>>,
-    pub mechanism: Box<dyn Mechanism>,
+    /// The promotion policy and mechanism (see [`Promoter`]); a fault asks the policy
+    /// for the size it maps.
+    pub promoter: Promoter,
     /// What each frame holds, kept while a policy can move data or a pager reclaims.
     pub contents: Option<Contents>,
     /// The data of pages the page daemon reclaimed (under a resident limit): a fault
@@ -35,6 +35,35 @@ pub struct Walker {
 }
 
 impl Walker {
+    /// A data reference after its translation (`first`: what the first TLB level
+    /// holds for it, else the page table is read): through the cache model, at the
+    /// physical address it translates to; a reference that reaches memory may add the
+    /// mechanism's controller lookup.
+    #[cold]
+    pub fn cache_data(
+        &mut self,
+        counts: &mut Counts,
+        first: Option<Translation>,
+        asid: Asid,
+        va: VirtAddr,
+    ) {
+        let Some(t) = first.or_else(|| self.page_table.as_ref().walk(asid, va).translation) else {
+            return;
+        };
+        let pa = t.phys(va);
+        let Some(cache) = &mut self.cache else {
+            return;
+        };
+        if cache.access(pa, CacheAccess::Data).reached_memory() {
+            let frame = Pfn(pa.0 >> crate::addr::BASE_SHIFT);
+            let extra = self.promoter.mechanism.memory_cycles(frame);
+            if extra > 0.0 {
+                counts.controller_lookups += 1;
+                self.promoter.controller_cycles += extra;
+            }
+        }
+    }
+
     /// The translation of `va` after a TLB miss at reference number `reference`:
     /// walk, and on a page fault map the page and walk again.
     #[inline]
@@ -170,7 +199,12 @@ impl Walker {
     ) -> Result<(), SimError> {
         counts.page_faults += 1;
         let error = |message: String| SimError { reference, message };
-        if let Some(size) = self.policy.as_mut().and_then(|p| p.fault_size(asid, va)) {
+        if let Some(size) = self
+            .promoter
+            .policy
+            .as_mut()
+            .and_then(|p| p.fault_size(asid, va))
+        {
             if size > self.base_page {
                 if let Ok(swapped_in) = self.map_fresh(asid, va, size, None) {
                     counts.large_faults += 1;
@@ -182,6 +216,7 @@ impl Walker {
         let base = self.base_page;
         let frames = self.frames.as_mut();
         let set_aside = self
+            .promoter
             .policy
             .as_mut()
             .and_then(|p| p.fault_frame(asid, va, frames));
@@ -194,7 +229,11 @@ impl Walker {
         while matches!(mapped, Err(None) | Err(Some(MapError::OutOfMemory))) && set_aside.is_none()
         {
             let frames = self.frames.as_mut();
-            if !(self.policy.as_mut().is_some_and(|p| p.give_back(frames))
+            if !(self
+                .promoter
+                .policy
+                .as_mut()
+                .is_some_and(|p| p.give_back(frames))
                 || self.page_table.as_dyn().give_back(frames))
             {
                 break;

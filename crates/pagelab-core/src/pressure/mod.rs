@@ -158,14 +158,15 @@ pub struct Pager {
 }
 
 impl Pager {
-    /// The pager a configuration asks for; `largest` is the largest page a fault or a
-    /// promotion can map. Errors name the field.
+    /// The pager a configuration asks for, with its daemon's choice of victims (built
+    /// from `c.daemon`); `largest` is the largest page a fault or a promotion can map.
+    /// Errors name the field.
     pub fn build(
         c: &PagingConfig,
+        daemon: Box<dyn VictimChoice>,
         base: PageSize,
         sizes: Vec<PageSize>,
         largest: PageSize,
-        buddy: bool,
     ) -> Result<Pager, String> {
         if !(c.free_target.is_finite() && (0.0..=0.5).contains(&c.free_target)) {
             return Err(format!(
@@ -179,7 +180,6 @@ impl Pager {
                 c.contiguity_window
             ));
         }
-        let daemon = c.daemon.build(buddy)?;
         let limit = c.resident_limit.0 >> base.shift();
         let least = (largest.bytes() >> base.shift()).max(16);
         if c.resident_limit.0 > 0 && limit < least {
@@ -411,7 +411,14 @@ mod tests {
             resident_limit: crate::addr::ByteSize(limit_pages << 12),
             ..PagingConfig::default()
         };
-        Pager::build(&c, PageSize::K4, vec![PageSize::K64], PageSize::K64, true).unwrap()
+        Pager::build(
+            &c,
+            c.daemon.build(true).unwrap(),
+            PageSize::K4,
+            vec![PageSize::K64],
+            PageSize::K64,
+        )
+        .unwrap()
     }
 
     #[test]
@@ -455,23 +462,27 @@ mod tests {
         assert_eq!(p.next(), None);
     }
 
+    /// The error building a pager of `c` gives.
+    fn refused(c: &PagingConfig, sizes: Vec<PageSize>, largest: PageSize) -> String {
+        let daemon = c.daemon.build(false).unwrap();
+        Pager::build(c, daemon, PageSize::K4, sizes, largest)
+            .err()
+            .expect("refused")
+    }
+
     #[test]
     fn a_limit_below_what_a_run_needs_names_the_field() {
         let c = PagingConfig {
             resident_limit: crate::addr::ByteSize(8 << 12),
             ..PagingConfig::default()
         };
-        let e = Pager::build(&c, PageSize::K4, vec![], PageSize::K4, false)
-            .err()
-            .unwrap();
+        let e = refused(&c, vec![], PageSize::K4);
         assert!(e.contains("paging.resident_limit"), "{e}");
         let c = PagingConfig {
             resident_limit: crate::addr::ByteSize(1 << 20),
             ..PagingConfig::default()
         };
-        let e = Pager::build(&c, PageSize::K4, vec![PageSize::M2], PageSize::M2, false)
-            .err()
-            .unwrap();
+        let e = refused(&c, vec![PageSize::M2], PageSize::M2);
         assert!(
             e.contains("paging.resident_limit") && e.contains("2M"),
             "{e}"
@@ -480,17 +491,13 @@ mod tests {
             daemon: DaemonKind::Contiguity,
             ..PagingConfig::default()
         };
-        let e = Pager::build(&c, PageSize::K4, vec![], PageSize::K4, false)
-            .err()
-            .unwrap();
+        let e = c.daemon.build(false).err().unwrap();
         assert!(e.contains("paging.daemon"), "{e}");
         let c = PagingConfig {
             free_target: f64::NAN,
             ..PagingConfig::default()
         };
-        let e = Pager::build(&c, PageSize::K4, vec![], PageSize::K4, false)
-            .err()
-            .unwrap();
+        let e = refused(&c, vec![], PageSize::K4);
         assert!(e.contains("paging.free_target"), "{e}");
     }
 }
