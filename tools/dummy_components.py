@@ -182,7 +182,6 @@ def preset(s: Scratch) -> None:
         'description = "skylake, renamed"',
         "",
     ]))
-    s.after(f"{CORE}/src/config/preset_texts.rs", '"zen4",', ['"dummy-machine",'])
     s.after("machines/README.md", "| `sandy-bridge-rmm` | `sandy-bridge` (a variant", [
         "| `dummy-machine` | `skylake`, renamed | the skylake preset's |"])
 

@@ -2,8 +2,8 @@
 //! into the library so that `--machine skylake` works from anywhere. Each file cites
 //! where its numbers come from; `machines/README.md` lists them.
 //!
-//! Adding a preset: a file `machines/<name>.toml`, and its name in the list in
-//! `config/preset_texts.rs`.
+//! Adding a preset: a file `machines/<name>.toml` (the build finds it) and its row in
+//! `machines/README.md`.
 
 use crate::config::{ConfigError, MachineConfig};
 

@@ -1,25 +1,6 @@
-//! The texts of the machine presets (`machines/*.toml`), compiled in. They live in the
-//! configuration module because a configuration may be a variant of one
-//! (`variant_of`); `crate::presets` loads them by name.
-//!
-//! Adding a preset: a file `machines/<name>.toml`, and its name in the list below.
+//! The texts of the machine presets (`machines/*.toml`), compiled in: the build script
+//! (`build.rs`) lists every file of the folder, so adding a preset is adding its file.
+//! They live in the configuration module because a configuration may be a variant of
+//! one (`variant_of`); `crate::presets` loads them by name.
 
-macro_rules! presets {
-    ($($name:literal),* $(,)?) => {
-        /// (name, TOML text) of every preset.
-        pub const PRESETS: &[(&str, &str)] = &[
-            $(($name, include_str!(concat!("../../../../machines/", $name, ".toml"))),)*
-        ];
-    };
-}
-
-presets!(
-    "pa-risc-32",
-    "pa-risc-128",
-    "alpha-21264",
-    "mips-r4x00",
-    "sandy-bridge",
-    "sandy-bridge-rmm",
-    "skylake",
-    "zen4",
-);
+include!(concat!(env!("OUT_DIR"), "/presets.rs"));
