@@ -125,6 +125,11 @@ struct MachineArgs {
     /// Replace the machine's promotion mechanism (copy, remap), with its defaults.
     #[arg(long)]
     mechanism: Option<String>,
+    /// Set one field of the machine by its dotted key, as sweeps name them
+    /// (`--set tlb.levels.stlb.ways=16`, `--set page_table.kind=hashed`); repeatable,
+    /// applied after --policy and --mechanism.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
 }
 
 #[derive(Subcommand)]
@@ -244,7 +249,20 @@ fn load_config(args: &MachineArgs) -> Result<MachineConfig> {
         let doc = format!("[mechanism]\nkind = {kind:?}\n");
         config.mechanism = MachineConfig::from_toml(&doc, "--mechanism")?.mechanism;
     }
-    Ok(config)
+    with_settings(config, &args.set)
+}
+
+/// `config` with the `--set KEY=VALUE` of the command line; an error names the key.
+pub(crate) fn with_settings(config: MachineConfig, set: &[String]) -> Result<MachineConfig> {
+    if set.is_empty() {
+        return Ok(config);
+    }
+    use pagelab_core::config::overrides;
+    let assignments = set
+        .iter()
+        .map(|a| overrides::parse_assignment(a).map_err(|e| anyhow::anyhow!("--set {e}")))
+        .collect::<Result<Vec<_>>>()?;
+    overrides::apply_keyed(&config, &assignments).map_err(|e| anyhow::anyhow!("--set {e}"))
 }
 
 /// Build the machine; an error names where its configuration came from.
@@ -253,6 +271,10 @@ fn build_machine(config: &MachineConfig, args: &MachineArgs) -> Result<Machine> 
         (Some(p), _) => p.display().to_string(),
         (None, Some(name)) => format!("--machine {name}"),
         (None, None) => "the default machine".into(),
+    };
+    let origin = match args.set.as_slice() {
+        [] => origin,
+        set => format!("{origin} with --set {}", set.join(" --set ")),
     };
     Ok(Machine::build(config).with_context(|| origin)?)
 }

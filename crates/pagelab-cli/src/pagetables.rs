@@ -32,6 +32,10 @@ pub struct CompareArgs {
     /// As --machine, the TLB of a machine configuration file (TOML).
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Set one field of --machine or --config by its dotted key
+    /// (`--set tlb.levels.stlb.ways=16`); repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
     /// Also write the results as JSON to this file ("-" for standard output, instead of the table).
     #[arg(long)]
     json: Option<PathBuf>,
@@ -57,6 +61,13 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
             p.display().to_string(),
         )),
         (None, None) => None,
+    };
+    if machine.is_none() && !args.set.is_empty() {
+        anyhow::bail!("--set changes the machine of --machine or --config; name one");
+    }
+    let machine = match machine {
+        Some((config, name)) => Some((crate::with_settings(config, &args.set)?, name)),
+        None => None,
     };
     let lookups = match (&args.trace, &args.layout) {
         (Some(path), _) => Lookups::Trace {

@@ -426,3 +426,48 @@ fn every_preset_runs_every_policy() {
     }
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
+
+/// `--set` is the edit a user would make to the printed configuration: the machine
+/// `config --set` prints, simulated from its file, counts what `simulate --set` counts.
+#[test]
+fn a_setting_equals_editing_the_configuration() {
+    let set = [
+        "--set",
+        "tlb.levels.stlb.ways=16",
+        "--set",
+        "tlb.levels.dtlb.replacement=fifo",
+    ];
+    let mut config = vec!["config", "--machine", "skylake"];
+    config.extend(set);
+    let printed = pagelab(&config);
+    assert!(printed.status.success(), "{}", stderr(&printed));
+    let text = String::from_utf8(printed.stdout).unwrap();
+    assert!(text.contains("ways = 16"), "{text}");
+    let file = scratch("set.toml");
+    std::fs::write(&file, &text).unwrap();
+    let trace = repo().join("data/traces/xz.plt");
+    // The report of a simulation of `machine` (its counts and levels).
+    let run = |machine: &[&str]| {
+        let mut args = vec![
+            "simulate",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--json",
+            "-",
+        ];
+        args.extend(machine);
+        let o = pagelab(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (v["report"]["counts"].clone(), v["report"]["levels"].clone())
+    };
+    let mut set_on_skylake = vec!["--machine", "skylake"];
+    set_on_skylake.extend(set);
+    let direct = run(&set_on_skylake);
+    assert_eq!(direct, run(&["--config", file.to_str().unwrap()]));
+    assert_ne!(
+        run(&["--machine", "skylake"]),
+        direct,
+        "the settings change the run"
+    );
+}

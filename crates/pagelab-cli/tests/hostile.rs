@@ -437,3 +437,50 @@ fn a_drmemtrace_folder_of_thousands_of_threads_is_merged_in_bounded_memory() {
     let o = run_in(&d, &["simulate", "-q", "--trace", "app.dir"], None);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// `--set KEY=VALUE`: a malformed assignment, an unknown field (with the level's
+/// shortcuts listed), a bad value, a level that does not exist and `--set` without a
+/// machine to change are each one line naming the user's key.
+#[test]
+fn a_bad_setting_names_the_key_as_given() {
+    let d = folder("set");
+    write(&d, "ok.lackey", LACKEY);
+    let sim = [
+        "simulate",
+        "--trace",
+        "ok.lackey",
+        "--machine",
+        "skylake",
+        "--set",
+    ];
+    for (set, names) in [
+        ("ways", &["--set", "\"ways\"", "KEY=VALUE"][..]),
+        ("=16", &["--set", "\"=16\"", "dotted key"]),
+        (
+            "tlb.levels.stlb.way=16",
+            &["--set tlb.levels.stlb.way", "`way`", "`ways`", "skylake"],
+        ),
+        ("tlb.levels.stlb.ways=many", &["--set tlb.levels.stlb.ways"]),
+        (
+            "tlb.levels.l9.ways=2",
+            &["--set tlb.levels.l9.ways", "\"l9\"", "stlb"],
+        ),
+        ("page_table.kind=btree", &["--set page_table.kind", "btree"]),
+    ] {
+        let mut args = sim.to_vec();
+        args.push(set);
+        refused(&d, &args, names);
+    }
+    refused(
+        &d,
+        &[
+            "pagetables",
+            "compare",
+            "--trace",
+            "ok.lackey",
+            "--set",
+            "a=1",
+        ],
+        &["--set", "--machine or --config"],
+    );
+}

@@ -36,6 +36,31 @@ pub fn apply(base: &MachineConfig, overrides: &[(String, Value)]) -> Result<Mach
     apply_keyed(base, overrides).map_err(|e| e.to_string())
 }
 
+/// A `KEY=VALUE` of the command line (`--set tlb.levels.stlb.ways=16`): the value is
+/// read as one TOML value (`16`, `true`, `"lru"`, `["4K", "2M"]`), or taken as a string
+/// when it is not one (`--set page_table.kind=hashed`).
+pub fn parse_assignment(text: &str) -> Result<(String, Value), String> {
+    let Some((key, value)) = text.split_once('=') else {
+        return Err(format!(
+            "{text:?} is not KEY=VALUE (a dotted key as sweeps name them, e.g. tlb.levels.stlb.ways=16)"
+        ));
+    };
+    let key = key.trim();
+    if key.is_empty() || key.split('.').any(str::is_empty) {
+        return Err(format!("{text:?}: {key:?} is not a dotted key"));
+    }
+    let value = value.trim();
+    let one = format!("v = {value}")
+        .parse::<toml::Table>()
+        .ok()
+        .filter(|t| t.len() == 1)
+        .and_then(|mut t| t.remove("v"));
+    Ok((
+        key.to_string(),
+        one.unwrap_or_else(|| Value::String(value.to_string())),
+    ))
+}
+
 /// A kind (or a promotion policy) starts its table afresh.
 fn is_tag(key: &str) -> bool {
     key.ends_with(".kind") || key == "kind" || key == "promotion.policy"
@@ -80,6 +105,17 @@ pub fn apply_keyed(
                 .strip_prefix(&format!("{last}: "))
                 .unwrap_or(&message)
                 .to_string();
+            // A TLB level's own fields, as serde lists them, leave out the shortcuts
+            // to its first array's.
+            let parts: Vec<&str> = key.split('.').collect();
+            let level = parts.len() == 4 && parts[..2] == ["tlb", "levels"];
+            let message = if level && message.starts_with("unknown field") {
+                format!(
+                    "{message}, or its first array's `sets`, `ways`, `replacement`, `page_sizes`"
+                )
+            } else {
+                message
+            };
             OverrideError {
                 key: Some(key.clone()),
                 message: format!("{message} {on}"),
@@ -259,6 +295,34 @@ mod tests {
     }
 
     #[test]
+    fn assignments_read_toml_values_or_else_strings() {
+        let p = |t: &str| parse_assignment(t).unwrap();
+        assert_eq!(
+            p("tlb.levels.stlb.ways=16"),
+            ("tlb.levels.stlb.ways".into(), Value::Integer(16))
+        );
+        assert_eq!(
+            p(" page_table.kind = hashed "),
+            ("page_table.kind".into(), Value::String("hashed".into()))
+        );
+        assert_eq!(
+            p("a.b=\"lru\""),
+            ("a.b".into(), Value::String("lru".into()))
+        );
+        assert_eq!(p("a=1.5"), ("a".into(), Value::Float(1.5)));
+        assert_eq!(
+            p("a=[\"4K\", \"2M\"]").1,
+            Value::Array(vec![Value::String("4K".into()), Value::String("2M".into())])
+        );
+        // A value that would smuggle a second key in stays one string.
+        assert_eq!(p("a=1\nb = 2").1, Value::String("1\nb = 2".into()));
+        for bad in ["ways", "=16", "a..b=1", ".a=1"] {
+            let e = parse_assignment(bad).unwrap_err();
+            assert!(e.contains(&format!("{bad:?}")), "{e}");
+        }
+    }
+
+    #[test]
     fn a_bad_override_is_a_one_line_error_naming_it() {
         let sky = skylake();
         for (key, value, says) in [
@@ -267,7 +331,11 @@ mod tests {
                 Value::Integer(2),
                 "no element of tlb.levels is named \"l9\"",
             ),
-            ("tlb.levels.stlb.wayz", Value::Integer(2), "wayz"),
+            (
+                "tlb.levels.stlb.wayz",
+                Value::Integer(2),
+                "first array's `sets`, `ways`",
+            ),
             (
                 "tlb.levels.stlb.ways",
                 Value::String("x".into()),
