@@ -7,7 +7,9 @@ use std::path::PathBuf;
 #[derive(clap::Subcommand)]
 pub enum ResultsCommand {
     /// Write the runs as one table: a row per run, a column per override key, the
-    /// run's status, error and seconds, and the report's headline counts.
+    /// run's status, error and seconds, and every number of a simulation's report
+    /// (per TLB level and page size: hits, misses, miss ratio, MPKI; walks, faults,
+    /// cycles, overheads), sorted by trace and each key's value.
     Export {
         /// The results database.
         db: PathBuf,

@@ -19,6 +19,7 @@ pub mod presets;
 pub mod pressure;
 pub mod range;
 pub mod replacement;
+pub mod report_columns;
 pub mod rng;
 pub mod superpage;
 pub mod tlb;

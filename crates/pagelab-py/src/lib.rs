@@ -482,6 +482,7 @@ fn _pagelab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep::sweep, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::sweep_run, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::results_table, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep::flatten_report, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::export_results, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::write_file, m)?)?;
     m.add_function(wrap_pyfunction!(tools::compare_pagetables, m)?)?;

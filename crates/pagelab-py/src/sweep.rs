@@ -97,7 +97,8 @@ pub fn sweep_run(
     Ok((report, refs))
 }
 
-/// A results database's runs as one table: a dict {"columns": [...], "rows": [[...]]};
+/// A results database's runs as one table: a dict {"columns": [...], "rows": [[...]],
+/// "keys": [the columns that are override keys]};
 /// with `whole`, each run's configuration (TOML text) and report (a dict) too.
 #[pyfunction]
 #[pyo3(signature = (db, whole = false))]
@@ -106,8 +107,23 @@ pub fn results_table(py: Python<'_>, db: &str, whole: bool) -> PyResult<PyObject
         let t = pagelab_sweep::export::table(Path::new(db), whole)
             .map_err(|e| Failure::Input(format!("{e:#}")))?;
         Ok(Output::new(
-            serde_json::json!({"columns": t.columns, "rows": t.rows}),
+            serde_json::json!({"columns": t.columns, "rows": t.rows, "keys": t.keys}),
         ))
+    })
+}
+
+/// A report (a dict, as `simulate` returns it) as flat columns, in their order
+/// (`pagelab_core::report_columns`): the columns of `results_table` and `to_frame`.
+#[pyfunction]
+pub fn flatten_report(py: Python<'_>, report: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+    let value: serde_json::Value = pythonize::depythonize(report)
+        .map_err(|e| pyo3::exceptions::PyTypeError::new_err(format!("a report: {e}")))?;
+    detached(py, move || {
+        let row: serde_json::Map<String, serde_json::Value> =
+            pagelab_core::report_columns::columns(&value)
+                .into_iter()
+                .collect();
+        Ok(Output::new(row))
     })
 }
 

@@ -184,6 +184,7 @@ def calls(tmp_path):
         "sweep": lambda: _pagelab.sweep({"traces": [xz], "machine": "skylake"}, db, quiet=True),
         "sweep_run": lambda: _pagelab.sweep_run(xz, pagelab.Machine().to_toml()),
         "results_table": lambda: _pagelab.results_table(db, whole=True),
+        "flatten_report": lambda: _pagelab.flatten_report(_pagelab.simulate([xz])),
         "export_results": lambda: _pagelab.export_results(db, csv=str(tmp_path / "runs.csv")),
         "repro_papers": _pagelab.repro_papers,
         "repro_claims": lambda: _pagelab.repro_claims(db),

@@ -97,6 +97,37 @@ def test_exports_are_the_table(tmp_path):
     assert pd.read_csv(tmp_path / "r.csv")["walks"].tolist() == table["walks"].tolist()
 
 
+def test_the_stlb_study_needs_nothing_but_the_results(tmp_path):
+    """STLB ways 4, 8, 12, 16 over two traces, then miss ratio against ways: every
+    level's numbers are columns of pagelab.results, the ways sort as numbers, and each
+    row is what simulate gives for the same setting."""
+    pd = pytest.importorskip("pandas")
+    db = tmp_path / "r.db"
+    traces = [trace("xz.plt"), trace("sqlite.plt")]
+    ways = [16, 4, 12, 8]
+    pagelab.sweep({"traces": traces, "machine": "skylake", "grid": {"tlb.levels.stlb.ways": ways}},
+                  db, quiet=True)
+    runs = pagelab.results(db)
+    for column in ("stlb_hits", "stlb_misses", "stlb_miss_ratio", "stlb_mpki", "dtlb_4K_misses",
+                   "walk_cache_l2_hits", "cycles_walks", "loads", "miss_ratio", "mpki"):
+        assert column in runs.columns, column
+    for trace_runs in runs.groupby("trace")["tlb.levels.stlb.ways"]:
+        assert trace_runs[1].tolist() == [4, 8, 12, 16]
+    curve = runs.pivot_table("stlb_miss_ratio", "tlb.levels.stlb.ways", "trace")
+    assert curve.shape == (4, 2) and list(curve.index) == [4, 8, 12, 16]
+    assert (runs["miss_ratio"] == runs["stlb_miss_ratio"]).all()  # the last level's
+    for _, row in runs.iterrows():
+        machine = pagelab.Machine.preset("skylake").with_overrides(
+            {"tlb.levels.stlb.ways": int(row["tlb.levels.stlb.ways"])})
+        stlb = pagelab.simulate(row["trace"], machine).levels["stlb"]
+        assert (row["stlb_misses"], row["stlb_miss_ratio"], row["stlb_mpki"]) == (
+            stlb.misses, stlb.miss_ratio, stlb.mpki)
+    plt = pytest.importorskip("matplotlib.pyplot")
+    axes = curve.plot(marker="o")
+    assert len(axes.get_lines()) == 2
+    plt.close("all")
+
+
 def test_bad_sweeps_are_refused_before_any_run(tmp_path):
     db = tmp_path / "r.db"
     for bad, says in [

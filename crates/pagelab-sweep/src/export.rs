@@ -1,6 +1,8 @@
 //! A results database as one table: a row per run, a column per override key, the
-//! run's status, error and time, and the report's headline counts; written as CSV or
-//! Parquet (typed columns: integers, floats, booleans and text), whole or not at all.
+//! run's status, error and time, and every number of its report as flat columns
+//! (`pagelab_core::report_columns`: per TLB level and page size, walks, faults, cycles,
+//! overheads); written as CSV or Parquet (typed columns: integers, floats, booleans
+//! and text), whole or not at all.
 
 use anyhow::{Context, Result};
 use parquet::basic::{LogicalType, Repetition, Type as Physical};
@@ -13,26 +15,21 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
-/// The report's fields every table has, after the overrides: (column, JSON path).
-const REPORT_COLUMNS: [(&str, &[&str]); 5] = [
-    ("references", &["counts", "references"]),
-    ("walks", &["counts", "walks"]),
-    ("page_faults", &["counts", "page_faults"]),
-    (
-        "translation_overhead_percent",
-        &["translation_overhead_percent"],
-    ),
-    ("tlb_overhead_percent", &["tlb_overhead_percent"]),
+/// The columns of every table, before the override keys.
+const FIXED: [&str; 7] = [
+    "key", "trace", "analysis", "version", "status", "error", "seconds",
 ];
 
 /// A database's runs: column names and rows of JSON values (`Null` where absent).
 pub struct Table {
     pub columns: Vec<String>,
     pub rows: Vec<Vec<Value>>,
+    /// The columns that are override keys (what the sweep varied), in column order.
+    pub keys: Vec<String>,
 }
 
-/// The runs of the database at `path`, ordered by trace and overrides. With `whole`,
-/// two more columns: `config` (the configuration's TOML) and `report` (the whole
+/// The runs of the database at `path`, ordered by trace, analysis and each swept key
+/// by value. With `whole`, two more columns: `config` (the configuration's TOML) and `report` (the whole
 /// report, as JSON).
 pub fn table(path: &Path, whole: bool) -> Result<Table> {
     let conn = crate::db::open_existing(path)?;
@@ -77,20 +74,40 @@ pub fn table(path: &Path, whole: bool) -> Result<Table> {
         .filter_map(Value::as_object)
         .flat_map(|o| o.keys().cloned())
         .collect();
-    let mut columns: Vec<String> = [
-        "key", "trace", "analysis", "version", "status", "error", "seconds",
-    ]
-    .map(String::from)
-    .to_vec();
+    let reports: Vec<Value> = raw.iter().map(|r| parse(&r[7])).collect();
+    // A simulation's report flattens to its columns; another analysis's result is
+    // kept whole in `report`.
+    let flat: Vec<Vec<(String, Value)>> = raw
+        .iter()
+        .zip(&reports)
+        .map(
+            |(r, report)| match r[9].as_str().map(crate::analysis::Analysis::from_json) {
+                Some(Ok(a)) if a.name() != "simulate" => Vec::new(),
+                _ => pagelab_core::report_columns::columns(report),
+            },
+        )
+        .collect();
+    // Every run's columns, headline first and the rest by name, as within one report.
+    let mut report_columns: Vec<String> = flat
+        .iter()
+        .flatten()
+        .map(|(c, _)| c.clone())
+        .filter(|c| !keys.contains(c) && !FIXED.contains(&c.as_str()))
+        .collect::<BTreeSet<String>>()
+        .into_iter()
+        .collect();
+    report_columns.sort_by(|a, b| pagelab_core::report_columns::column_order(a, b));
+    let mut columns: Vec<String> = FIXED.map(String::from).to_vec();
     columns.extend(keys.iter().cloned());
-    columns.extend(REPORT_COLUMNS.iter().map(|(c, _)| c.to_string()));
+    columns.extend(report_columns.iter().cloned());
     if whole {
         columns.extend(["config".to_string(), "report".to_string()]);
     }
-    let rows = raw
+    let mut rows: Vec<Vec<Value>> = raw
         .iter()
         .zip(&overrides)
-        .map(|(r, o)| {
+        .zip(reports.into_iter().zip(&flat))
+        .map(|((r, o), (report, flat))| {
             // The analysis by its kind's name.
             let analysis = crate::analysis::Analysis::from_json(r[9].as_str().unwrap_or(""))
                 .map_or_else(|_| r[9].clone(), |a| Value::from(a.name()));
@@ -98,12 +115,12 @@ pub fn table(path: &Path, whole: bool) -> Result<Table> {
             row.push(analysis);
             row.extend_from_slice(&r[2..6]);
             row.extend(keys.iter().map(|k| o.get(k).cloned().unwrap_or_default()));
-            let report = parse(&r[7]);
-            row.extend(REPORT_COLUMNS.iter().map(|(_, path)| {
-                path.iter()
-                    .try_fold(&report, |at, p| at.get(*p))
-                    .cloned()
-                    .unwrap_or_default()
+            let by_name: std::collections::HashMap<&str, &Value> =
+                flat.iter().map(|(name, v)| (name.as_str(), v)).collect();
+            row.extend(report_columns.iter().map(|c| {
+                by_name
+                    .get(c.as_str())
+                    .map_or(Value::Null, |v| (*v).clone())
             }));
             if whole {
                 row.extend([r[8].clone(), report]);
@@ -111,7 +128,48 @@ pub fn table(path: &Path, whole: bool) -> Result<Table> {
             row
         })
         .collect();
-    Ok(Table { columns, rows })
+    // By trace, analysis, then each swept key by value (numbers as numbers: 4 ways
+    // before 12), as one would plot them.
+    let sorted_by: Vec<usize> = [1, 2]
+        .into_iter()
+        .chain((0..keys.len()).map(|i| FIXED.len() + i))
+        .collect();
+    rows.sort_by(|a, b| {
+        sorted_by
+            .iter()
+            .map(|&i| by_value(&a[i], &b[i]))
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let keys = keys.into_iter().collect();
+    Ok(Table {
+        columns,
+        rows,
+        keys,
+    })
+}
+
+/// Values in a plotting order: absent first, then booleans, numbers by value, text,
+/// and anything else by its JSON text.
+fn by_value(a: &Value, b: &Value) -> std::cmp::Ordering {
+    let rank = |v: &Value| match v {
+        Value::Null => 0,
+        Value::Bool(_) => 1,
+        Value::Number(_) => 2,
+        Value::String(_) => 3,
+        _ => 4,
+    };
+    match (a, b) {
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap_or(0.0), y.as_f64().unwrap_or(0.0));
+            x.total_cmp(&y)
+        }
+        (Value::String(x), Value::String(y)) => x.cmp(y),
+        _ => rank(a)
+            .cmp(&rank(b))
+            .then_with(|| a.to_string().cmp(&b.to_string())),
+    }
 }
 
 /// A value as CSV text: strings bare, others as JSON, null empty.

@@ -84,9 +84,6 @@ __all__ = [
 PathLike = Union[str, "os.PathLike[str]"]
 Config = Union[None, Mapping, str, "os.PathLike[str]", Machine]
 
-# The order of the counts' "by_kind" list (pagelab-core's AccessKind::ALL).
-_KIND_COLUMNS = ("loads", "stores", "fetches", "modifies")
-
 
 # --- configurations -----------------------------------------------------------------
 
@@ -289,78 +286,26 @@ def trace_info(trace: Union[PathLike, "Trace"], format: Optional[str] = None, ca
 
 
 def flatten_report(report: Mapping) -> Dict[str, Any]:
-    """One report as a flat dict of columns (the rows of :func:`to_frame`).
+    """One report as a flat dict of columns (the rows of :func:`to_frame`, and the
+    columns of :func:`results` and ``pagelab results export``), made by the core, so
+    every table names a number alike.
 
-    Counts lose their ``counts`` prefix (``references``, ``walks``, ``walk_refs``,
-    ``page_faults``, ...); ``by_kind`` becomes ``loads``, ``stores``, ``fetches``,
-    ``modifies``; nested dicts join their keys with ``_`` (``cycles_walks``);
-    each TLB level's fields are prefixed with its name (``tlb_hits``, ``tlb_misses``,
-    ``tlb_mpki``, ``stlb_miss_ratio``), its counts by page size with the size too
-    (``tlb_4K_hits``, ``stlb_2M_misses``); each walk cache's with its table level
-    (``walk_cache_l2_hits``); ``mpki`` and ``miss_ratio`` are those of
-    the last level (whose misses walk the page table). The policy's own counts become
-    ``policy_<name>`` (spaces as ``_``); of the free memory over time, the last sample
-    gives ``free_frames`` and ``free_usable_<size>``; each cache level's fields are
-    prefixed with ``cache_<name>`` (``cache_l1d_misses_data``), and the caches' memory
-    accesses and cycles by kind are ``cache_memory_accesses_<kind>`` and
-    ``cache_cycles_<kind>``. Under ``[paging]``, the pager's counts are columns like
-    the others (``pages_reclaimed``, ``major_faults``, ``demotions_pressure``,
-    ``demotions_write``, ``repromotions``, ``contiguity_restored``, present when not
-    zero) and its report is prefixed with ``paging`` (``paging_daemon_wakes``,
-    ``paging_blocks_restored_64K``).
+    The headline comes first: ``machine``, ``references``, ``walks``, ``page_faults``,
+    ``miss_ratio`` and ``mpki`` (those of the last TLB level, whose misses walk),
+    ``translation_overhead_percent``, ``tlb_overhead_percent``, ``cycles_total``,
+    ``walk_refs``; then the rest by name. Counts lose their ``counts`` prefix;
+    ``by_kind`` becomes ``loads``, ``stores``, ``fetches``, ``modifies``; nested dicts
+    join their keys with ``_`` (``cycles_walks``); each TLB level's fields are
+    prefixed with its name (``stlb_hits``, ``stlb_misses``, ``stlb_miss_ratio``,
+    ``stlb_mpki``), its counts by page size with the size too (``stlb_2M_misses``);
+    each walk cache's with its table level (``walk_cache_l2_hits``). The policy's own
+    counts become ``policy_<name>`` (spaces as ``_``); of the free memory over time,
+    the last sample gives ``free_frames`` and ``free_usable_<size>``; each cache
+    level's fields are prefixed with ``cache_<name>`` (``cache_l1d_misses_data``), the
+    caches' totals with ``cache``; the pager's report with ``paging``
+    (``paging_daemon_wakes``).
     """
-    row: Dict[str, Any] = {}
-
-    def put(prefix: str, value: Any) -> None:
-        if isinstance(value, Mapping):
-            for k, v in value.items():
-                put(f"{prefix}_{k}" if prefix else str(k), v)
-        else:
-            row[prefix] = value
-
-    for key, value in report.items():
-        if key == "counts" and isinstance(value, Mapping):
-            counts = dict(value)
-            by_kind = counts.pop("by_kind", None)
-            if isinstance(by_kind, (list, tuple)):
-                row.update(zip(_KIND_COLUMNS, by_kind))
-            put("", counts)
-        elif key == "levels" and isinstance(value, (list, tuple)):
-            for i, level in enumerate(value):
-                level = dict(level)
-                name = str(level.pop("name", f"level{i}"))
-                for by_size in level.pop("by_size", None) or []:
-                    by_size = dict(by_size)
-                    put(f"{name}_{by_size.pop('size')}", by_size)
-                put(name, level)
-            if value:
-                row["miss_ratio"] = value[-1].get("miss_ratio")
-                row["mpki"] = value[-1].get("mpki")
-        elif key == "walk_caches" and isinstance(value, (list, tuple)):
-            for cache in value:
-                cache = dict(cache)
-                put(f"walk_cache_l{cache.pop('level')}", cache)
-        elif key == "policy_stats" and isinstance(value, Mapping):
-            for k, v in value.items():
-                row["policy_" + str(k).replace(" ", "_")] = v
-        elif key == "fragmentation_sizes":
-            continue
-        elif key == "fragmentation" and isinstance(value, (list, tuple)):
-            if value:
-                last = value[-1]
-                row["free_frames"] = last.get("free_frames")
-                sizes = report.get("fragmentation_sizes") or []
-                for size, share in zip(sizes, last.get("usable_share") or []):
-                    row[f"free_usable_{size}"] = share
-        elif key == "cache" and isinstance(value, Mapping):
-            cache = dict(value)
-            for level in cache.pop("levels", None) or []:
-                level = dict(level)
-                put(f"cache_{level.pop('name')}", level)
-            put("cache", cache)
-        else:
-            put(key, value)
-    return row
+    return _pagelab.flatten_report(dict(report))
 
 
 def to_frame(reports: Union[Mapping, Sequence[Mapping]]):

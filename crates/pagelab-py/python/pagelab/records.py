@@ -81,8 +81,9 @@ class Counts:
     policy_misses: int
     controller_lookups: int
     address_space_switches: int
-    #: References by kind: load, store, fetch, modify.
-    by_kind: List[int]
+    #: References by kind: ``{"load": …, "store": …, "fetch": …, "modify": …}`` (the
+    #: raw report's ``counts["by_kind"]`` is the list in that order).
+    by_kind: Dict[str, int]
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,26 @@ class Level:
     by_size: List[Dict[str, Any]]
 
 
+#: The kinds of reference, in the order of a report's ``counts["by_kind"]``.
+_KINDS = ("load", "store", "fetch", "modify")
+
+
+class Levels(list):
+    """A run's TLB levels: a list, first level first, that a level's name indexes too."""
+
+    def __getitem__(self, key):  # type: ignore[override]
+        if isinstance(key, str):
+            for level in self:
+                if level.name == key:
+                    return level
+            raise KeyError(f"no TLB level is named {key!r} (there are {', '.join(l.name for l in self)})")
+        return super().__getitem__(key)
+
+    def names(self) -> List[str]:
+        """The levels' names, first first."""
+        return [level.name for level in self]
+
+
 class Report(_Record):
     """The report of one simulation (:func:`pagelab.simulate`)."""
 
@@ -111,12 +132,14 @@ class Report(_Record):
 
     @property
     def counts(self) -> Counts:
-        return _typed(Counts, self._raw["counts"])
+        raw = dict(self._raw["counts"])
+        raw["by_kind"] = dict(zip(_KINDS, raw.get("by_kind") or []))
+        return _typed(Counts, raw)
 
     @property
-    def levels(self) -> List[Level]:
-        """The TLB levels, first first."""
-        return [_typed(Level, level) for level in self._raw.get("levels") or []]
+    def levels(self) -> "Levels":
+        """The TLB levels, first first; by position or by name (``levels["stlb"]``)."""
+        return Levels(_typed(Level, level) for level in self._raw.get("levels") or [])
 
     @property
     def cycles(self) -> Dict[str, float]:

@@ -79,6 +79,11 @@ def _label(row, keys: Sequence[str]) -> str:
     return ", ".join(parts) or "base machine"
 
 
+#: The numbers of each run the runs table shows.
+_HEADLINE = ("references", "walks", "page_faults", "miss_ratio", "mpki", "translation_overhead_percent",
+             "tlb_overhead_percent")
+
+
 class _Runs:
     """The successful runs of a database, with their reports and what varied."""
 
@@ -86,10 +91,10 @@ class _Runs:
         pd = pandas("pagelab.report")
         table = _pagelab.results_table(db, whole=True)
         frame = pd.DataFrame(table["rows"], columns=table["columns"])
-        fixed = {"key", "trace", "analysis", "version", "status", "error", "seconds", "references", "walks", "page_faults",
-                 "translation_overhead_percent", "tlb_overhead_percent", "config", "report"}
         self.all = frame
-        self.axes = [c for c in frame.columns if c not in fixed]
+        # What the sweep varied: the override keys (the other columns are the runs'
+        # fields and their reports' numbers).
+        self.axes = list(table["keys"])
         # The figures draw simulations; other analyses' runs are in the runs table.
         ok = frame[(frame["status"] == "ok") & (frame["analysis"] == "simulate")].copy()
         ok["cycles"] = [sum((r.get("cycles") or {}).values()) for r in ok["report"]]
@@ -363,7 +368,10 @@ def render(db: str, title: Optional[str] = None) -> str:
                          f"alt=\"{esc(name)}\"><figcaption>{esc(caption)}</figcaption></figure>")
     if left_out:
         parts.append(f'<p class="note">Left out, with nothing to show for these runs: {esc(", ".join(left_out))}.</p>')
-    columns = [c for c in runs.all.columns if c not in ("key", "config", "report")]
+    # The runs' fields, what varied and the headline numbers; every number of each run
+    # is in `pagelab.results(db)`.
+    columns = [c for c in ["trace", "analysis", "version", "status", "error", "seconds", *runs.axes, *_HEADLINE]
+               if c in runs.all.columns]
     parts.append("<h2>Runs</h2>" + _html_table(runs.all[columns]))
     if len(failed):
         parts.append("<h2>Failed runs</h2>" + _html_table(failed[["trace", *runs.axes, "error"]]))

@@ -108,8 +108,14 @@ def sweep(
 
 def results(db: PathLike) -> Any:
     """The runs of a results database as a pandas DataFrame: a row per run, a column per
-    override key, the run's status, error and seconds, and the report's headline counts
-    (the table ``pagelab results export`` writes)."""
+    override key, the run's status, error and seconds, and every number of a
+    simulation's report as :func:`pagelab.flatten_report` names them (``stlb_misses``,
+    ``stlb_miss_ratio``, ``stlb_mpki``, ``walks``, ``cycles_walks``, …); rows by trace and
+    each key's value (the table ``pagelab results export`` writes).
+
+    >>> runs = pagelab.results("runs.db")  # doctest: +SKIP
+    >>> runs.pivot_table("stlb_miss_ratio", "tlb.levels.stlb.ways", "trace").plot()  # doctest: +SKIP
+    """
     from ._frames import frame
 
     table = _pagelab.results_table(os.fspath(db))
