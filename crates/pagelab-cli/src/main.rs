@@ -55,7 +55,8 @@ enum Command {
     /// Run a program under Valgrind and record its memory references, allocations and
     /// memory map as a native trace: `pagelab record -o app.plt -- ./app args`.
     Record(record::RecordArgs),
-    /// Simulate one machine configuration over one trace.
+    /// Simulate one machine configuration over a trace (several `--trace`s run as
+    /// processes of one machine) or a synthetic workload.
     Simulate(SimulateArgs),
     /// Compare the page-table structures.
     #[command(subcommand)]

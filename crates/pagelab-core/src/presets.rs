@@ -56,23 +56,36 @@ pub fn describe_all() -> Result<Vec<Described>, String> {
 pub fn levels(config: &MachineConfig) -> Result<Vec<String>, String> {
     let machine = crate::Machine::build(config).map_err(|e| e.to_string())?;
     let tlb = machine.tlb();
-    Ok(tlb
-        .levels()
-        .iter()
-        .map(|l| {
-            let parent = l
-                .parent_name(tlb)
-                .map_or_else(|| "walk".to_string(), str::to_string);
-            format!(
-                "{} ({}, {} {}, {}) → {parent}",
-                l.name,
-                l.serves.name(),
-                l.entries(),
-                if l.entries() == 1 { "entry" } else { "entries" },
-                l.shape()
-            )
-        })
-        .collect())
+    let mut lines = Vec::new();
+    for l in tlb.levels() {
+        let parent = l
+            .parent_name(tlb)
+            .map_or_else(|| "walk".to_string(), str::to_string);
+        lines.push(format!(
+            "{} ({}, {} {}, {}) → {parent}",
+            l.name,
+            l.serves.name(),
+            l.entries(),
+            if l.entries() == 1 { "entry" } else { "entries" },
+            l.shape()
+        ));
+        // A range TLB or direct segment, looked up when the level misses.
+        if let Some(r) = l.range() {
+            lines.push(format!(
+                "{} ({}, {} {}) beside {}",
+                r.name,
+                r.kind.name(),
+                r.capacity(),
+                if r.capacity() == 1 {
+                    "entry"
+                } else {
+                    "entries"
+                },
+                l.name
+            ));
+        }
+    }
+    Ok(lines)
 }
 
 #[cfg(test)]
@@ -88,6 +101,20 @@ mod tests {
             assert!(!config.description.is_empty(), "{name}: description");
             Machine::build(&config).unwrap_or_else(|e| panic!("{name}: {e}"));
         }
+    }
+
+    #[test]
+    fn a_range_tlb_is_listed_beside_its_level() {
+        let config = load("sandy-bridge-rmm").unwrap();
+        let lines = levels(&config).unwrap();
+        assert!(
+            lines.iter().any(|l| l.contains("32 entries) beside stlb")),
+            "{lines:?}"
+        );
+        assert!(!levels(&load("skylake").unwrap())
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("beside")));
     }
 
     #[test]

@@ -67,6 +67,8 @@ def test_the_page_stands_alone_with_every_figure(db, tmp_path):
     # Nothing fetched from elsewhere: no scripts, links or remote sources.
     assert not re.search(r"<script|<link|src=\"http|url\(", text)
     assert "frames.memory" in text and "1 failed" in text
+    # A run without an error shows an empty cell, not Python's None.
+    assert "<td>None</td>" not in text
 
 
 def test_the_command_line_writes_the_same_page(db, tmp_path):

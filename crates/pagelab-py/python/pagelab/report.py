@@ -333,7 +333,10 @@ def _claims(db: str) -> List[str]:
 
 
 def _html_table(frame, max_rows: int = 200) -> str:
-    shown = frame.head(max_rows)
+    shown = frame.head(max_rows).copy()
+    for column in shown.columns:  # no "None" for an absent text (na_rep covers numbers)
+        if shown[column].dtype == object:
+            shown[column] = shown[column].where(shown[column].notna(), "")
     text = shown.to_html(index=False, border=0, na_rep="", float_format=lambda v: f"{v:.4g}")
     if len(frame) > max_rows:
         text += f'<p class="note">The first {max_rows} of {len(frame)} rows; all of them: pagelab results export.</p>'
