@@ -18,7 +18,11 @@
 //!   caches' totals as `cache_…`;
 //! - the pager's report as `paging_…` (`paging_daemon_wakes`).
 //!
-//! Columns come in a fixed order: [`HEADLINE`] first, then the rest by name.
+//! - the settings the machine was made with (`--set`, `with_overrides`, a sweep's
+//!   keys) by their dotted keys (`tlb.levels.stlb.ways`), a list as its JSON text.
+//!
+//! Columns come in a fixed order: [`HEADLINE`] first (the settings after `machine`),
+//! then the rest by name.
 
 use serde_json::Value;
 
@@ -51,13 +55,13 @@ pub fn columns(report: &Value) -> Vec<(String, Value)> {
     order(row)
 }
 
-/// The order of columns: [`HEADLINE`] first, the rest by name.
+/// The order of columns: [`HEADLINE`] first (the settings, dotted, after `machine`),
+/// the rest by name.
 pub fn column_order(a: &str, b: &str) -> std::cmp::Ordering {
-    let rank = |name: &str| {
-        HEADLINE
-            .iter()
-            .position(|h| *h == name)
-            .unwrap_or(HEADLINE.len())
+    let rank = |name: &str| match HEADLINE.iter().position(|h| *h == name) {
+        Some(i) => 2 * i,
+        None if name.contains('.') => 1,
+        None => 2 * HEADLINE.len(),
     };
     rank(a).cmp(&rank(b)).then_with(|| a.cmp(b))
 }
@@ -151,6 +155,15 @@ fn field(row: &mut Vec<(String, Value)>, report: &Value, key: &str, value: &Valu
                 put(row, &format!("policy_{}", k.replace(' ', "_")), v);
             }
         }
+        ("settings", Value::Object(settings)) => {
+            for (k, v) in settings {
+                let v = match v {
+                    Value::Array(_) | Value::Object(_) => Value::String(v.to_string()),
+                    v => v.clone(),
+                };
+                row.push((k.clone(), v));
+            }
+        }
         ("fragmentation_sizes", _) => {}
         ("fragmentation", Value::Array(samples)) => {
             if let Some(last) = samples.last() {
@@ -192,6 +205,7 @@ mod tests {
     fn a_report_flattens_to_named_scalars_headline_first() {
         let report = json!({
             "machine": "m",
+            "settings": {"tlb.levels.stlb.ways": 16, "tlb.levels.stlb.page_sizes": ["4K", "2M"]},
             "counts": {"references": 6, "walks": 5, "page_faults": 3, "by_kind": [2, 1, 2, 1]},
             "levels": [
                 {"name": "l1", "hits": 1, "misses": 5, "miss_ratio": 0.8, "mpki": 800.0,
@@ -212,9 +226,11 @@ mod tests {
         let get = |k: &str| row.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
         let names: Vec<&str> = row.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(
-            names[..8],
+            names[..10],
             [
                 "machine",
+                "tlb.levels.stlb.page_sizes",
+                "tlb.levels.stlb.ways",
                 "references",
                 "walks",
                 "page_faults",
@@ -225,6 +241,8 @@ mod tests {
             ]
         );
         for (k, v) in [
+            ("tlb.levels.stlb.ways", json!(16)),
+            ("tlb.levels.stlb.page_sizes", json!("[\"4K\",\"2M\"]")),
             ("loads", json!(2)),
             ("modifies", json!(1)),
             ("l1_hits", json!(1)),
@@ -243,7 +261,7 @@ mod tests {
             assert_eq!(get(k), Some(v), "{k}");
         }
         assert!(row.iter().all(|(_, v)| !v.is_object() && !v.is_array()));
-        let rest = &names[8..];
+        let rest = &names[10..];
         assert!(rest.windows(2).all(|w| w[0] < w[1]), "by name: {rest:?}");
     }
 

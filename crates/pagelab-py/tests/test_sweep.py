@@ -119,13 +119,24 @@ def test_the_stlb_study_needs_nothing_but_the_results(tmp_path):
     for _, row in runs.iterrows():
         machine = pagelab.Machine.preset("skylake").with_overrides(
             {"tlb.levels.stlb.ways": int(row["tlb.levels.stlb.ways"])})
-        stlb = pagelab.simulate(row["trace"], machine).levels["stlb"]
+        report = pagelab.simulate(row["trace"], machine)
+        stlb = report.levels["stlb"]
         assert (row["stlb_misses"], row["stlb_miss_ratio"], row["stlb_mpki"]) == (
             stlb.misses, stlb.miss_ratio, stlb.mpki)
+        # The setting is in the report's own record too.
+        assert pagelab.to_frame(report)["tlb.levels.stlb.ways"].tolist() == [row["tlb.levels.stlb.ways"]]
     plt = pytest.importorskip("matplotlib.pyplot")
     axes = curve.plot(marker="o")
     assert len(axes.get_lines()) == 2
     plt.close("all")
+
+
+def test_a_trace_is_named_in_the_results_as_it_was_given(tmp_path, monkeypatch):
+    monkeypatch.chdir(os.path.dirname(trace("xz.plt")))
+    db = tmp_path / "r.db"
+    pagelab.sweep({"traces": ["xz.plt"], "machine": "skylake", "grid": {"tlb.levels.stlb.ways": [4, 8]}}, db,
+                  quiet=True)
+    assert pagelab.results(db)["trace"].tolist() == ["xz.plt", "xz.plt"]
 
 
 def test_bad_sweeps_are_refused_before_any_run(tmp_path):

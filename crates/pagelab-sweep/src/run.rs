@@ -169,7 +169,11 @@ fn keyed(sweep: &Sweep) -> Result<(HashMap<PathBuf, String>, Vec<(String, String
             ids.insert(r.trace.clone(), db::content_id(&r.trace)?);
         }
         let config = r.config.to_toml();
-        let key = db::key(&ids[&r.trace], &config, &analysis);
+        // The settings are a record of how the configuration was made: the same
+        // machine reached by an edited file is the same run.
+        let mut normalised = r.config.clone();
+        normalised.settings.clear();
+        let key = db::key(&ids[&r.trace], &normalised.to_toml(), &analysis);
         let overrides = serde_json::to_string(
             &r.overrides
                 .iter()

@@ -123,6 +123,11 @@ pub struct MachineConfig {
     /// eager paging. Default demand (no ranges).
     #[serde(default, skip_serializing_if = "RangesConfig::is_default")]
     pub ranges: RangesConfig,
+    /// The dotted-key settings this configuration was made with from its named machine
+    /// (`--set`, `Machine.with_overrides`, a sweep's keys), kept for the record: every
+    /// report carries them. They change nothing else.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub settings: std::collections::BTreeMap<String, toml::Value>,
 }
 
 fn default_name() -> String {
@@ -168,6 +173,7 @@ impl Default for MachineConfig {
             cache: crate::cache::CacheConfig::default(),
             paging: PagingConfig::default(),
             ranges: RangesConfig::default(),
+            settings: Default::default(),
         }
     }
 }

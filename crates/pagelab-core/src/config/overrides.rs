@@ -66,6 +66,22 @@ fn is_tag(key: &str) -> bool {
     key.ends_with(".kind") || key == "kind" || key == "promotion.policy"
 }
 
+/// `config` with `overrides` added to its record of settings: a kind (or policy) set
+/// anew drops the earlier settings of its table, which it replaced.
+fn recorded(mut config: MachineConfig, overrides: &[(String, Value)]) -> MachineConfig {
+    for (key, _) in overrides.iter().filter(|(k, _)| is_tag(k)) {
+        let table = key.rsplit_once('.').map_or("", |(t, _)| t);
+        let prefix = format!("{table}.");
+        config
+            .settings
+            .retain(|k, _| table.is_empty() || !k.starts_with(&prefix));
+    }
+    for (key, value) in overrides {
+        config.settings.insert(key.clone(), value.clone());
+    }
+    config
+}
+
 /// The same, saying which override is at fault.
 pub fn apply_keyed(
     base: &MachineConfig,
@@ -76,7 +92,7 @@ pub fn apply_keyed(
     }
     let text = document(base, overrides)?;
     let message = match read_back(&text) {
-        Ok(config) => return Ok(config),
+        Ok(config) => return Ok(recorded(config, overrides)),
         Err(message) => message,
     };
     // The override at fault: the first that is refused by itself (with the kinds the
@@ -268,6 +284,31 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.clone()))
             .collect()
+    }
+
+    #[test]
+    fn the_settings_are_recorded_and_a_new_kind_drops_its_tables_old_ones() {
+        let sky = skylake();
+        assert!(sky.settings.is_empty());
+        let once = apply(
+            &sky,
+            &ov(&[
+                ("tlb.levels.stlb.ways", Value::Integer(16)),
+                ("page_table.levels", Value::Integer(5)),
+            ]),
+        )
+        .unwrap();
+        let keys = |c: &MachineConfig| c.settings.keys().cloned().collect::<Vec<_>>();
+        assert_eq!(keys(&once), ["page_table.levels", "tlb.levels.stlb.ways"]);
+        // Through TOML and back, as a file or a Python Machine carries it.
+        let read = MachineConfig::from_toml(&once.to_toml(), "t").unwrap();
+        assert_eq!(read, once);
+        let twice = apply(
+            &read,
+            &ov(&[("page_table.kind", Value::String("hashed".into()))]),
+        )
+        .unwrap();
+        assert_eq!(keys(&twice), ["page_table.kind", "tlb.levels.stlb.ways"]);
     }
 
     #[test]

@@ -150,6 +150,7 @@ impl Machine {
                 .collect(),
             reserved_idle_frames: policy.map_or(0, |p| p.idle_frames()),
             machine: self.config.name.clone(),
+            settings: self.config.settings.clone(),
             counts: c.clone(),
             levels: level_reports,
             walk_caches: self.walker.walk_caches.report(),
@@ -187,6 +188,10 @@ pub struct LevelReport {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Report {
     pub machine: String,
+    /// The dotted-key settings the machine was made with from `machine` (`--set`,
+    /// `Machine.with_overrides`, a sweep's keys).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub settings: std::collections::BTreeMap<String, toml::Value>,
     pub counts: Counts,
     pub levels: Vec<LevelReport>,
     pub walk_caches: Vec<WalkCacheReport>,
@@ -316,6 +321,14 @@ impl fmt::Display for Report {
         let mut row =
             |f: &mut fmt::Formatter<'_>, k: &str, v: String| writeln!(f, "  {k:<34} {v:>16}");
         writeln!(f, "machine {}", self.machine)?;
+        if !self.settings.is_empty() {
+            let set: Vec<String> = self
+                .settings
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            writeln!(f, "  set {}", set.join(" "))?;
+        }
         row(f, "references", c.references.to_string())?;
         for (i, kind) in crate::event::AccessKind::ALL.iter().enumerate() {
             if c.by_kind[i] > 0 {

@@ -72,7 +72,7 @@ def sweep(
             ``machine`` (a preset) or ``config`` (a TOML file), ``grid`` and ``zip``
             (dotted configuration keys to lists of values), ``max_runs`` (the most
             runs it may have, default 10,000). Relative paths in a dict are taken
-            from the current folder.
+            from the current folder, and kept as given in the results.
         db: the results database (SQLite), made if missing.
         jobs: runs at once on this machine; None uses every core this process may use.
         ray: the address of a Ray cluster ("auto", "HOST:PORT", "ray://HOST:PORT") to
@@ -101,7 +101,7 @@ def sweep(
     else:
         spec = dict(spec)
     out = _pagelab.sweep(
-        spec, os.fspath(db), jobs=jobs, ray=ray, python=sys.executable, quiet=quiet, folder=os.getcwd()
+        spec, os.fspath(db), jobs=jobs, ray=ray, python=sys.executable, quiet=quiet, folder="."
     )
     return SweepSummary(**out)
 
