@@ -72,6 +72,7 @@ extern Addr VG_(brk_base);
 #define TAG_MARKER  3ULL
 #define TAG_THREAD  4ULL
 #define TAG_END     5ULL
+#define TAG_EXEC    6ULL
 
 #define EV(tag)   ((1ULL << 63) | ((tag) << 56))
 
@@ -102,6 +103,7 @@ static const HChar* clo_out     = NULL;
 static Int          clo_fetches = 1;     /* 0 none, 1 page, 2 all */
 static Long         clo_sample  = 1;
 static Bool         clo_start   = True;
+static Long         clo_parent  = 0;     /* 0: record whatever process this is */
 
 static Bool pl_process_cmd_line_option(const HChar* arg)
 {
@@ -115,6 +117,7 @@ static Bool pl_process_cmd_line_option(const HChar* arg)
    }
    else if VG_BINT_CLO(arg, "--sample", clo_sample, 1, 0xFFFFFFFFLL) {}
    else if VG_BOOL_CLO(arg, "--start", clo_start) {}
+   else if VG_BINT_CLO(arg, "--parent", clo_parent, 0, 0x7FFFFFFFLL) {}
    else
       return False;
    return True;
@@ -130,6 +133,9 @@ static void pl_print_usage(void)
 "    --sample=N                record every Nth reference, all kinds counted [1]\n"
 "    --start=yes|no            trace references from the start, or only after\n"
 "                              PAGELAB_START() (pagelab.h) [yes]\n"
+"    --parent=PID              record only a process whose parent is PID: with\n"
+"                              --trace-children=yes, the program and what it\n"
+"                              execs, not the processes it starts [0: any]\n"
    );
 }
 
@@ -156,6 +162,7 @@ static ULong* pl_lim;
 
 static Bool  tracing  = True;
 static Bool  dead     = False;   /* output failed or forked child */
+static Bool  bystander = False;  /* not the recorded process (--parent) */
 static ULong words_out   = 0;    /* words handed to write() */
 static ULong extra_words = 0;    /* words written that are not references */
 static ULong refs_seen   = 0;    /* sampled mode only: refs before sampling */
@@ -622,6 +629,8 @@ static IRSB* pl_instrument(VgCallbackClosure* closure,
    if (gWordTy != hWordTy)
       VG_(tool_panic)("pagelab: host/guest word size mismatch");
 
+   if (bystander) return sbIn;
+
    if (!tracing) {
       /* Nothing to record: run at full speed.  Such translations are
          discarded when tracing is switched on. */
@@ -843,6 +852,8 @@ static void pl_die_mem_brk(Addr a, SizeT len)
    emit_alloc(OP_BRK, a, len, a + len, 0, 0);
 }
 
+static UInt read_client_string(Addr a, HChar* out);
+
 static void pl_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nArgs)
 {
    /* An exec that succeeds never returns: write what we have. */
@@ -850,8 +861,17 @@ static void pl_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nArgs)
 #if defined(__NR_execveat)
        || sysno == __NR_execveat
 #endif
-      )
+      ) {
+      /* The path it execs, so that a stream ending here is read as replaced by
+         that program; an exec that fails returns, and the stream goes on. */
+      const HChar* path = (const HChar*)(sysno == __NR_execve ? args[0] : args[1]);
+      HChar name[MAX_NAME];
+      UInt  len = read_client_string((Addr)path, name);
+      ULong w = EV(TAG_EXEC) | len;
+      out_words(&w, 1, 1);
+      out_name_words(name, len);
       flush_buf();
+   }
 }
 
 static void pl_post_syscall(ThreadId tid, UInt sysno, UWord* args,
@@ -982,7 +1002,7 @@ static Bool pl_handle_client_request(ThreadId tid, UWord* arg, UWord* ret)
       break;
    }
    case PAGELAB_REQ_ALLOC:
-      if (arg[1] <= OP_MREMAP)
+      if (arg[1] <= OP_MREMAP && !dead)
          emit_alloc((UInt)arg[1], arg[2], arg[3], arg[4], arg[5],
                     callsite_hash(tid));
       break;
@@ -1006,6 +1026,13 @@ static void pl_post_clo_init(void)
       VG_(fmsg)("pagelab: --out=PATH is required (a file or FIFO for the "
                 "trace)\n");
       VG_(exit)(1);
+   }
+   if (clo_parent != 0 && VG_(getppid)() != clo_parent) {
+      /* A process the recorded program started (it is traced only because it
+         may exec): record nothing, instrument nothing. */
+      bystander = True;
+      dead = True;
+      return;
    }
    path = VG_(expand_file_name)("--out", clo_out);
    clo_out = path;

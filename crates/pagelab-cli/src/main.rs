@@ -5,6 +5,7 @@ mod benefit;
 mod catalogue;
 mod contiguity;
 mod convert;
+mod exec_follow;
 mod interrupt;
 mod native;
 mod output;

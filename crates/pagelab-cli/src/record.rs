@@ -15,6 +15,7 @@
 //! holds every chunk written before, which `--salvage` reads; so does the temporary
 //! file if this process is killed outright.
 
+use crate::exec_follow::Followed;
 use crate::progress::Progress;
 use crate::target::Target;
 use anyhow::{bail, Context, Result};
@@ -76,6 +77,16 @@ pub struct RecordArgs {
     no_allocs: bool,
     #[arg(long, value_enum, default_value_t = Tool::Auto)]
     tool: Tool,
+    /// Do not follow the program through exec: a wrapper or shim that replaces itself
+    /// with the real program (`exec python3 "$@"`) is recorded up to its exec only.
+    /// By default the programs it execs are recorded too, each marked `exec PATH` in
+    /// the trace (pagelab's tool only); processes it starts are never recorded.
+    #[arg(long)]
+    no_follow_exec: bool,
+    /// Programs not to follow when exec'd: Valgrind's patterns (`*` and `?`) matched
+    /// against the path exec'd, e.g. `--skip-exec '/usr/bin/*'`. Repeatable.
+    #[arg(long, value_name = "PATTERN", conflicts_with = "no_follow_exec")]
+    skip_exec: Vec<String>,
     /// Record a workload of the catalogue (workloads/catalogue.toml) instead of a
     /// command: its inputs are prepared in a work folder first. Install what it needs
     /// with `workloads/setup.sh NAME`. `--workload list` lists them.
@@ -177,6 +188,17 @@ fn remove_stale_folders() {
 /// Open the FIFO for reading once Valgrind opens it for writing; if Valgrind exits
 /// first (a bad option, a program that does not exist), say how it ended.
 fn open_when_written(fifo: &Path, child: &mut Child) -> Result<File> {
+    match open_unless_ended(fifo, child)? {
+        Ok(file) => Ok(file),
+        Err(status) => bail!(
+            "valgrind ended ({}) before it started recording; see its messages above",
+            describe(status)
+        ),
+    }
+}
+
+/// The FIFO opened for reading once a writer opens it, or how Valgrind ended first.
+fn open_unless_ended(fifo: &Path, child: &mut Child) -> Result<Result<File, ExitStatus>> {
     let (tx, rx) = mpsc::channel();
     let path = fifo.to_path_buf();
     std::thread::spawn(move || {
@@ -184,15 +206,16 @@ fn open_when_written(fifo: &Path, child: &mut Child) -> Result<File> {
     });
     loop {
         match rx.recv_timeout(Duration::from_millis(50)) {
-            Ok(file) => return file.with_context(|| format!("{}: cannot open", fifo.display())),
+            Ok(file) => {
+                return file
+                    .map(Ok)
+                    .with_context(|| format!("{}: cannot open", fifo.display()))
+            }
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 if let Some(status) = child.try_wait()? {
                     // Release the opener thread (it waits for a writer), then report.
                     let _ = std::fs::OpenOptions::new().write(true).open(fifo);
-                    bail!(
-                        "valgrind ended ({}) before it started recording; see its messages above",
-                        describe(status)
-                    );
+                    return Ok(Err(status));
                 }
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => bail!("the FIFO opener stopped"),
@@ -285,6 +308,10 @@ pub fn run(args: &RecordArgs) -> Result<u8> {
         }
         (Tool::Auto, Some(_)) => false,
     };
+    let follow = !args.no_follow_exec && !use_lackey;
+    if !follow && !args.skip_exec.is_empty() {
+        bail!("--skip-exec: lackey does not follow exec (pagelab's tool does)");
+    }
     if use_lackey && args.start_off {
         bail!("--start-off needs pagelab's Valgrind tool: lackey ignores client requests");
     }
@@ -366,6 +393,15 @@ pub fn run(args: &RecordArgs) -> Result<u8> {
                 "--start={}",
                 if args.start_off { "no" } else { "yes" }
             ));
+        if follow {
+            // The program and what it execs; what it starts runs under Valgrind only
+            // so that it can exec, and records nothing (not a child of ours).
+            cmd.arg("--trace-children=yes")
+                .arg(format!("--parent={}", std::process::id()));
+            if !args.skip_exec.is_empty() {
+                cmd.arg(format!("--trace-children-skip={}", args.skip_exec.join(",")));
+            }
+        }
     }
     cmd.args(&target.command);
     // If this process dies, Valgrind and the program stop too, rather than run on
@@ -476,7 +512,7 @@ fn record(
         None => None,
     };
     let input = Box::new(BufReader::with_capacity(4 << 20, file));
-    let (mut reader, mut filter): (Box<dyn TraceReader>, _) = if lackey {
+    let (mut stream, mut filter) = if lackey {
         let filter = LackeyFilter {
             fetches: args.fetches,
             sample: args.sample,
@@ -484,7 +520,7 @@ fn record(
             last_fetch_page: u64::MAX,
         };
         (
-            Box::new(LackeyReader::from_reader(input, &fifo.path)),
+            Stream::Lackey(LackeyReader::from_reader(input, &fifo.path)),
             Some(filter),
         )
     } else {
@@ -492,8 +528,10 @@ fn record(
         let r = PgrecReader::from_reader(input, Compression::None, &fifo.path)
             .context("the recorder's stream")?
             .salvage(true);
-        (Box::new(r), None)
+        let reopen = || Ok(open_unless_ended(&fifo.path, child)?.ok());
+        (Stream::Pgrec(Followed::new(r, reopen)), None)
     };
+    let reader = stream.reader();
     let command_line: Vec<String> = target
         .command
         .iter()
@@ -551,11 +589,42 @@ fn record(
     if let Some(w) = reader.warning() {
         eprintln!("pagelab: warning: {w}");
     }
+    let mut through = String::new();
+    if let Stream::Pgrec(f) = &stream {
+        if let Some(path) = &f.unfollowed {
+            let why = if args.no_follow_exec {
+                "--no-follow-exec"
+            } else {
+                "it matches --skip-exec, or Valgrind could not run it"
+            };
+            eprintln!(
+                "pagelab: warning: the trace ends where the program replaced itself with {path} (exec), which ran unrecorded ({why})"
+            );
+        }
+        if !f.programs.is_empty() {
+            through = format!(", through exec of {}", f.programs.join(", then "));
+        }
+    }
     Ok(format!(
-        "recorded {refs} references into {} in {:.2} s ({:.2} M refs/s){}",
+        "recorded {refs} references into {} in {:.2} s ({:.2} M refs/s){}{through}",
         output.display(),
         elapsed.as_secs_f64(),
         refs as f64 / elapsed.as_secs_f64().max(1e-9) / 1e6,
         if lackey { " with lackey" } else { "" }
     ))
+}
+
+/// The stream being recorded: lackey's text, or pagelab's tool through each exec.
+enum Stream<'a> {
+    Lackey(LackeyReader),
+    Pgrec(Followed<'a>),
+}
+
+impl<'a> Stream<'a> {
+    fn reader(&mut self) -> &mut (dyn TraceReader + 'a) {
+        match self {
+            Stream::Lackey(r) => r,
+            Stream::Pgrec(r) => r,
+        }
+    }
 }

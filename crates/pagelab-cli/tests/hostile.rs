@@ -305,6 +305,20 @@ fn options_are_held_to_their_ranges() {
         &["record", "--sample", "0", "-o", "r.plt", "--", "true"],
         "--sample",
     );
+    usage_refused(
+        &d,
+        &[
+            "record",
+            "--no-follow-exec",
+            "--skip-exec",
+            "/usr/*",
+            "-o",
+            "r.plt",
+            "--",
+            "true",
+        ],
+        "--skip-exec",
+    );
 }
 
 #[test]

@@ -469,3 +469,68 @@ fn stale_fifo_folders_are_removed() {
     );
     assert!(alive.exists(), "the folder of a running process stays");
 }
+
+/// A shim as pyenv's: a shell script named `python3`, first in PATH, that replaces
+/// itself with the real interpreter. The recording follows the exec: the interpreter's
+/// references are in the trace, after a marker `exec PATH`, and the trace is complete;
+/// with --no-follow-exec it stops at the exec, and says so.
+#[test]
+fn a_shim_that_execs_the_interpreter_is_followed() {
+    let real = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join("python3"))
+        .find(|p| p.is_file())
+        .expect("python3 is installed");
+    let shim_dir = scratch("shim");
+    std::fs::create_dir_all(&shim_dir).unwrap();
+    let shim = shim_dir.join("python3");
+    // The shim runs a command of its own first (a process it starts: not recorded).
+    std::fs::write(
+        &shim,
+        format!("#!/bin/sh\nversion=$(uname -s)\nexec {} \"$@\"\n", real.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let prog = scratch("prog.py");
+    std::fs::write(&prog, "d = {i: i * i for i in range(20000)}\nprint(len(d))\n").unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(shim_dir.clone())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let record = |name: &str, extra: &[&str]| {
+        let out = scratch(name);
+        let o = Command::new(PAGELAB)
+            .env("PATH", &path)
+            .args(["record", "-q", "-o"])
+            .arg(&out)
+            .args(extra)
+            .args(["--", "python3"])
+            .arg(&prog)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(String::from_utf8_lossy(&o.stdout), "20000\n");
+        (out, stderr(&o))
+    };
+    let (followed, err) = record("followed.plt", &[]);
+    assert!(!err.contains("warning"), "{err}");
+    let batch = read_trace(&followed);
+    let exec = format!("exec {}", real.display());
+    let marker = batch.events.iter().find_map(|(at, e)| match e {
+        pagelab_core::event::Event::Marker { id: 3, name } if *name == exec => Some(*at),
+        _ => None,
+    });
+    let at = marker.unwrap_or_else(|| panic!("no marker {exec:?}: {:?}", batch.events));
+    // The interpreter's references, after the shim's, are most of the trace.
+    let after = batch.refs.len() - at;
+    assert!(after > 1_000_000 && after > 10 * at, "{at} then {after}");
+
+    let (stopped, err) = record("stopped.plt", &["--no-follow-exec"]);
+    assert!(
+        err.contains(&format!("replaced itself with {}", real.display())),
+        "{err}"
+    );
+    assert!(!err.contains("END record"), "{err}");
+    assert!(references(&stopped) < at as u64 * 2);
+}

@@ -162,3 +162,64 @@ fn malformed_records_name_their_offset() {
         .to_string();
     assert!(e.contains("data after the END record"), "{e}");
 }
+
+/// The words of a header (fetches page, sample 1).
+fn header() -> Vec<u64> {
+    vec![u64::from_le_bytes(*pgrec::MAGIC), 1 | 1 << 8 | 1 << 16]
+}
+
+/// An EXEC record of `path` (at most 8 bytes here).
+fn exec_record(path: &str) -> Vec<u64> {
+    let mut name = [0u8; 8];
+    name[..path.len()].copy_from_slice(path.as_bytes());
+    vec![1 << 63 | 6 << 56 | path.len() as u64, u64::from_le_bytes(name)]
+}
+
+fn bytes(words: &[u64]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// A load of 8 bytes at `addr`.
+fn load(addr: u64) -> u64 {
+    addr | 8 << 48
+}
+
+fn end(n: u64) -> Vec<u64> {
+    vec![1 << 63 | 5 << 56, n, n]
+}
+
+/// A program that execs another: the stream goes on with the other's header, in the
+/// same stream or (`resume`) in the next one opened; either way the references of both
+/// are read, with the marker `exec PATH` between them. An exec that fails is followed
+/// by more of the same program.
+#[test]
+fn a_stream_goes_on_through_an_exec() {
+    let marker = |at: usize| (at, Event::Marker { id: pgrec::EXEC_MARKER, name: "exec /bin/b".into() });
+    let first: Vec<u64> = [header(), vec![load(0x1000)], exec_record("/bin/x"), vec![load(0x1008)],
+        exec_record("/bin/b")].concat();
+    let second: Vec<u64> = [header(), vec![load(0x2000), load(0x3000)], end(2)].concat();
+    // In one stream.
+    let mut r = reader(bytes(&[first.clone(), second.clone()].concat())).unwrap();
+    let b = read_all(&mut r).unwrap();
+    assert_eq!(b.refs.iter().map(|m| m.addr.0).collect::<Vec<_>>(), [0x1000, 0x1008, 0x2000, 0x3000]);
+    assert_eq!(b.events, [marker(2)]);
+    assert_eq!((r.warning(), r.replaced_by()), (None, None));
+    // In two: the first ends at the exec, without a cut.
+    let mut r = reader(bytes(&first)).unwrap().salvage(true);
+    let mut batch = Batch::default();
+    let mut refs = 0;
+    while r.next_batch(&mut batch).unwrap() {
+        refs += batch.refs.len();
+    }
+    assert_eq!((refs, r.warning(), r.replaced_by()), (2, None, Some("/bin/b")));
+    r.resume(Box::new(std::io::Cursor::new(bytes(&second)))).unwrap();
+    assert!(r.next_batch(&mut batch).unwrap());
+    assert_eq!(batch.events, [marker(0)]);
+    assert_eq!(batch.refs.len(), 2);
+    assert_eq!(r.end_counts(), Some(EndCounts { seen: 2, written: 2 }));
+    // A stream that stops after an exec that failed is cut short.
+    let failed: Vec<u64> = [header(), exec_record("/bin/x"), vec![load(0x1000)]].concat();
+    let mut r = reader(bytes(&failed)).unwrap().salvage(true);
+    read_all(&mut r).unwrap();
+    assert!(r.warning().is_some() && r.replaced_by().is_none());
+}

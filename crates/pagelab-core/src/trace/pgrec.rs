@@ -28,6 +28,9 @@ const TAG_SEGMENT: u8 = 2;
 const TAG_MARKER: u8 = 3;
 const TAG_THREAD: u8 = 4;
 const TAG_END: u8 = 5;
+const TAG_EXEC: u8 = 6;
+/// The marker id of a followed exec: `exec PATH` (1 and 2 are start and stop).
+pub const EXEC_MARKER: u32 = 3;
 
 /// What the END record says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +55,10 @@ pub struct PgrecReader {
     salvage: bool,
     refs_read: u64,
     done: bool,
+    /// The last EXEC record: the path, and the offset just after the record.
+    exec: Option<(String, u64)>,
+    /// The program whose stream [`PgrecReader::resume`] went on with, for a marker.
+    resumed: Option<String>,
 }
 
 /// Why reading a word stopped.
@@ -91,6 +98,8 @@ impl PgrecReader {
             salvage: false,
             refs_read: 0,
             done: false,
+            exec: None,
+            resumed: None,
         };
         let short = |r: &PgrecReader| {
             TraceError::at_offset(
@@ -108,11 +117,17 @@ impl PgrecReader {
             ));
         }
         let info = r.word().map_err(|_| short(&r))?;
+        r.header_info(info, 8)?;
+        Ok(r)
+    }
+
+    /// Check a header's second word (at offset `at`), and take its options.
+    fn header_info(&mut self, info: u64, at: u64) -> Result<(), TraceError> {
         let version = info as u8;
         if version != VERSION {
             return Err(TraceError::at_offset(
-                &r.path,
-                8,
+                &self.path,
+                at,
                 format!("recorder stream version {version} is not supported (this pagelab reads version {VERSION})"),
             ));
         }
@@ -122,18 +137,72 @@ impl PgrecReader {
             2 => "all",
             other => {
                 return Err(TraceError::at_offset(
-                    &r.path,
-                    8,
+                    &self.path,
+                    at,
                     format!("unknown fetch mode {other} in the header"),
                 ))
             }
         };
         let sample = (info >> 16) as u32;
-        r.metadata.extra.insert("fetches".into(), fetches.into());
-        r.metadata
+        self.metadata.extra.insert("fetches".into(), fetches.into());
+        self.metadata
             .extra
             .insert("sample".into(), sample.max(1).to_string());
-        Ok(r)
+        Ok(())
+    }
+
+    /// The program the recorded process replaced itself with (`execve`), when the
+    /// stream ended right after that EXEC record: the recorder did not follow it, or
+    /// the one following it has not opened the stream yet ([`PgrecReader::resume`]).
+    pub fn replaced_by(&self) -> Option<&str> {
+        match &self.exec {
+            Some((path, at)) if self.done && self.end.is_none() && *at == self.offset => {
+                Some(path)
+            }
+            _ => None,
+        }
+    }
+
+    /// Go on reading, from `input`, the stream of the program the process exec'd (a
+    /// header, then records), after [`PgrecReader::replaced_by`] said the stream
+    /// ended at the exec. The next batch starts with the marker `exec PATH`.
+    pub fn resume(&mut self, input: Box<dyn BufRead + Send>) -> Result<(), TraceError> {
+        let Some(path) = self.replaced_by().map(str::to_string) else {
+            return Err(TraceError::at_offset(
+                &self.path,
+                self.offset,
+                "the stream did not end at an exec",
+            ));
+        };
+        self.input = input;
+        self.done = false;
+        let at = self.offset;
+        let short = |r: &PgrecReader| {
+            TraceError::at_offset(
+                &r.path,
+                at,
+                format!("the stream of {path} ends inside its header"),
+            )
+        };
+        let magic = self.word().map_err(|_| short(self))?;
+        if magic.to_le_bytes() != *MAGIC {
+            return Err(TraceError::at_offset(
+                &self.path,
+                at,
+                format!("the stream of {path} does not start with PGLREC01"),
+            ));
+        }
+        let info = self.word().map_err(|_| short(self))?;
+        self.header_info(info, at + 8)?;
+        self.resumed = Some(path);
+        Ok(())
+    }
+
+    /// Whether the next word is the first after an EXEC record, where the stream of
+    /// the program exec'd may begin (its header) when it follows in the same stream.
+    #[inline]
+    fn at_exec(&self) -> bool {
+        matches!(&self.exec, Some((_, at)) if *at == self.offset)
     }
 
     /// The END record's counts, once it has been read.
@@ -316,6 +385,13 @@ impl PgrecReader {
                 };
                 self.end = Some(EndCounts { seen, written });
             }
+            TAG_EXEC => {
+                let len = (p & 0xffff) as usize;
+                let Some(name) = self.name(len, at)? else {
+                    return Ok(false);
+                };
+                self.exec = Some((name, self.offset));
+            }
             other => return Err(bad(format!("unknown record tag {other}"))),
         }
         Ok(true)
@@ -337,8 +413,11 @@ impl PgrecReader {
 impl TraceReader for PgrecReader {
     fn next_batch(&mut self, batch: &mut Batch) -> Result<bool, TraceError> {
         batch.clear();
+        if let Some(path) = self.resumed.take() {
+            batch.push_event(exec_marker(&path));
+        }
         while !self.done && batch.refs.len() < BATCH_REFS {
-            if self.end.is_none() {
+            if self.end.is_none() && !self.at_exec() {
                 // The common case: whole reference words in the input's buffer, decoded
                 // in one pass and consumed at once.
                 let buf = self.input.fill_buf().map_err(|e| {
@@ -386,7 +465,9 @@ impl TraceReader for PgrecReader {
                 Ok(w) => w,
                 Err(Stop::Io(e)) => return Err(self.io_error(e)),
                 Err(Stop::Eof) => {
-                    if self.end.is_none() {
+                    // Ending right after an exec is the end of this program's stream,
+                    // not a cut (`replaced_by`).
+                    if self.end.is_none() && !self.at_exec() {
                         self.cut_short("at a record boundary")?;
                     }
                     self.done = true;
@@ -404,7 +485,20 @@ impl TraceReader for PgrecReader {
                     "data after the END record",
                 ));
             }
-            if w & EVENT == 0 {
+            if w.to_le_bytes() == *MAGIC && self.exec.as_ref().is_some_and(|(_, e)| *e == at) {
+                // The exec'd program's stream, following in the same one.
+                let info = match self.next_word() {
+                    Ok(info) => info,
+                    Err(Stop::Io(e)) => return Err(self.io_error(e)),
+                    Err(_) => {
+                        self.cut_short("inside the header of the program exec'd")?;
+                        break;
+                    }
+                };
+                self.header_info(info, at + 8)?;
+                let path = self.exec.as_ref().map(|(p, _)| p.clone()).unwrap_or_default();
+                batch.push_event(exec_marker(&path));
+            } else if w & EVENT == 0 {
                 // The common case: one word per reference.
                 let size = ((w >> 48) & 0xfff) as u32;
                 let kind = ((w >> 60) & 3) as u8;
@@ -430,6 +524,14 @@ impl TraceReader for PgrecReader {
     }
     fn warning(&self) -> Option<&str> {
         self.cut.as_deref()
+    }
+}
+
+/// The marker a followed exec leaves in the trace.
+fn exec_marker(path: &str) -> Event {
+    Event::Marker {
+        id: EXEC_MARKER,
+        name: format!("exec {path}"),
     }
 }
 
