@@ -35,6 +35,7 @@ measure() {
 for row in read simulate skylake sandy-bridge sandy-bridge-rmm reuse; do
   measure "$row" target/release/pagelab-bench "$trace" --only "$row"
 done
+measure info target/release/pagelab trace info "$trace"
 measure benefit target/release/pagelab analyze benefit --trace "$trace" --machine zen4 --page-size 2M --quiet
 measure pagetables target/release/pagelab pagetables compare --trace "$trace" --max-refs 20000000
 commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates bench || echo ', with changes')"
@@ -61,6 +62,8 @@ bench("skylake", "simulate `skylake` (split L1 TLBs, 1552-entry STLB, three walk
 bench("sandy-bridge", "simulate `sandy-bridge`")
 bench("sandy-bridge-rmm", "simulate `sandy-bridge-rmm` (its range TLB; the heap allocated eagerly)")
 bench("reuse", "exact reuse distances of the 4K page stream (every TLB size at once)")
+command("info", "what the trace holds (`trace info`: footprints, categories, call sites)", n,
+        f"pagelab trace info {trace}")
 command("benefit", "page-size benefit analysis at 2M on `zen4`", n,
         f"pagelab analyze benefit --trace {trace} --machine zen4 --page-size 2M")
 command("pagetables", "the seven page tables, one after another, over the first 20 M references",

@@ -272,7 +272,8 @@ fn advise(args: &AdviseArgs, supervisor: &Supervisor) -> Result<()> {
     };
     let analysed = (|| -> Result<Benefit> {
         let mut reader = pagelab_core::trace::open(&trace, None)?;
-        let mut progress = crate::progress::Progress::new("analysing", args.quiet);
+        let mut progress =
+            crate::progress::Progress::new("analysing", args.quiet).of_files([trace.as_path()]);
         let b = benefit::analyze_trace(reader.as_mut(), &trace, &config, &options, |r, p| {
             progress.tick(r, p)
         })?;

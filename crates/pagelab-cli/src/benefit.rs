@@ -121,7 +121,8 @@ pub fn run(args: &BenefitArgs) -> Result<()> {
     let options = options(args)?;
     let format = crate::parse_format(&args.format)?;
     let mut reader = trace::open(&args.trace, format)?;
-    let mut progress = crate::progress::Progress::new("analysing", args.quiet);
+    let mut progress =
+        crate::progress::Progress::new("analysing", args.quiet).of_files([args.trace.as_path()]);
     let result = benefit::analyze_trace(
         reader.as_mut(),
         &args.trace,
@@ -144,7 +145,8 @@ pub fn run(args: &BenefitArgs) -> Result<()> {
                         p.finish();
                     }
                     let p =
-                        crate::progress::Progress::new(format!("simulating {mapping}"), args.quiet);
+                        crate::progress::Progress::new(format!("simulating {mapping}"), args.quiet)
+                            .of_files([args.trace.as_path()]);
                     progress = Some((mapping.to_string(), p));
                 }
                 if let Some((_, p)) = &mut progress {

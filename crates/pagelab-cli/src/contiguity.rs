@@ -27,7 +27,8 @@ pub fn run(args: &ContiguityArgs) -> Result<()> {
         crate::load_config(&args.machine)?
     };
     let mut reader = run.open()?;
-    let mut progress = crate::progress::Progress::new("reading", run.quiet);
+    let mut progress =
+        crate::progress::Progress::new("reading", run.quiet).of_files([run.trace.as_path()]);
     let result = contiguity::analyze_with(
         &config,
         &run.regions,

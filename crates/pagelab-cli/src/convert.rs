@@ -88,7 +88,7 @@ fn write<W: Write>(
     options: &convert::Options,
     out: W,
 ) -> Result<std::time::Duration> {
-    let mut progress = Progress::new("converting", args.quiet);
+    let mut progress = Progress::new("converting", args.quiet).of_files([args.input.as_path()]);
     let warning = convert::convert(&args.input, out, &args.output, options, |refs, at| {
         progress.tick(refs, at)
     })?;

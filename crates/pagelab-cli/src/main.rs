@@ -153,6 +153,9 @@ enum TraceCommand {
         /// callsites, min_size, max_size), counted beside the built-in ones.
         #[arg(long)]
         categories: Option<PathBuf>,
+        /// No progress on standard error.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Convert a trace between formats (by default into pagelab's native format).
     Convert(convert::ConvertArgs),
@@ -336,7 +339,8 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
             .map_err(anyhow::Error::msg)?;
     }
     let (mut reader, names) = (input.open().map_err(anyhow::Error::msg)?, input.name());
-    let mut progress = progress::Progress::new("simulating", args.quiet);
+    let traces = || args.trace.iter().map(PathBuf::as_path);
+    let mut progress = progress::Progress::new("simulating", args.quiet).of_files(traces());
     machine.run_trace(reader.as_mut(), Path::new(&names), |refs, position| {
         progress.tick(refs, position)
     })?;
@@ -360,7 +364,8 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
     let baseline = if args.baseline {
         let mut base = build_machine(&simulation::base_pages(&config), &args.machine)?;
         let mut reader = input.open().map_err(anyhow::Error::msg)?;
-        let mut progress = progress::Progress::new("simulating base pages", args.quiet);
+        let mut progress =
+            progress::Progress::new("simulating base pages", args.quiet).of_files(traces());
         base.run_trace(reader.as_mut(), Path::new(&names), |refs, position| {
             progress.tick(refs, position)
         })?;
@@ -424,12 +429,14 @@ fn run(cli: Cli) -> Result<u8> {
             json,
             salvage,
             categories,
+            quiet,
         }) => trace_info::run(
             &file,
             parse_format(&format)?,
             json,
             salvage,
             categories.as_deref(),
+            quiet,
         ),
         Command::Trace(TraceCommand::Convert(args)) => convert::run(&args),
         Command::Simulate(args) => simulate(&args),

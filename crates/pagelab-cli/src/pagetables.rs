@@ -42,6 +42,9 @@ pub struct CompareArgs {
     /// Also write the results as CSV to this file ("-" for standard output, instead of the table).
     #[arg(long)]
     csv: Option<PathBuf>,
+    /// No progress on standard error.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 pub fn compare(args: &CompareArgs) -> Result<()> {
@@ -78,14 +81,24 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         (None, Some(name)) => Lookups::Layout(name.clone()),
         (None, None) => unreachable!("clap requires --trace or --layout"),
     };
+    // Every structure looks up each batch in turn: the share is of the references to
+    // look up (--max-refs), else of the trace read.
+    let progress = crate::progress::Progress::new("looking up", args.quiet);
+    let mut progress = match (&args.trace, args.max_refs) {
+        (_, Some(n)) => progress.of_references(n),
+        (Some(path), None) => progress.of_files([path.as_path()]),
+        (None, None) => progress,
+    };
+    let compared = pagetable_comparison::compare(
+        &lookups,
+        machine.as_ref().map(|(c, name)| (c, name.as_str())),
+        |refs, position| progress.tick(refs, position),
+    );
+    progress.finish();
     let Comparison {
         source,
         structures: rows,
-    } = pagetable_comparison::compare(
-        &lookups,
-        machine.as_ref().map(|(c, name)| (c, name.as_str())),
-    )
-    .map_err(anyhow::Error::msg)?;
+    } = compared.map_err(anyhow::Error::msg)?;
     let json =
         serde_json::to_string_pretty(&serde_json::json!({ "source": source, "structures": rows }))?
             + "\n";

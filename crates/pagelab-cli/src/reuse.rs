@@ -53,7 +53,8 @@ pub fn run(args: &ReuseArgs) -> Result<()> {
     }
     let format = crate::parse_format(&args.format)?;
     let mut reader = trace::open(&args.trace, format)?;
-    let mut progress = crate::progress::Progress::new("reading", args.quiet);
+    let mut progress =
+        crate::progress::Progress::new("reading", args.quiet).of_files([args.trace.as_path()]);
     if let Some(r) = args.sample_rate {
         // The check of the analysis itself, named as the option.
         if let Err(e) = reuse::ReusePass::sampled(&sizes, r) {

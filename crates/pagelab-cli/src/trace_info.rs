@@ -15,6 +15,7 @@ pub fn run(
     json: bool,
     salvage: bool,
     categories: Option<&Path>,
+    quiet: bool,
 ) -> Result<()> {
     let rules = match categories {
         Some(p) => pagelab_core::categories::load_rules(p).map_err(anyhow::Error::msg)?,
@@ -23,7 +24,7 @@ pub fn run(
     let mut reader = trace::open_salvaging(file, format, salvage)?;
     let mut builder = InfoBuilder::new().with_categories(rules);
     let mut batch = Batch::default();
-    let mut progress = progress::Progress::new("reading", false);
+    let mut progress = progress::Progress::new("reading", quiet).of_files([file]);
     while reader.next_batch(&mut batch)? {
         builder.add(&batch);
         progress.tick(batch.refs.len() as u64, reader.position());

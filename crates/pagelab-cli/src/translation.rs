@@ -42,7 +42,9 @@ pub fn run(args: &TranslationArgs) -> Result<()> {
                 if let Some((_, p)) = progress.take() {
                     p.finish();
                 }
-                progress = Some((scheme, crate::progress::Progress::new(scheme, run.quiet)));
+                let p = crate::progress::Progress::new(scheme, run.quiet)
+                    .of_files([run.trace.as_path()]);
+                progress = Some((scheme, p));
             }
             if let Some((_, p)) = &mut progress {
                 p.tick(refs, position);

@@ -64,6 +64,7 @@ pub fn compare_pagetables(
         pagetable_comparison::compare(
             &lookups,
             behind.as_ref().map(|(c, name)| (c, name.as_str())),
+            |_, _| {},
         )
         .map(Output::new)
         .map_err(Failure::Input)

@@ -9,6 +9,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -208,3 +209,18 @@ def test_the_same_sweep_through_ray_gives_the_same_results(tmp_path, ray_cluster
         check=True, timeout=600,
     )
     assert runs(cli).equals(runs(local))
+
+
+def test_a_ray_address_that_does_not_answer_is_an_error_within_30_s(tmp_path):
+    """Nothing listens on the port: the sweep says so (whether or not Ray is installed)
+    instead of waiting on ray.init, and no runner is left behind."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # free once closed
+    spec = {"traces": [trace("xz.plt")], "machine": "skylake"}
+    start = time.monotonic()
+    with pytest.raises(ValueError, match=f"nothing answers at 127.0.0.1:{port}"):
+        pagelab.sweep(spec, tmp_path / "r.db", ray=f"127.0.0.1:{port}", quiet=True)
+    assert time.monotonic() - start < 30
+    runners = subprocess.run(["pgrep", "-f", f"_ray_runner 127.0.0.1:{port}"], capture_output=True, text=True)
+    assert runners.stdout == ""

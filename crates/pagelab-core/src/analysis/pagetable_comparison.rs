@@ -33,10 +33,11 @@ pub struct Comparison {
 
 /// Every structure over `lookups`; behind the TLB of `machine` (its name in the
 /// source line) if one is given, where the machine's own structure is as it configures
-/// it.
+/// it; `progress` as [`pagetables::compare_trace`] tells it.
 pub fn compare(
     lookups: &Lookups,
     machine: Option<(&MachineConfig, &str)>,
+    progress: impl FnMut(u64, u64),
 ) -> Result<Comparison, String> {
     let (filter, behind) = match machine {
         Some((config, name)) => (
@@ -57,8 +58,14 @@ pub fn compare(
             let shown = path.display();
             let mut reader = trace::open(path, *format).map_err(|e| e.to_string())?;
             let rows =
-                pagetables::compare_trace(&structures, reader.as_mut(), *max_refs, filter.as_ref())
-                    .map_err(|e| format!("{shown}: {e}"))?;
+                pagetables::compare_trace(
+                    &structures,
+                    reader.as_mut(),
+                    *max_refs,
+                    filter.as_ref(),
+                    progress,
+                )
+                .map_err(|e| format!("{shown}: {e}"))?;
             (format!("trace {shown}{behind}"), rows)
         }
         Lookups::Layout(name) => {

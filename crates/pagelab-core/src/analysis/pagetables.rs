@@ -447,12 +447,14 @@ fn start(
 }
 
 /// `structures` over the trace `reader` reads, up to `max_refs` references, each
-/// behind its own copy of `filter`'s TLB if one is given.
+/// behind its own copy of `filter`'s TLB if one is given; `progress` is told the
+/// references of each batch and the reader's position after it.
 pub fn compare_trace(
     structures: &[PageTableConfig],
     reader: &mut dyn TraceReader,
     max_refs: Option<u64>,
     filter: Option<&Filter>,
+    mut progress: impl FnMut(u64, u64),
 ) -> Result<Vec<Row>, CompareError> {
     let mut runs = start(structures, filter)?;
     let mut batch = Batch::default();
@@ -467,6 +469,7 @@ pub fn compare_trace(
             run.lookups(&batch.refs[..n], done)?;
         }
         done += n as u64;
+        progress(n as u64, reader.position());
     }
     for run in &mut runs {
         run.segment = run.segment_updates()?;

@@ -220,7 +220,15 @@ impl Categorizer {
 
     /// The category of address `addr` of address space `asid`.
     #[inline]
+    /// Whether every address is "other": no memory map, no allocation yet.
+    pub fn is_blank(&self) -> bool {
+        self.ranges.is_empty() && self.stacks.is_empty()
+    }
+
     pub fn category(&mut self, asid: u16, addr: u64) -> CategoryId {
+        if self.is_blank() {
+            return Category::Other.id();
+        }
         if let Some((a, start, end, c)) = self.last {
             if a == asid && start <= addr && addr < end {
                 return c;

@@ -32,20 +32,29 @@ impl Attribution {
             .iter()
             .map(|(at, _)| (*at).min(batch.refs.len()));
         for (k, at) in ends.chain([batch.refs.len()]).enumerate() {
-            // The page and category of the last reference (a repeat needs no look-up).
-            let mut last: Option<(u16, u64, CategoryId)> = None;
-            for r in &batch.refs[from..at] {
-                let page = r.addr.0 >> crate::addr::BASE_SHIFT;
-                let c = match last {
-                    Some((a, p, c)) if a == r.asid.0 && p == page => c,
-                    _ => {
-                        let c = self.categorizer.category(r.asid.0, r.addr.0);
-                        last = Some((r.asid.0, page, c));
-                        c
-                    }
-                };
+            let refs = &batch.refs[from..at];
+            if self.categorizer.is_blank() {
+                // No memory map and no allocation yet: every reference is "other".
+                out.resize(out.len() + refs.len(), crate::categories::Category::Other.id());
+            } else {
+                // The page and category of the last reference (a repeat needs no
+                // look-up).
+                let mut last: Option<(u16, u64, CategoryId)> = None;
+                for r in refs {
+                    let page = r.addr.0 >> crate::addr::BASE_SHIFT;
+                    let c = match last {
+                        Some((a, p, c)) if a == r.asid.0 && p == page => c,
+                        _ => {
+                            let c = self.categorizer.category(r.asid.0, r.addr.0);
+                            last = Some((r.asid.0, page, c));
+                            c
+                        }
+                    };
+                    out.push(c);
+                }
+            }
+            if let Some(r) = refs.last() {
                 self.asid = r.asid.0;
-                out.push(c);
             }
             from = at;
             if let Some((_, e)) = batch.events.get(k) {
@@ -99,7 +108,7 @@ pub struct CategoryTally {
     attribution: Attribution,
     names: Vec<String>,
     refs: Vec<u64>,
-    pages: Vec<rustc_hash::FxHashSet<(u16, u64)>>,
+    pages: Vec<crate::trace::page_set::PageSet>,
     ids: Vec<CategoryId>,
 }
 
@@ -108,7 +117,7 @@ impl CategoryTally {
         let names = names(&rules);
         CategoryTally {
             refs: vec![0; names.len()],
-            pages: vec![Default::default(); names.len()],
+            pages: names.iter().map(|_| Default::default()).collect(),
             names,
             attribution: Attribution::new(rules),
             ids: Vec::new(),
@@ -121,12 +130,26 @@ impl CategoryTally {
         for (r, &c) in batch.refs.iter().zip(&self.ids) {
             let c = c as usize;
             self.refs[c] += 1;
-            let page = (r.asid.0, r.addr.0 >> crate::addr::BASE_SHIFT);
+            let page = (r.asid, r.addr.0 >> crate::addr::BASE_SHIFT);
             if last != Some((page, c)) {
-                self.pages[c].insert(page);
+                self.pages[c].insert(page.0, page.1);
                 last = Some((page, c));
             }
+            if r.spans_pages() {
+                for p in page.1 + 1..=r.last_byte().0 >> crate::addr::BASE_SHIFT {
+                    self.pages[c].insert(page.0, p);
+                }
+            }
         }
+    }
+
+    /// Every page of every category: the trace's footprint in 4 KiB pages.
+    pub fn footprint(&self) -> crate::trace::page_set::PageSet {
+        let mut all = crate::trace::page_set::PageSet::new();
+        for p in &self.pages {
+            all.extend_from(p);
+        }
+        all
     }
 
     pub fn finish(&self) -> CategoryCounts {
@@ -139,7 +162,7 @@ impl CategoryTally {
                     (
                         name.clone(),
                         self.refs.get(i).copied().unwrap_or(0),
-                        self.pages.get(i).map_or(0, |p| p.len() as u64),
+                        self.pages.get(i).map_or(0, |p| p.len()),
                     )
                 })
                 .collect(),

@@ -34,8 +34,6 @@ pub struct TraceInfo {
 pub struct InfoBuilder {
     info: TraceInfo,
     kinds: [u64; 4],
-    pages: Vec<HashSet<(Asid, u64)>>,
-    last: Vec<(Asid, u64)>,
     asids: HashSet<u16>,
     last_asid: Option<Asid>,
     categories: crate::categories::CategoryTally,
@@ -44,8 +42,6 @@ pub struct InfoBuilder {
 impl InfoBuilder {
     pub fn new() -> InfoBuilder {
         InfoBuilder {
-            pages: vec![HashSet::new(); FOOTPRINT_SIZES.len()],
-            last: vec![(Asid(u16::MAX), u64::MAX); FOOTPRINT_SIZES.len()],
             info: TraceInfo::default(),
             kinds: [0; 4],
             asids: HashSet::new(),
@@ -63,27 +59,13 @@ impl InfoBuilder {
     pub fn add(&mut self, batch: &Batch) {
         self.categories.add(batch);
         let info = &mut self.info;
+        let (mut lo, mut hi) = (u64::MAX, 0u64);
         for r in &batch.refs {
             self.kinds[r.kind as usize] += 1;
             let a = r.addr.0;
-            info.min_address = Some(info.min_address.map_or(a, |m| m.min(a)));
-            info.max_address = Some(info.max_address.map_or(a, |m| m.max(a)));
-            let spans = r.spans_pages();
-            info.page_crossing += spans as u64;
-            for (i, size) in FOOTPRINT_SIZES.iter().enumerate() {
-                let key = (r.asid, r.addr.vpn(*size).0);
-                // Consecutive references mostly stay on a page: skip the hash then.
-                if self.last[i] != key {
-                    self.last[i] = key;
-                    self.pages[i].insert(key);
-                }
-                if spans {
-                    let last = r.last_byte().vpn(*size).0;
-                    for page in key.1.wrapping_add(1)..=last {
-                        self.pages[i].insert((r.asid, page));
-                    }
-                }
-            }
+            lo = lo.min(a);
+            hi = hi.max(a);
+            info.page_crossing += r.spans_pages() as u64;
             if self.last_asid != Some(r.asid) {
                 self.last_asid = Some(r.asid);
                 self.asids.insert(r.asid.0);
@@ -99,6 +81,10 @@ impl InfoBuilder {
             };
             *info.events.entry(name.to_string()).or_default() += 1;
         }
+        if !batch.refs.is_empty() {
+            info.min_address = Some(info.min_address.map_or(lo, |m| m.min(lo)));
+            info.max_address = Some(info.max_address.map_or(hi, |m| m.max(hi)));
+        }
         info.references += batch.refs.len() as u64;
     }
 
@@ -109,10 +95,14 @@ impl InfoBuilder {
                 .insert(kind.name().to_string(), self.kinds[kind as usize]);
         }
         self.info.instructions = self.kinds[AccessKind::Fetch as usize];
-        for (i, size) in FOOTPRINT_SIZES.iter().enumerate() {
+        // The pages of every category are the trace's (a page is one category's, or
+        // several user-defined ones').
+        let pages = self.categories.footprint();
+        for size in FOOTPRINT_SIZES {
+            let shift = size.bytes().trailing_zeros() - 12;
             self.info
                 .footprint_pages
-                .insert(size.to_string(), self.pages[i].len() as u64);
+                .insert(size.to_string(), pages.len_at(shift));
         }
         let mut asids: Vec<u16> = self.asids.into_iter().collect();
         asids.sort_unstable();

@@ -14,9 +14,13 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 import sys
 import time
-from typing import Any, Dict
+from typing import Any, Dict, Optional
+
+#: How long a cluster's address may take to answer before the sweep gives up.
+CONNECT_SECONDS = 10.0
 
 
 def _run(trace: str, config: str, analysis: str) -> Dict[str, Any]:
@@ -32,10 +36,32 @@ def _run(trace: str, config: str, analysis: str) -> Dict[str, Any]:
     return out
 
 
+def unreachable(address: str) -> Optional[str]:
+    """Why nothing answers at ``address`` within CONNECT_SECONDS, or None when
+    something does ("auto" is left to Ray, which fails at once without a cluster):
+    ray.init would otherwise retry for minutes."""
+    if address == "auto":
+        return None
+    hostport = address[len("ray://"):] if address.startswith("ray://") else address
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        return f"{address!r} is not HOST:PORT, ray://HOST:PORT or auto"
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_SECONDS):
+            return None
+    except OSError as e:
+        return f"nothing answers at {hostport} within {CONNECT_SECONDS:.0f} s ({e})"
+
+
 def main(argv: list) -> int:
     if len(argv) != 2:
         print("usage: python -m pagelab._ray_runner ADDRESS < runs.jsonl", file=sys.stderr)
         return 2
+    why = unreachable(argv[1])
+    if why is not None:
+        print(why, file=sys.stderr)
+        return 1
+    parent = os.getppid()
     try:
         import ray
     except ImportError:
@@ -52,7 +78,10 @@ def main(argv: list) -> int:
     pending = {task.remote(j["trace"], j["config"], j.get("analysis", "")): j["index"] for j in jobs}
     try:
         while pending:
-            ready, _ = ray.wait(list(pending), num_returns=1)
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=2.0)
+            if os.getppid() != parent:
+                # The sweep is gone (killed): nothing reads the results.
+                return 1
             for ref in ready:
                 index = pending.pop(ref)
                 try:

@@ -44,6 +44,7 @@ impl Kind for Pagetables {
                     reader.as_mut(),
                     self.max_refs,
                     filter.as_ref(),
+                    |_, _| {},
                 )
             }
         }
