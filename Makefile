@@ -14,7 +14,7 @@ TEST_BIN  := target/ci
 TEST_PACKAGES := -p pagelab-core -p pagelab-sweep -p pagelab-repro -p pagelab-cli
 DEMO_TRACE := data/traces/xz.plt
 
-.PHONY: all build demo test test-rust test-extending test-python test-readme fuzz-build bench venv python clean browser \
+.PHONY: all build demo test test-rust test-extending test-python test-readme fuzz-build bench venv python clean browser screenshots \
 	recorder recorder-deps test-recorder bench-record native test-native
 
 all: build recorder native
@@ -122,6 +122,14 @@ test-python: browser
 	$(MAKE) python MATURIN_FLAGS="--profile ci"
 	$(CARGO) test --profile ci $(TEST_PACKAGES) --no-run
 	PAGELAB_BIN=$(CURDIR)/$(TEST_BIN)/pagelab $(VENV)/bin/pytest -q crates/pagelab-py/tests
+
+# The reports' screenshots docs/screenshots shows, taken again by the tests that open
+# the reports in headless Chromium.
+screenshots: browser
+	$(MAKE) python MATURIN_FLAGS="--profile ci"
+	$(CARGO) build --profile ci -p pagelab-cli
+	PAGELAB_SCREENSHOTS=$(CURDIR)/docs/screenshots PAGELAB_BIN=$(CURDIR)/$(TEST_BIN)/pagelab \
+		$(VENV)/bin/pytest -q crates/pagelab-py/tests/test_report.py -k chromium
 
 # The README's runnable commands, with the tests' build on PATH.
 test-readme:

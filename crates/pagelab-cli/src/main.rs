@@ -6,6 +6,7 @@ mod catalogue;
 mod contiguity;
 mod convert;
 mod exec_follow;
+mod fifo;
 mod interrupt;
 mod native;
 mod output;
@@ -27,6 +28,8 @@ mod trace_args;
 mod trace_info;
 mod translation;
 mod workloads;
+
+pub(crate) use pagelab_core::addr::human_bytes;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
@@ -299,17 +302,6 @@ fn machines(json: bool) -> Result<()> {
         }
     }
     Ok(())
-}
-
-pub(crate) fn human_bytes(b: u64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < units.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    format!("{v:.1} {}", units[u])
 }
 
 /// The input of a simulation: its traces, interleaved, or a synthetic workload.

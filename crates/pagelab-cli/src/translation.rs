@@ -75,7 +75,7 @@ pub fn run(args: &TranslationArgs) -> Result<()> {
 }
 
 fn table(rows: &[Row]) -> String {
-    let bytes = pagelab_core::addr::format_bytes;
+    let bytes = pagelab_core::addr::human_bytes;
     let mut t = crate::table::Columns::new([
         "scheme",
         "MPKI",

@@ -486,13 +486,20 @@ fn a_shim_that_execs_the_interpreter_is_followed() {
     // The shim runs a command of its own first (a process it starts: not recorded).
     std::fs::write(
         &shim,
-        format!("#!/bin/sh\nversion=$(uname -s)\nexec {} \"$@\"\n", real.display()),
+        format!(
+            "#!/bin/sh\nversion=$(uname -s)\nexec {} \"$@\"\n",
+            real.display()
+        ),
     )
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
     let prog = scratch("prog.py");
-    std::fs::write(&prog, "d = {i: i * i for i in range(20000)}\nprint(len(d))\n").unwrap();
+    std::fs::write(
+        &prog,
+        "d = {i: i * i for i in range(20000)}\nprint(len(d))\n",
+    )
+    .unwrap();
     let path = std::env::join_paths(
         std::iter::once(shim_dir.clone())
             .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),

@@ -175,6 +175,19 @@ pub fn format_bytes(bytes: u64) -> String {
     format!("{bytes}")
 }
 
+/// A byte count for a person: "930.5 MiB", "4.0 KiB", "512.0 B" (binary units, one
+/// decimal). [`format_bytes`] writes the exact count a configuration reads back.
+pub fn human_bytes(bytes: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.1} {}", units[u])
+}
+
 /// A byte count written as "64G", "512MiB" or a plain integer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ByteSize(pub u64);

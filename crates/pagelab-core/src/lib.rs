@@ -14,6 +14,7 @@ pub mod frames;
 pub mod hugemem;
 pub mod limits;
 pub mod machine;
+pub mod page_set;
 pub mod pagetable;
 pub mod presets;
 pub mod pressure;

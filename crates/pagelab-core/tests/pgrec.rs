@@ -172,7 +172,10 @@ fn header() -> Vec<u64> {
 fn exec_record(path: &str) -> Vec<u64> {
     let mut name = [0u8; 8];
     name[..path.len()].copy_from_slice(path.as_bytes());
-    vec![1 << 63 | 6 << 56 | path.len() as u64, u64::from_le_bytes(name)]
+    vec![
+        1 << 63 | 6 << 56 | path.len() as u64,
+        u64::from_le_bytes(name),
+    ]
 }
 
 fn bytes(words: &[u64]) -> Vec<u8> {
@@ -194,14 +197,31 @@ fn end(n: u64) -> Vec<u64> {
 /// by more of the same program.
 #[test]
 fn a_stream_goes_on_through_an_exec() {
-    let marker = |at: usize| (at, Event::Marker { id: pgrec::EXEC_MARKER, name: "exec /bin/b".into() });
-    let first: Vec<u64> = [header(), vec![load(0x1000)], exec_record("/bin/x"), vec![load(0x1008)],
-        exec_record("/bin/b")].concat();
+    let marker = |at: usize| {
+        (
+            at,
+            Event::Marker {
+                id: pgrec::EXEC_MARKER,
+                name: "exec /bin/b".into(),
+            },
+        )
+    };
+    let first: Vec<u64> = [
+        header(),
+        vec![load(0x1000)],
+        exec_record("/bin/x"),
+        vec![load(0x1008)],
+        exec_record("/bin/b"),
+    ]
+    .concat();
     let second: Vec<u64> = [header(), vec![load(0x2000), load(0x3000)], end(2)].concat();
     // In one stream.
     let mut r = reader(bytes(&[first.clone(), second.clone()].concat())).unwrap();
     let b = read_all(&mut r).unwrap();
-    assert_eq!(b.refs.iter().map(|m| m.addr.0).collect::<Vec<_>>(), [0x1000, 0x1008, 0x2000, 0x3000]);
+    assert_eq!(
+        b.refs.iter().map(|m| m.addr.0).collect::<Vec<_>>(),
+        [0x1000, 0x1008, 0x2000, 0x3000]
+    );
     assert_eq!(b.events, [marker(2)]);
     assert_eq!((r.warning(), r.replaced_by()), (None, None));
     // In two: the first ends at the exec, without a cut.
@@ -211,12 +231,22 @@ fn a_stream_goes_on_through_an_exec() {
     while r.next_batch(&mut batch).unwrap() {
         refs += batch.refs.len();
     }
-    assert_eq!((refs, r.warning(), r.replaced_by()), (2, None, Some("/bin/b")));
-    r.resume(Box::new(std::io::Cursor::new(bytes(&second)))).unwrap();
+    assert_eq!(
+        (refs, r.warning(), r.replaced_by()),
+        (2, None, Some("/bin/b"))
+    );
+    r.resume(Box::new(std::io::Cursor::new(bytes(&second))))
+        .unwrap();
     assert!(r.next_batch(&mut batch).unwrap());
     assert_eq!(batch.events, [marker(0)]);
     assert_eq!(batch.refs.len(), 2);
-    assert_eq!(r.end_counts(), Some(EndCounts { seen: 2, written: 2 }));
+    assert_eq!(
+        r.end_counts(),
+        Some(EndCounts {
+            seen: 2,
+            written: 2
+        })
+    );
     // A stream that stops after an exec that failed is cut short.
     let failed: Vec<u64> = [header(), exec_record("/bin/x"), vec![load(0x1000)]].concat();
     let mut r = reader(bytes(&failed)).unwrap().salvage(true);

@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -64,8 +65,9 @@ def test_the_page_stands_alone_with_every_figure(db, tmp_path):
     for t in ["Miss-ratio curves", "Speedup by configuration", "Runs", "Failed runs"]:
         assert t in titles, titles
     assert len(images(text)) == len(FIGURES)
-    # Nothing fetched from elsewhere: no scripts, links or remote sources.
-    assert not re.search(r"<script|<link|src=\"http|url\(", text)
+    # Nothing fetched from elsewhere: no script files, links or remote sources (the
+    # table's sorting is inline).
+    assert not re.search(r"<script[^>]*src|<link|src=\"http|url\(", text)
     assert "frames.memory" in text and "1 failed" in text
     # A run without an error shows an empty cell, not Python's None.
     assert "<td>None</td>" not in text
@@ -96,40 +98,92 @@ def _chromium():
     return None
 
 
-def test_the_page_renders_in_headless_chromium(db, tmp_path):
-    browser_path = _chromium()
-    if browser_path is None:
-        pytest.skip("no Chromium here (Debian: apt-get install chromium): the page was not opened in a browser")
+@pytest.fixture(scope="module")
+def vrpt(tmp_path_factory):
+    """pagelab repro vrpt's folder: its database, verdicts and report."""
+    out = tmp_path_factory.mktemp("repro") / "vrpt"
+    subprocess.run([CLI, "repro", "vrpt", "-o", str(out), "--quiet", "--python", sys.executable],
+                   check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+def _open(page_file, browser_path, screenshot=None, sort_by=None):
+    """Open a page in headless Chromium: its problems (console errors, failed requests),
+    its images' (loaded, width, height), its title, and the text of each runs-table
+    column after a click on heading ``sort_by``; a full-page screenshot if asked."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install playwright)")
-    out = tmp_path / "report.html"
-    pagelab.report(db, out)
     problems = []
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(
             executable_path=browser_path,
             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run"])
-        page = browser.new_page()
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.on("console", lambda m: m.type in ("error", "warning") and problems.append(f"console {m.type}: {m.text}"))
         page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
         page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url[:80]}"))
-        page.goto(out.as_uri(), wait_until="load")
+        page.goto(page_file.as_uri(), wait_until="load")
         loaded = page.evaluate(
             "Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight])")
         title = page.title()
+        # Nothing wider than the page: wide tables scroll inside their box.
+        overflow = page.evaluate("document.documentElement.scrollWidth > window.innerWidth")
+        column = None
+        if sort_by is not None:
+            index = page.evaluate(f"""Array.from(document.querySelector("table.sortable").tHead.rows[0].cells)
+                                       .findIndex(th => th.textContent.trim() === {json.dumps(sort_by)})""")
+            page.locator("table.sortable th").nth(index).click()
+            column = page.evaluate(f"""Array.from(document.querySelector("table.sortable").tBodies[0].rows)
+                                        .map(r => r.cells[{index}].textContent.trim())""")
+        if screenshot is not None:
+            page.screenshot(path=str(screenshot), full_page=True, type="jpeg", quality=50)
         browser.close()
+    return problems, loaded, title, overflow, column
+
+
+def _screenshot_path(tmp_path, name):
+    """Where a report's screenshot goes: docs/screenshots when PAGELAB_SCREENSHOTS is
+    set (`make screenshots` refreshes the ones the docs show), else a scratch folder."""
+    folder = os.environ.get("PAGELAB_SCREENSHOTS")
+    path = (Path(folder) if folder else tmp_path) / f"{name}.jpg"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def test_the_page_renders_in_headless_chromium(db, tmp_path):
+    browser_path = _chromium()
+    if browser_path is None:
+        pytest.skip("no Chromium here (Debian: apt-get install chromium): the page was not opened in a browser")
+    out = tmp_path / "report.html"
+    pagelab.report(db, out)
+    shot = _screenshot_path(tmp_path, "sweep-report")
+    problems, loaded, title, overflow, ways = _open(out, browser_path, shot, sort_by="tlb.levels.stlb.ways")
     assert problems == []
     assert len(loaded) == len(FIGURES)
     assert all(done and w > 100 and h > 100 for done, w, h in loaded), loaded
     assert title == "pagelab: runs.db"
+    assert not overflow
+    # Sorted as numbers (2, 4, 8, 16), the runs without the key last.
+    numbers = [int(w) for w in ways if w]
+    assert numbers == sorted(numbers) and numbers[0] == 2 and ways.index("16") > ways.index("4")
+    assert shot.stat().st_size > 50_000
 
 
-def test_a_repro_report_sets_each_claim_beside_the_paper(tmp_path):
+def test_a_repro_report_renders_in_headless_chromium(vrpt, tmp_path):
+    browser_path = _chromium()
+    if browser_path is None:
+        pytest.skip("no Chromium here (Debian: apt-get install chromium): the page was not opened in a browser")
+    shot = _screenshot_path(tmp_path, "repro-vrpt-report")
+    problems, loaded, _, overflow, _ = _open(vrpt / "report.html", browser_path, shot)
+    assert problems == [] and not overflow
+    assert all(done and w > 100 and h > 100 for done, w, h in loaded), loaded
+    assert shot.stat().st_size > 50_000
+
+
+def test_a_repro_report_sets_each_claim_beside_the_paper(vrpt):
     # pagelab repro draws the report of its database: the paper, its experiments, and a
     # row per claim with the paper's number, ours and the verdict.
-    out = tmp_path / "vrpt"
-    subprocess.run([CLI, "repro", "vrpt", "-o", str(out), "--quiet", "--python", sys.executable],
-                   check=True, stdout=subprocess.DEVNULL)
+    out = vrpt
     text = (out / "report.html").read_text()
     assert "<h2>Variable Radix Page Table: A Page Table for Modern Architectures</h2>" in text
     rows = re.findall(r'<td class="(agrees|differs|not-reproducible)">', text)

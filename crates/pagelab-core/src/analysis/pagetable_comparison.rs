@@ -57,15 +57,14 @@ pub fn compare(
         } => {
             let shown = path.display();
             let mut reader = trace::open(path, *format).map_err(|e| e.to_string())?;
-            let rows =
-                pagetables::compare_trace(
-                    &structures,
-                    reader.as_mut(),
-                    *max_refs,
-                    filter.as_ref(),
-                    progress,
-                )
-                .map_err(|e| format!("{shown}: {e}"))?;
+            let rows = pagetables::compare_trace(
+                &structures,
+                reader.as_mut(),
+                *max_refs,
+                filter.as_ref(),
+                progress,
+            )
+            .map_err(|e| format!("{shown}: {e}"))?;
             (format!("trace {shown}{behind}"), rows)
         }
         Lookups::Layout(name) => {

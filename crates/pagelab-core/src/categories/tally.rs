@@ -35,7 +35,10 @@ impl Attribution {
             let refs = &batch.refs[from..at];
             if self.categorizer.is_blank() {
                 // No memory map and no allocation yet: every reference is "other".
-                out.resize(out.len() + refs.len(), crate::categories::Category::Other.id());
+                out.resize(
+                    out.len() + refs.len(),
+                    crate::categories::Category::Other.id(),
+                );
             } else {
                 // The page and category of the last reference (a repeat needs no
                 // look-up).
@@ -108,7 +111,7 @@ pub struct CategoryTally {
     attribution: Attribution,
     names: Vec<String>,
     refs: Vec<u64>,
-    pages: Vec<crate::trace::page_set::PageSet>,
+    pages: Vec<crate::page_set::PageSet>,
     ids: Vec<CategoryId>,
 }
 
@@ -144,8 +147,8 @@ impl CategoryTally {
     }
 
     /// Every page of every category: the trace's footprint in 4 KiB pages.
-    pub fn footprint(&self) -> crate::trace::page_set::PageSet {
-        let mut all = crate::trace::page_set::PageSet::new();
+    pub fn footprint(&self) -> crate::page_set::PageSet {
+        let mut all = crate::page_set::PageSet::new();
         for p in &self.pages {
             all.extend_from(p);
         }

@@ -18,7 +18,6 @@ pub mod interleave;
 pub mod lackey;
 pub mod line_reader;
 pub mod native;
-pub mod page_set;
 pub mod pgrec;
 pub mod rawu64;
 pub mod record_reader;

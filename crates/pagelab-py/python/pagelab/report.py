@@ -29,6 +29,12 @@ from ._frames import pandas
 MAX_BARS = 24
 #: The most lines a figure draws per trace.
 MAX_LINES = 8
+#: Below this spread of a trace's bars (largest − smallest, over the largest), its axis
+#: starts near the smallest value instead of 0, so that the differences show.
+RELATIVE_BELOW = 0.2
+#: A marker and a line style per line: lines that coincide stay told apart.
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+_DASHES = ("-", "--", ":", "-.")
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222; }
@@ -36,12 +42,52 @@ h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 2em; border-bottom:
 table { border-collapse: collapse; font-size: 0.85em; margin: 1em 0; }
 th, td { border: 1px solid #ddd; padding: 0.25em 0.5em; text-align: right; }
 th { background: #f4f4f4; } td:first-child, th:first-child { text-align: left; }
+td { max-width: 36em; overflow-wrap: break-word; } table.nowrap td { white-space: nowrap; }
+.scroll { overflow-x: auto; max-width: 100%; }
+table.sortable th { cursor: pointer; user-select: none; }
+table.sortable th[data-order="asc"]::after { content: " \\25B2"; }
+table.sortable th[data-order="desc"]::after { content: " \\25BC"; }
 figure { margin: 1.5em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
 figcaption { font-size: 0.9em; color: #444; max-width: 60em; }
 .note { color: #666; font-size: 0.9em; }
-table.claims td { text-align: left; vertical-align: top; }
+table.claims td, table.claims th { text-align: left; vertical-align: top; }
 td.agrees { background: #e6f4e6; } td.differs { background: #fbe9e7; } td.not-reproducible, td.not-run { background: #eee; }
 """
+
+
+#: Sorts a table.sortable by the column whose header is clicked (again: the other
+#: way); numbers as numbers, text in natural order, empty cells last. Inline: the page
+#: stands alone.
+_SORT_SCRIPT = """
+document.querySelectorAll("table.sortable").forEach(table => {
+  const heads = Array.from(table.tHead.rows[0].cells);
+  heads.forEach((th, i) => th.addEventListener("click", () => {
+    const asc = th.dataset.order !== "asc";
+    heads.forEach(h => delete h.dataset.order);
+    th.dataset.order = asc ? "asc" : "desc";
+    const key = r => { const t = r.cells[i].textContent.trim(); const n = Number(t);
+                       return t !== "" && !isNaN(n) ? n : t; };
+    const body = table.tBodies[0];
+    Array.from(body.rows).sort((a, b) => {
+      const x = key(a), y = key(b);
+      if (x === "" || y === "") return (x === "") - (y === "");  // empty cells last
+      const c = typeof x === "number" && typeof y === "number" ? x - y
+        : String(x).localeCompare(String(y), undefined, {numeric: true});
+      return asc ? c : -c;
+    }).forEach(r => body.appendChild(r));
+  }));
+});
+"""
+
+
+def _style(i: int) -> Dict[str, Any]:
+    """The look of the i-th line of a panel."""
+    return {"marker": _MARKERS[i % len(_MARKERS)], "linestyle": _DASHES[i % len(_DASHES)], "markersize": 5}
+
+
+def _legend(ax, fontsize: int = 8) -> None:
+    """The panel's legend beside it, off the data."""
+    ax.legend(fontsize=fontsize, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
 
 
 def _png(fig) -> str:
@@ -145,7 +191,7 @@ def _miss_ratio_curves(runs: _Runs) -> Figure:
         return None
     fig, axes = _figure(1, len(varied), width=5.0 * len(varied))
     for ax, (name, pts) in zip(axes, varied.items()):
-        for trace in dict.fromkeys(p[0] for p in pts):
+        for n, trace in enumerate(dict.fromkeys(p[0] for p in pts)):
             by_entries: Dict[int, float] = {}
             for t, entries, ratio, _ in pts:
                 if t == trace:
@@ -153,13 +199,13 @@ def _miss_ratio_curves(runs: _Runs) -> Figure:
             if len(by_entries) < 2:
                 continue
             xs = sorted(by_entries)
-            ax.plot(xs, [by_entries[x] for x in xs], marker="o", label=_short(trace))
+            ax.plot(xs, [by_entries[x] for x in xs], label=_short(trace), **_style(n))
         ax.set_xscale("log", base=2)
         ax.set_xlabel(f"{name} entries")
         ax.set_ylabel("miss ratio")
         ax.set_title(name)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        _legend(ax)
     return ("Miss-ratio curves",
             "Each TLB level whose entries the sweep varied: its miss ratio against its entries, per trace "
             "(at each size, the lowest among the runs of that size).", _png(fig))
@@ -171,6 +217,7 @@ def _misses_by_axis(runs: _Runs) -> Figure:
         return None
     fig, plots = _figure(len(axes), 1)
     for ax, axis in zip(plots, axes):
+        n = 0
         for trace in runs.traces:
             sub = runs.ok[(runs.ok["trace"] == trace) & runs.ok[axis].notna()]
             if sub.empty:
@@ -182,43 +229,83 @@ def _misses_by_axis(runs: _Runs) -> Figure:
                     break
                 g = g.sort_values(axis)
                 label = _short(trace) + (" · " + _label(g.iloc[0].to_dict(), others) if others else "")
-                ax.plot(g[axis], g["mpki"], marker="o", label=label)
+                ax.plot(g[axis], g["mpki"], label=label, **_style(n))
+                n += 1
         ax.set_xlabel(axis)
         ax.set_ylabel("TLB misses per 1,000 refs")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, ncol=2)
+        _legend(ax, fontsize=7)
     return ("TLB misses by configuration",
             "Walks per thousand references (the misses of the last TLB level) against each numeric axis of "
-            f"the sweep; a line per trace and setting of the other axes (at most {MAX_LINES} per trace).",
+            f"the sweep; a line per trace and setting of the other axes (at most {MAX_LINES} per trace), each "
+            "with its own marker and dashes, so that lines that coincide show.",
             _png(fig))
 
 
-def _bars(traces: Sequence[str], frame, column: str, xlabel: str):
-    """Horizontal bars of ``column``, a panel per trace, largest first."""
+def _bars(traces: Sequence[str], frame, column: str, xlabel: str, fmt: Callable[[float], str]):
+    """Horizontal bars of ``column``, a panel per trace (with two runs or more), largest
+    first, each bar labelled with its value; whether a panel's axis starts near its
+    smallest value (its bars differ by less than RELATIVE_BELOW) rather than at 0; and
+    the traces left out because their runs read alike (a bar each would tell nothing).
+    No figure when no trace has two runs that differ."""
+    same = []
+    shown = []
+    for t in traces:
+        values = frame[frame["trace"] == t][column]
+        if len(values) < 2:
+            continue
+        if len({fmt(v) for v in values}) == 1:
+            same.append(f"{_short(t)}: every run {fmt(values.iloc[0])}")
+        else:
+            shown.append(t)
+    traces = shown
+    if not traces:
+        return None, False, same
     most = max(int((frame["trace"] == t).sum()) for t in traces)
     fig, axes = _figure(len(traces), 1, height=0.3 * min(MAX_BARS, most) + 1.2)
+    relative = False
     for ax, trace in zip(axes, traces):
         sub = frame[frame["trace"] == trace].sort_values(column, ascending=False).head(MAX_BARS)
-        ax.barh(sub["label"], sub[column], color="#4c72b0")
+        bars = ax.barh(sub["label"], sub[column], color="#4c72b0")
+        ax.bar_label(bars, labels=[fmt(v) for v in sub[column]], padding=3, fontsize=7)
+        lo, hi = float(sub[column].min()), float(sub[column].max())
+        if hi > 0 and lo > 0 and (hi - lo) / hi < RELATIVE_BELOW:
+            span = max(hi - lo, hi * 1e-3)
+            ax.set_xlim(lo - 0.5 * span, hi + 0.6 * span)
+            relative = True
+        elif hi > 0:
+            ax.set_xlim(0, hi * 1.15)
         ax.invert_yaxis()
         ax.set_title(_short(trace), fontsize=10)
         ax.set_xlabel(xlabel)
         ax.tick_params(axis="y", labelsize=7)
         ax.grid(axis="x", alpha=0.3)
-    return fig
+    return fig, relative, same
+
+
+def _relative_note(relative: bool, same: Sequence[str]) -> str:
+    note = (f" Where a trace's runs differ by less than {RELATIVE_BELOW:.0%}, its axis starts near the smallest "
+            "value, not at 0." if relative else "")
+    if same:
+        note += " Left out, their runs alike: " + "; ".join(same) + "."
+    return note
 
 
 def _overhead(runs: _Runs) -> Figure:
-    fig = _bars(runs.traces, runs.ok, "translation_overhead_percent", "translation overhead (% of cycles)")
+    fig, relative, same = _bars(runs.traces, runs.ok, "translation_overhead_percent",
+                                "translation overhead (% of cycles)", lambda v: f"{v:.2f}%")
+    if fig is None:
+        return None
     return ("Translation overhead by configuration",
             "The share of each run's cycles spent on translation (TLB hits, walks, faults, promotions), "
-            f"per trace, largest first (at most {MAX_BARS} runs per trace).", _png(fig))
+            f"per trace with two runs or more, largest first (at most {MAX_BARS} runs per trace)."
+            + _relative_note(relative, same), _png(fig))
 
 
 def _walk_cost(runs: _Runs) -> Figure:
     ok = runs.ok.dropna(subset=["walk_refs_per_walk"])
     ok = ok[ok["walks"] > 0]
-    if ok.empty or ok["page_table"].isna().all():
+    if ok.empty or ok["page_table"].nunique() < 2:
         return None
     table = ok.groupby(["trace", "page_table"])[["walk_refs_per_walk", "walk_lines_per_walk"]].mean().reset_index()
     fig, axes = _figure(1, 2)
@@ -228,14 +315,15 @@ def _walk_cost(runs: _Runs) -> Figure:
                                  ["memory references per walk", "cache lines per walk"]):
         for i, trace in enumerate(runs.traces):
             sub = table[table["trace"] == trace].set_index("page_table").reindex(kinds)
-            ax.bar([k + i * width for k in range(len(kinds))], sub[column], width, label=_short(trace))
+            bars = ax.bar([k + i * width for k in range(len(kinds))], sub[column], width, label=_short(trace))
+            ax.bar_label(bars, fmt="%.2f", padding=2, fontsize=7)
         ax.set_xticks([k + width * (len(runs.traces) - 1) / 2 for k in range(len(kinds))], kinds, rotation=20)
         ax.set_ylabel(label)
         ax.grid(axis="y", alpha=0.3)
-    axes[0].legend(fontsize=8)
+    _legend(axes[1])
     return ("Page-walk cost by page-table structure",
             "Memory references and distinct cache lines per walk, by page-table structure (the mean over "
-            "the runs of each structure), per trace.", _png(fig))
+            "the runs of each structure), per trace, where the runs used two structures or more.", _png(fig))
 
 
 def _fragmentation(runs: _Runs) -> Figure:
@@ -250,17 +338,20 @@ def _fragmentation(runs: _Runs) -> Figure:
             samples = r["report"]["fragmentation"]
             sizes = r["report"].get("fragmentation_sizes") or ["?"]
             x = [s["references"] / 1e6 for s in samples]
+            n = len(share_ax.get_lines())
             share_ax.plot(x, [s["usable_share"][-1] if s["usable_share"] else 0 for s in samples],
-                          label=f"{r['label']} ({sizes[-1]})")
-            promo_ax.plot(x, [s.get("promotions", 0) for s in samples], label=r["label"])
+                          label=f"{r['label']} ({sizes[-1]})", markevery=max(1, len(x) // 8), **_style(n))
+            promo_ax.plot(x, [s.get("promotions", 0) for s in samples], label=f"{r['label']} ({sizes[-1]})",
+                          markevery=max(1, len(x) // 8), **_style(n))
         share_ax.set_title(f"{_short(trace)}: free memory in blocks of the largest size", fontsize=10)
+        share_ax.set_ylim(-0.02, 1.02)
         share_ax.set_ylabel("share of free memory")
         promo_ax.set_title(f"{_short(trace)}: promotions", fontsize=10)
         promo_ax.set_ylabel("promotions so far")
         for ax in (share_ax, promo_ax):
             ax.set_xlabel("references (millions)")
             ax.grid(alpha=0.3)
-            ax.legend(fontsize=7)
+        _legend(promo_ax, fontsize=7)
     return ("Fragmentation and promotions over time",
             "For runs on a buddy allocator that sampled free memory (frames.sample_every): the share of free "
             "memory still in blocks large enough for the largest superpage size, and the promotions made so far.",
@@ -278,13 +369,17 @@ def _speedup(runs: _Runs) -> Figure:
         base = none["cycles"].max() if len(none) else sub["cycles"].max()
         ok.loc[sub.index, "speedup"] = base / sub["cycles"]
         captions.append("base pages" if len(none) else "the slowest configuration")
-    fig = _bars(runs.traces, ok, "speedup", "speedup (×)")
+    fig, relative, same = _bars(runs.traces, ok, "speedup", "speedup (×)", lambda v: f"{v:.3f}×")
+    if fig is None:
+        return None
     for ax in fig.axes:
-        ax.axvline(1.0, color="#888", lw=1)
+        if ax.get_xlim()[0] <= 1.0:
+            ax.axvline(1.0, color="#888", lw=1)
     baseline = " or ".join(sorted(set(captions)))
     return ("Speedup by configuration",
             f"Each run's total cycles (references and translation) against {baseline} of its trace, as the "
-            "papers' speedup bars; best first.", _png(fig))
+            "papers' speedup bars, per trace with two runs or more; best first." + _relative_note(relative, same),
+            _png(fig))
 
 
 FIGURES: List[Callable[[_Runs], Figure]] = [_miss_ratio_curves, _misses_by_axis, _overhead, _walk_cost,
@@ -332,15 +427,34 @@ def _claims(db: str) -> List[str]:
     return parts
 
 
-def _html_table(frame, max_rows: int = 200) -> str:
+def _number(v: float) -> str:
+    """A number of a table: whole or large ones in full (a count stays a count), the
+    others to 4 significant digits; never with separators, so that sorting reads them."""
+    return f"{v:.0f}" if v.is_integer() or abs(v) >= 1e4 else f"{v:.4g}"
+
+
+def _html_table(frame, max_rows: int = 200, wrap: bool = False) -> str:
+    """A sortable table of ``frame``'s first rows; cells on one line unless ``wrap``
+    (it scrolls sideways in its box when wider than the page)."""
     shown = frame.head(max_rows).copy()
+    if "trace" in shown.columns:  # the folder is the page's business, not each row's
+        shown["trace"] = shown["trace"].map(lambda t: _short(t) if isinstance(t, str) else t)
     for column in shown.columns:  # no "None" for an absent text (na_rep covers numbers)
         if shown[column].dtype == object:
             shown[column] = shown[column].where(shown[column].notna(), "")
-    text = shown.to_html(index=False, border=0, na_rep="", float_format=lambda v: f"{v:.4g}")
+    classes = "sortable" if wrap else "sortable nowrap"
+    text = shown.to_html(index=False, border=0, na_rep="", float_format=_number, classes=classes)
+    text = f'<div class="scroll">{text}</div>'
+
     if len(frame) > max_rows:
         text += f'<p class="note">The first {max_rows} of {len(frame)} rows; all of them: pagelab results export.</p>'
     return text
+
+
+def _folders(traces) -> str:
+    """The folders of the traces, for a note above a table that names them by file."""
+    folders = sorted({os.path.dirname(t) or "." for t in traces if isinstance(t, str)})
+    return ", ".join(folders) if folders else "none"
 
 
 def render(db: str, title: Optional[str] = None) -> str:
@@ -373,12 +487,18 @@ def render(db: str, title: Optional[str] = None) -> str:
         parts.append(f'<p class="note">Left out, with nothing to show for these runs: {esc(", ".join(left_out))}.</p>')
     # The runs' fields, what varied and the headline numbers; every number of each run
     # is in `pagelab.results(db)`.
+    # (The analysis and the version only when they vary; a failed run's error in full
+    # under "Failed runs".)
     columns = [c for c in ["trace", "analysis", "version", "status", "error", "seconds", *runs.axes, *_HEADLINE]
-               if c in runs.all.columns]
-    parts.append("<h2>Runs</h2>" + _html_table(runs.all[columns]))
+               if c in runs.all.columns and (c not in ("analysis", "version") or runs.all[c].nunique() > 1)]
+    table = runs.all[columns].copy()
+    if "error" in table.columns:
+        table["error"] = [e[:57] + "…" if isinstance(e, str) and len(e) > 60 else e for e in table["error"]]
+    parts.append(f"<h2>Runs</h2><p class=\"note\">Traces in {esc(_folders(runs.all['trace']))}. "
+                 "Click a heading to sort by it.</p>" + _html_table(table))
     if len(failed):
-        parts.append("<h2>Failed runs</h2>" + _html_table(failed[["trace", *runs.axes, "error"]]))
-    parts.append("</body></html>")
+        parts.append("<h2>Failed runs</h2>" + _html_table(failed[["trace", *runs.axes, "error"]], wrap=True))
+    parts.append(f"<script>{_SORT_SCRIPT}</script></body></html>")
     return "\n".join(parts)
 
 

@@ -19,7 +19,6 @@ const LEAF_WORDS: usize = 1 << (LEAF_BITS - 6);
 /// Leaves the directory indexes directly: 48-bit addresses (36-bit page numbers).
 const DIRECT: u64 = 1 << (36 - LEAF_BITS);
 
-
 /// Leaves allocated before the density is checked.
 const FREE_LEAVES: usize = 256;
 
@@ -146,16 +145,19 @@ impl PageSet {
 
     /// Every page of the bitmaps.
     fn pages(&self) -> impl Iterator<Item = (Asid, u64)> + '_ {
-        self.leaves.iter().enumerate().flat_map(move |(l, &(space, high))| {
-            let asid = self.spaces[space].asid;
-            let words = &self.words[l * LEAF_WORDS..(l + 1) * LEAF_WORDS];
-            words.iter().enumerate().flat_map(move |(i, &w)| {
-                let base = (high << LEAF_BITS) + ((i as u64) << 6);
-                (0..64)
-                    .filter(move |b| w >> b & 1 != 0)
-                    .map(move |b| (asid, base + b))
+        self.leaves
+            .iter()
+            .enumerate()
+            .flat_map(move |(l, &(space, high))| {
+                let asid = self.spaces[space].asid;
+                let words = &self.words[l * LEAF_WORDS..(l + 1) * LEAF_WORDS];
+                words.iter().enumerate().flat_map(move |(i, &w)| {
+                    let base = (high << LEAF_BITS) + ((i as u64) << 6);
+                    (0..64)
+                        .filter(move |b| w >> b & 1 != 0)
+                        .map(move |b| (asid, base + b))
+                })
             })
-        })
     }
 
     /// Every page of `other` added.
@@ -177,11 +179,8 @@ impl PageSet {
     /// Distinct pages of 2^`shift` 4 KiB pages (9: 2M pages, 18: 1G pages) that hold a
     /// page of the set.
     pub fn len_at(&self, shift: u32) -> u64 {
-        let mut big: FxHashSet<(Asid, u64)> = self
-            .sparse
-            .iter()
-            .map(|(a, p)| (*a, p >> shift))
-            .collect();
+        let mut big: FxHashSet<(Asid, u64)> =
+            self.sparse.iter().map(|(a, p)| (*a, p >> shift)).collect();
         if !self.dense {
             return big.len() as u64;
         }
@@ -214,7 +213,11 @@ impl PageSet {
         let mask = (1u64 << width) - 1;
         self.words
             .iter()
-            .map(|w| (0..64 / width).filter(|k| (w >> (k * width)) & mask != 0).count() as u64)
+            .map(|w| {
+                (0..64 / width)
+                    .filter(|k| (w >> (k * width)) & mask != 0)
+                    .count() as u64
+            })
             .sum()
     }
 }
@@ -231,12 +234,14 @@ mod tests {
         let mut plain = HashSet::new();
         let mut x = 7u64;
         for i in 0..200_000u64 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let page = match i % 4 {
                 0 => x >> 47,               // 17-bit page numbers: dense
                 1 => (1 << 30) + (x >> 52), // another region
                 2 => (1 << 40) + (x >> 50), // beyond 48-bit addresses
-                _ => (x >> 50) + 1000,   // a small range, repeats
+                _ => (x >> 50) + 1000,      // a small range, repeats
             };
             let asid = Asid((i % 3 == 0) as u16);
             set.insert(asid, page);
@@ -246,7 +251,9 @@ mod tests {
         assert!(set.dense && set.sparse.len() < 60_000);
         // Random pages: the bitmaps give way to the hash set, and count the same.
         for _ in 0..100_000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             set.insert(Asid(0), x >> 28);
             plain.insert((Asid(0), x >> 28));
         }
