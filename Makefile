@@ -129,7 +129,7 @@ screenshots: browser
 	$(MAKE) python MATURIN_FLAGS="--profile ci"
 	$(CARGO) build --profile ci -p pagelab-cli
 	PAGELAB_SCREENSHOTS=$(CURDIR)/docs/screenshots PAGELAB_BIN=$(CURDIR)/$(TEST_BIN)/pagelab \
-		$(VENV)/bin/pytest -q crates/pagelab-py/tests/test_report.py -k chromium
+		$(VENV)/bin/pytest -q crates/pagelab-py/tests/test_report.py -k "chromium or advise"
 
 # The README's runnable commands, with the tests' build on PATH.
 test-readme:

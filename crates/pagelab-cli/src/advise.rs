@@ -80,6 +80,7 @@ struct Planned {
     categories: Vec<String>,
     additive: bool,
     large_pages: u64,
+    bloat_bytes: u64,
     benefit: f64,
     pmb: Option<f64>,
 }
@@ -92,6 +93,8 @@ pub struct Advice {
     /// The sum of base mappings' benefits (the model is additive), not one analysed.
     pub additive: bool,
     pub large_pages: u64,
+    /// The memory its large pages take beyond the 4K pages the program touches.
+    pub bloat_bytes: u64,
     pub predicted_pmb: Option<f64>,
     pub predicted_benefit_cycles: f64,
     pub predicted_seconds_saved: f64,
@@ -296,6 +299,7 @@ fn advise(args: &AdviseArgs, supervisor: &Supervisor) -> Result<()> {
                 categories: r.categories.clone(),
                 additive: false,
                 large_pages: r.large_pages,
+                bloat_bytes: r.bloat_bytes,
                 benefit: r.benefit_cycles,
                 pmb: r.pmb,
             });
@@ -319,6 +323,7 @@ fn advise(args: &AdviseArgs, supervisor: &Supervisor) -> Result<()> {
             categories,
             additive: true,
             large_pages: backed.iter().map(|r| r.large_pages).sum(),
+            bloat_bytes: backed.iter().map(|r| r.bloat_bytes).sum(),
             benefit,
             pmb: (best > 0.0).then(|| 100.0 * benefit.max(0.0) / best),
         });
@@ -375,6 +380,7 @@ fn advise(args: &AdviseArgs, supervisor: &Supervisor) -> Result<()> {
                 categories: p.categories.clone(),
                 additive: p.additive,
                 large_pages: p.large_pages,
+                bloat_bytes: p.bloat_bytes,
                 predicted_pmb: p.pmb,
                 predicted_benefit_cycles: p.benefit,
                 predicted_seconds_saved: saved,
@@ -436,6 +442,7 @@ fn report(
     let mut t = crate::table::Columns::new([
         "mapping",
         "PMB",
+        "bloat",
         "saved (s)",
         "predicted",
         "median (s)",
@@ -447,6 +454,7 @@ fn report(
         t.row([
             format!("{}{}", a.mapping, if a.additive { " (sum)" } else { "" }),
             a.predicted_pmb.map_or("-".into(), |p| format!("{p:.1}%")),
+            crate::human_bytes(a.bloat_bytes),
             format!("{:.3}", a.predicted_seconds_saved),
             a.predicted_speedup
                 .map_or("all".into(), |x| format!("{x:.2}x")),
@@ -458,6 +466,7 @@ fn report(
     }
     s.push_str(&t.render());
     s.push_str("(saved: MissCycles saved at the clock; predicted and measured: speedup over all small; huge: AnonHugePages, the most any run got)\n");
+    s.push_str(crate::benefit::PMB_AND_BLOAT);
     let g = &b.significance;
     let _ = writeln!(
         s,
@@ -477,15 +486,16 @@ fn report(
 }
 
 fn csv(advice: &[Advice]) -> String {
-    let mut s = String::from("mapping,categories,additive,large_pages,predicted_pmb,predicted_benefit_cycles,predicted_seconds_saved,predicted_speedup,median_seconds,min_seconds,max_seconds,measured_speedup,anon_huge_mib\n");
+    let mut s = String::from("mapping,categories,additive,large_pages,bloat_bytes,predicted_pmb,predicted_benefit_cycles,predicted_seconds_saved,predicted_speedup,median_seconds,min_seconds,max_seconds,measured_speedup,anon_huge_mib\n");
     for a in advice {
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             a.mapping,
             a.categories.join(";"),
             a.additive,
             a.large_pages,
+            a.bloat_bytes,
             a.predicted_pmb.map_or(String::new(), |p| p.to_string()),
             a.predicted_benefit_cycles,
             a.predicted_seconds_saved,

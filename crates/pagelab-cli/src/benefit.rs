@@ -99,6 +99,11 @@ fn options(args: &BenefitArgs) -> Result<Options> {
     request.options(rules, flag).map_err(anyhow::Error::msg)
 }
 
+/// What the table's PMB and bloat are, under it.
+pub const PMB_AND_BLOAT: &str = "(PMB: the percentage of the maximal benefit, Caşcaval et al. PACT 2005 §3.3: \
+the MissCycles a mapping saves over all small, as a share of what the best mapping saves; bloat: the memory its \
+large pages take beyond the 4K pages the program touches in them)\n";
+
 pub fn run(args: &BenefitArgs) -> Result<()> {
     let mut inputs: Vec<&Path> = vec![&args.trace];
     inputs.extend(args.machine.config.as_deref());
@@ -229,6 +234,7 @@ fn report(trace: &Path, b: &Benefit, v: Option<&simulate::Validation>) -> String
         "rank",
         "mapping",
         "large pages",
+        "bloat",
         "TLB misses",
         "page faults",
         "MissCycles",
@@ -241,6 +247,7 @@ fn report(trace: &Path, b: &Benefit, v: Option<&simulate::Validation>) -> String
             r.rank.map_or("-".into(), |k| k.to_string()),
             r.mapping.clone(),
             r.large_pages.to_string(),
+            crate::human_bytes(r.bloat_bytes),
             count(r.tlb_misses as f64),
             count(r.page_faults as f64),
             count(r.miss_cycles),
@@ -250,6 +257,7 @@ fn report(trace: &Path, b: &Benefit, v: Option<&simulate::Validation>) -> String
     }
     s.push('\n');
     s.push_str(&t.render());
+    s.push_str(PMB_AND_BLOAT);
     let g = &b.significance;
     let _ = writeln!(
         s,
@@ -344,13 +352,13 @@ fn report(trace: &Path, b: &Benefit, v: Option<&simulate::Validation>) -> String
 }
 
 fn csv(b: &Benefit, v: Option<&simulate::Validation>) -> String {
-    let mut s = String::from("mapping,page_size,categories,translations,tlb_misses,page_faults,large_pages,miss_cycles,benefit_cycles,pmb,rank,exact,sampled_one_in,simulated_walks,simulated_page_faults,simulated_miss_cycles,simulated_pmb,simulated_rank\n");
+    let mut s = String::from("mapping,page_size,categories,translations,tlb_misses,page_faults,large_pages,bloat_bytes,miss_cycles,benefit_cycles,pmb,rank,exact,sampled_one_in,simulated_walks,simulated_page_faults,simulated_miss_cycles,simulated_pmb,simulated_rank\n");
     let opt = |x: Option<String>| x.unwrap_or_default();
     for (i, r) in b.rows.iter().enumerate() {
         let sim = v.and_then(|v| v.rows.get(i));
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             r.mapping,
             opt(r.page_size.clone()),
             r.categories.join(";"),
@@ -358,6 +366,7 @@ fn csv(b: &Benefit, v: Option<&simulate::Validation>) -> String {
             r.tlb_misses,
             r.page_faults,
             r.large_pages,
+            r.bloat_bytes,
             r.miss_cycles,
             r.benefit_cycles,
             opt(r.pmb.map(|p| p.to_string())),

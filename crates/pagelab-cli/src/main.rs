@@ -74,7 +74,12 @@ enum Command {
     /// Which data categories of a program gain from huge pages, predicted and checked
     /// on this machine: record it, analyse it (analyze benefit), run it natively with
     /// each category backed by transparent huge pages, and compare:
-    /// `pagelab advise -- ./app args`. Standard input, unless a terminal, is read once
+    /// `pagelab advise -- ./app args`. Columns: PMB, the percentage of the maximal
+    /// benefit (the MissCycles a mapping saves over all small, as a share of what the
+    /// best mapping saves); bloat, the memory its large pages take beyond the 4K pages
+    /// the program touches in them; saved, the MissCycles saved at this machine's
+    /// clock; predicted and measured, the speedup over all small; huge, the huge pages
+    /// a run got (AnonHugePages). Standard input, unless a terminal, is read once
     /// and given to the recording and to every native run. Interrupted (SIGINT or
     /// SIGTERM), it stops the programs it runs and removes its temporary files.
     Advise(advise::AdviseArgs),
@@ -184,9 +189,12 @@ enum AnalyzeCommand {
     Reuse(reuse::ReuseArgs),
     /// The benefit of large pages for each data category
     /// (Cașcaval et al., PACT 2005, §3-4): every mapping's TLB misses,
-    /// page faults and MissCycles from reuse distances, ranked by percentage of the
-    /// maximal benefit; the significance test; the mapping the agent would choose
-    /// within a budget of large pages; with --simulate, the simulator's ranking beside.
+    /// page faults and MissCycles from reuse distances, ranked by PMB, the percentage
+    /// of the maximal benefit (the MissCycles a mapping saves over all small, as a
+    /// share of what the best mapping saves), with each mapping's bloat (the memory its
+    /// large pages take beyond the 4K pages touched in them); the significance test;
+    /// the mapping the agent would choose within a budget of large pages; with
+    /// --simulate, the simulator's ranking beside.
     Benefit(benefit::BenefitArgs),
 }
 

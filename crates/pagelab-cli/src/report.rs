@@ -9,7 +9,7 @@ use std::process::Command;
 
 #[derive(clap::Args)]
 pub struct ReportArgs {
-    /// The results database (pagelab sweep -o).
+    /// The results database (pagelab sweep -o), or the JSON of pagelab advise --json.
     db: PathBuf,
     /// The HTML file, written whole or not at all.
     #[arg(short, long)]
@@ -35,8 +35,16 @@ pub fn run(args: &ReportArgs) -> Result<()> {
 /// Draw the report of `db` into `output` with pagelab's Python package.
 pub fn draw(db: &Path, output: &Path, title: Option<&str>, python: Option<&str>) -> Result<()> {
     // Said here, before Python starts: the database must exist, and the page is not
-    // one of its inputs.
-    pagelab_sweep::db::open_existing(db)?;
+    // one of its inputs. (A JSON file, an advise result, Python reads and checks.)
+    let json = std::fs::File::open(db)
+        .and_then(|mut f| {
+            let mut first = [0u8; 1];
+            std::io::Read::read(&mut f, &mut first).map(|n| n == 1 && first[0] == b'{')
+        })
+        .unwrap_or(false);
+    if !json {
+        pagelab_sweep::db::open_existing(db)?;
+    }
     if crate::output::is_stdout(output) {
         bail!("--output: name a file (the report is a whole page)");
     }

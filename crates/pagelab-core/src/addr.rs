@@ -181,7 +181,8 @@ pub fn human_bytes(bytes: u64) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut v = bytes as f64;
     let mut u = 0;
-    while v >= 1024.0 && u + 1 < units.len() {
+    // (Past 1023.95 the next unit: never "1024.0 MiB".)
+    while v >= 1023.95 && u + 1 < units.len() {
         v /= 1024.0;
         u += 1;
     }

@@ -250,6 +250,11 @@ fn a_category_mapped_large_gets_large_pages_of_its_own_in_the_simulation() {
     let row = |m: &str| b.rows.iter().find(|r| r.mapping == m).unwrap();
     assert_eq!(row("static@2M").large_pages, 1);
     assert_eq!(row("small-dynamic@2M").large_pages, 1);
+    // Bloat: the 2M page less the pages touched in it, the data segment's 64 and the
+    // heap's 16; together, one 2M page holds both.
+    assert_eq!(row("static@2M").bloat_bytes, (2 << 20) - (64 << 12));
+    assert_eq!(row("small-dynamic@2M").bloat_bytes, (2 << 20) - (16 << 12));
+    assert_eq!(row("all small").bloat_bytes, 0);
     // The heap's 16 pages stay 4K faults under static@2M: one large fault, the
     // block's small pages and the heap's.
     let sim = |m: &str| v.rows.iter().find(|r| r.mapping == m).unwrap();

@@ -180,6 +180,45 @@ def test_a_repro_report_renders_in_headless_chromium(vrpt, tmp_path):
     assert shot.stat().st_size > 50_000
 
 
+@pytest.fixture(scope="module")
+def advice(tmp_path_factory):
+    """pagelab advise's JSON for randread (make native builds it): one large block."""
+    randread = Path(__file__).resolve().parents[3] / "target" / "native" / "randread"
+    if not randread.is_file():
+        pytest.skip(f"{randread} is not built (make native)")
+    out = tmp_path_factory.mktemp("advise") / "advice.json"
+    subprocess.run([CLI, "advise", "--runs", "1", "--warmup", "0", "--quiet", "--json", str(out), "--",
+                    str(randread), "64", "20000"], check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    return out
+
+
+def test_an_advise_report_sets_prediction_beside_measurement(advice, tmp_path):
+    out = tmp_path / "advice.html"
+    subprocess.run([CLI, "report", str(advice), "-o", str(out), "--python", sys.executable], check=True)
+    text = out.read_text()
+    mappings = json.loads(advice.read_text())["mappings"]
+    assert len(images(text)) == 1
+    rows = re.findall(r"<tr><td>([^<]+)</td>", text)
+    assert rows == [m["mapping"] + (" (sum)" if m["additive"] else "") for m in mappings]
+    assert "PMB: the percentage of the maximal benefit" in text and "bloat (MiB)" in text
+    large = next(m for m in mappings if m["mapping"] == "large-dynamic@2M")
+    assert large["bloat_bytes"] < large["large_pages"] * (2 << 20)
+    # The same page from Python; a JSON that is not an advise result is refused.
+    assert pagelab.report(advice, tmp_path / "py.html") and (tmp_path / "py.html").read_text() == text
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"mappings": [{}], "analysis": {}}')
+    with pytest.raises(ValueError, match="not an advise result"):
+        pagelab.report(bad, tmp_path / "bad.html")
+    assert not (tmp_path / "bad.html").exists()
+    browser_path = _chromium()
+    if browser_path is None:
+        pytest.skip("no Chromium here (Debian: apt-get install chromium): the page was not opened in a browser")
+    shot = _screenshot_path(tmp_path, "advise-report")
+    problems, loaded, _, overflow, _ = _open(out, browser_path, shot)
+    assert problems == [] and not overflow
+    assert all(done and w > 100 and h > 100 for done, w, h in loaded), loaded
+
+
 def test_a_repro_report_sets_each_claim_beside_the_paper(vrpt):
     # pagelab repro draws the report of its database: the paper, its experiments, and a
     # row per claim with the paper's number, ours and the verdict.

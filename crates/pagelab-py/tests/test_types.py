@@ -29,6 +29,8 @@ def test_overrides_change_what_they_name_and_nothing_else():
     d, b = m.to_dict(), base.to_dict()
     stlb = [lvl for lvl in d["tlb"]["levels"] if lvl["name"] == "stlb"][0]
     assert stlb["arrays"][0]["ways"] == 16 and d["cost"]["walk_ref_cycles"] == 12.5
+    # The machine keeps a record of what was set, and nothing else differs.
+    assert d.pop("settings") == {"tlb.levels.stlb.ways": 16, "cost.walk_ref_cycles": 12.5}
     d["tlb"], b["tlb"], d["cost"], b["cost"] = None, None, None, None
     assert d == b
     with pytest.raises(ValueError, match="wayz"):

@@ -26,8 +26,10 @@ class Benefit(NamedTuple):
     ``table``: a DataFrame, one row per mapping in the order analysed ("all small"
     first): ``mapping``, ``page_size``, ``categories`` (on large pages), ``all``,
     ``translations``, ``tlb_misses``, ``page_faults``, ``large_pages``,
-    ``miss_cycles``, ``benefit_cycles``, ``pmb`` and ``rank`` (None when no mapping
-    gains).
+    ``bloat_bytes`` (the memory its large pages take beyond the 4K pages touched in
+    them), ``miss_cycles``, ``benefit_cycles``, ``pmb`` (the percentage of the maximal
+    benefit: the MissCycles saved over all small, as a share of the best mapping's) and
+    ``rank`` (None when no mapping gains).
     ``simulated``: with ``simulate=True``, a DataFrame of the same mappings run through
     the simulator (``walks``, ``page_faults``, ``large_faults``, ``miss_cycles``,
     ``benefit_cycles``, ``pmb``, ``rank``, ``predicted_pmb``, ``predicted_rank``);

@@ -504,7 +504,9 @@ def render(db: str, title: Optional[str] = None) -> str:
 
 def report(db, output, title: Optional[str] = None) -> str:
     """Write the HTML report of the results database ``db`` to ``output``, whole or not at
-    all; returns the output's path. Needs pandas and matplotlib.
+    all; returns the output's path. ``db`` may instead be the JSON of ``pagelab advise
+    --json``: its page sets each mapping's predicted speedup beside the measured one.
+    Needs pandas and matplotlib.
 
     Raises:
         ValueError: ``db`` is not a results database.
@@ -516,14 +518,16 @@ def report(db, output, title: Optional[str] = None) -> str:
         raise ImportError("pagelab.report needs matplotlib, which is not installed: pip install matplotlib") from e
     if os.path.exists(output) and os.path.exists(db) and os.path.samefile(output, db):
         raise ValueError(f"{output}: is the results database itself")
-    text = render(db, title)
+    from . import advise_page
+
+    text = advise_page.render(db, title) if advise_page.is_advice(db) else render(db, title)
     _pagelab.write_file(output, text.encode("utf-8"))
     return output
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="pagelab report", description="An HTML report of a results database.")
-    parser.add_argument("db", help="the results database (pagelab sweep -o)")
+    parser.add_argument("db", help="the results database (pagelab sweep -o), or the JSON of pagelab advise --json")
     parser.add_argument("-o", "--output", required=True, help="the HTML file to write")
     parser.add_argument("--title", help="the page's title")
     args = parser.parse_args(argv)

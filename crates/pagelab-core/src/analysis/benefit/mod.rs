@@ -30,6 +30,7 @@ pub use agent::{Budget, Choice};
 pub use model::{model, MachineModel, ModelTlb};
 pub use request::Request;
 
+use crate::addr::BASE_SHIFT;
 use crate::categories::{names, Category, UserCategory};
 use crate::trace::{Location, TraceError, TraceReader};
 use crate::{MachineConfig, PageSize};
@@ -101,6 +102,9 @@ pub struct Row {
     pub tlb_misses: u64,
     pub page_faults: u64,
     pub large_pages: u64,
+    /// The memory its large pages take beyond the 4K pages the program touches in
+    /// them (of every data reference, sampled or not); 0 for all small.
+    pub bloat_bytes: u64,
     /// Equation 2.
     pub miss_cycles: f64,
     pub benefit_cycles: f64,
@@ -395,6 +399,7 @@ pub fn analyze_trace(
             tlb_misses: 0,
             page_faults: 0,
             large_pages: 0,
+            bloat_bytes: 0,
             miss_cycles: 0.0,
             benefit_cycles: 0.0,
             pmb: None,
@@ -408,6 +413,11 @@ pub fn analyze_trace(
             row.page_faults += c.page_faults;
             row.large_pages += c.large_pages;
             row.large_page_starts.extend(&c.large_page_starts);
+        }
+        if let Some(size) = map.size {
+            let touched = pass.touched(map.large);
+            let large = touched.len_at(size.shift() - BASE_SHIFT);
+            row.bloat_bytes = (large * size.bytes()).saturating_sub(touched.len() << BASE_SHIFT);
         }
         row.miss_cycles = row.tlb_misses as f64 * m.tlb_miss_cycles
             + row.page_faults as f64 * m.page_fault_cycles;

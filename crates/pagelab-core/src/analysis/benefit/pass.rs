@@ -20,6 +20,7 @@ use crate::analysis::reuse::stack::StackDistance;
 use crate::analysis::reuse::{Histogram, Tags};
 use crate::categories::{Attribution, CategoryId, UserCategory};
 use crate::event::{AccessKind, Batch};
+use crate::page_set::PageSet;
 use rustc_hash::FxHashMap;
 
 const TAG_SHIFT: u32 = 52;
@@ -91,6 +92,11 @@ pub struct Pass {
     pub kept_references: u64,
     /// References to each category, of those kept.
     pub category_references: Vec<u64>,
+    /// The 4K pages of each category, of every data reference (sampled or not): what
+    /// the program touches, against which a mapping's large pages are bloat.
+    category_pages: Vec<PageSet>,
+    /// The last (address space, 4K page, category) put in `category_pages`.
+    last_page: (u16, u64, CategoryId),
     sample: u64,
     /// Data references until the next one kept.
     until_sample: u64,
@@ -135,6 +141,8 @@ impl Pass {
             references: 0,
             kept_references: 0,
             category_references: vec![0; categories],
+            category_pages: (0..categories).map(|_| PageSet::new()).collect(),
+            last_page: (0, u64::MAX, 0),
             sample: sample.max(1),
             until_sample: 0,
             accesses: (sample > 1).then(FxHashMap::default),
@@ -223,6 +231,14 @@ impl Pass {
                     r.addr.0
                 ));
             }
+            let page = (r.asid.0, r.addr.0 >> BASE_SHIFT, category);
+            if page != self.last_page {
+                self.last_page = page;
+                let pages = &mut self.category_pages[category as usize];
+                for p in page.1..=last >> BASE_SHIFT {
+                    pages.insert(r.asid, p);
+                }
+            }
             let keep = self.until_sample == 0;
             if let Some(accesses) = &mut self.accesses {
                 let e = accesses
@@ -251,6 +267,17 @@ impl Pass {
 
     fn tag(&mut self, asid: u16) -> Result<u64, String> {
         self.asids.tag(asid)
+    }
+
+    /// The 4K pages the categories of `large` (a bit each) touch, together.
+    pub fn touched(&self, large: u16) -> PageSet {
+        let mut all = PageSet::new();
+        for (c, pages) in self.category_pages.iter().enumerate() {
+            if large >> c & 1 != 0 {
+                all.extend_from(pages);
+            }
+        }
+        all
     }
 
     /// Why the attribution is partial, if it is.
