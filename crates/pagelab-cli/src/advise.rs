@@ -93,7 +93,9 @@ pub struct Advice {
     /// The sum of base mappings' benefits (the model is additive), not one analysed.
     pub additive: bool,
     pub large_pages: u64,
-    /// The memory its large pages take beyond the 4K pages the program touches.
+    /// The memory its large pages take beyond the 4K pages the program touches (of a
+    /// sum of base mappings, the sum of theirs: at most that, since a large page two
+    /// categories share counts in both).
     pub bloat_bytes: u64,
     pub predicted_pmb: Option<f64>,
     pub predicted_benefit_cycles: f64,

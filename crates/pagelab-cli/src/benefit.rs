@@ -70,7 +70,7 @@ pub struct BenefitArgs {
     #[arg(long)]
     csv: Option<PathBuf>,
     /// No progress on standard error.
-    #[arg(long)]
+    #[arg(long, short)]
     quiet: bool,
 }
 

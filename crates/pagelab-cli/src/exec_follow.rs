@@ -12,6 +12,7 @@ use pagelab_core::trace::{Metadata, TraceError, TraceReader};
 use pagelab_core::Batch;
 use std::fs::File;
 use std::io::BufReader;
+use std::path::{Path, PathBuf};
 
 /// The recorder's stream, the programs exec'd included.
 pub struct Followed<'a> {
@@ -23,11 +24,14 @@ pub struct Followed<'a> {
     pub programs: Vec<String>,
     /// The program exec'd and not followed, where the trace ends.
     pub unfollowed: Option<String>,
+    /// The FIFO, for errors.
+    fifo: PathBuf,
 }
 
 impl<'a> Followed<'a> {
     pub fn new(
         reader: PgrecReader,
+        fifo: &Path,
         reopen: impl FnMut() -> Result<Option<File>> + 'a,
     ) -> Followed<'a> {
         Followed {
@@ -35,6 +39,7 @@ impl<'a> Followed<'a> {
             reopen: Box::new(reopen),
             programs: Vec::new(),
             unfollowed: None,
+            fifo: fifo.to_path_buf(),
         }
     }
 
@@ -44,11 +49,12 @@ impl<'a> Followed<'a> {
         let Some(path) = self.reader.replaced_by().map(str::to_string) else {
             return Ok(false);
         };
+        let at = self.reader.position();
         let opened = (self.reopen)().map_err(|e| {
             TraceError::at_offset(
-                std::path::Path::new(&path),
-                0,
-                format!("cannot follow the exec: {e:#}"),
+                &self.fifo,
+                at,
+                format!("cannot follow the exec of {path}: {e:#}"),
             )
         })?;
         match opened {
@@ -86,7 +92,9 @@ impl TraceReader for Followed<'_> {
         self.reader.position()
     }
 
+    /// The reader's, unless the trace ends at an exec not followed: `pagelab record`
+    /// says that itself, with why.
     fn warning(&self) -> Option<&str> {
-        self.reader.warning()
+        self.reader.warning().filter(|_| self.unfollowed.is_none())
     }
 }

@@ -90,6 +90,12 @@ pub fn open_unless_ended(fifo: &Path, child: &mut Child) -> Result<Result<File, 
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 if let Some(status) = child.try_wait()? {
+                    // A writer that opened, wrote and ended since the last look.
+                    if let Ok(file) = rx.try_recv() {
+                        return file
+                            .map(Ok)
+                            .with_context(|| format!("{}: cannot open", fifo.display()));
+                    }
                     // Release the opener thread (it waits for a writer), then report.
                     let _ = std::fs::OpenOptions::new().write(true).open(fifo);
                     return Ok(Err(status));

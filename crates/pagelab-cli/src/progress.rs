@@ -64,8 +64,10 @@ impl Progress {
             let meta = std::fs::metadata(p).ok().filter(|m| m.is_file())?;
             let mut head = [0u8; 8];
             let n = std::io::Read::read(&mut std::fs::File::open(p).ok()?, &mut head).ok()?;
+            // (A drmemtrace zip counts what it unzips too.)
             let plain = pagelab_core::trace::input::Compression::sniff(&head[..n])
-                == pagelab_core::trace::input::Compression::None;
+                == pagelab_core::trace::input::Compression::None
+                && !head.starts_with(b"PK\x03\x04");
             plain.then_some(meta.len())
         };
         self.total = paths

@@ -431,7 +431,7 @@ fn record(
             .context("the recorder's stream")?
             .salvage(true);
         let reopen = || Ok(open_unless_ended(&fifo.path, child)?.ok());
-        (Stream::Pgrec(Followed::new(r, reopen)), None)
+        (Stream::Pgrec(Followed::new(r, &fifo.path, reopen)), None)
     };
     let reader = stream.reader();
     let command_line: Vec<String> = target
@@ -494,13 +494,15 @@ fn record(
     let mut through = String::new();
     if let Stream::Pgrec(f) = &stream {
         if let Some(path) = &f.unfollowed {
-            let why = if args.no_follow_exec {
-                "--no-follow-exec"
+            let how = if args.no_follow_exec {
+                "which ran unrecorded (--no-follow-exec)"
+            } else if !args.skip_exec.is_empty() {
+                "which ran unrecorded, or Valgrind could not run it (see its messages): it matches --skip-exec, or Valgrind cannot run that program"
             } else {
-                "it matches --skip-exec, or Valgrind could not run it"
+                "which Valgrind did not run under the recorder (see its messages; a program of another architecture, or a setuid one, cannot be)"
             };
             eprintln!(
-                "pagelab: warning: the trace ends where the program replaced itself with {path} (exec), which ran unrecorded ({why})"
+                "pagelab: warning: the trace ends where the program replaced itself with {path} (exec), {how}"
             );
         }
         if !f.programs.is_empty() {

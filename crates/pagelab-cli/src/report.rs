@@ -64,13 +64,24 @@ pub fn draw(db: &Path, output: &Path, title: Option<&str>, python: Option<&str>)
     if let Some(t) = title {
         command.args(["--title", t]);
     }
-    let status = command.status().with_context(|| {
-        format!("cannot start {python} (name the interpreter with --python or $PAGELAB_PYTHON)")
-    })?;
-    if !status.success() {
+    let out = command
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .with_context(|| {
+            format!("cannot start {python} (name the interpreter with --python or $PAGELAB_PYTHON)")
+        })?;
+    let said = String::from_utf8_lossy(&out.stderr);
+    // Status 2: the input was refused, and the report module said why on one line.
+    if out.status.code() == Some(2) {
+        let why = said.trim().lines().last().unwrap_or_default();
+        bail!("{}", why.strip_prefix("pagelab report: ").unwrap_or(why));
+    }
+    eprint!("{said}");
+    if !out.status.success() {
         bail!(
-            "{python} -m pagelab.report drew no report ({status}); it needs pagelab's Python package \
-             with pandas and matplotlib (make python), or name the interpreter with --python"
+            "{python} -m pagelab.report drew no report ({}); it needs pagelab's Python package \
+             with pandas and matplotlib (make python), or name the interpreter with --python",
+            out.status
         );
     }
     Ok(())

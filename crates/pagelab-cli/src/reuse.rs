@@ -32,7 +32,7 @@ pub struct ReuseArgs {
     #[arg(long)]
     csv: Option<PathBuf>,
     /// No progress on standard error.
-    #[arg(long)]
+    #[arg(long, short)]
     quiet: bool,
 }
 

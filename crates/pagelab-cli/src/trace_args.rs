@@ -24,7 +24,7 @@ pub struct TraceRunArgs {
     #[arg(long)]
     pub csv: Option<PathBuf>,
     /// No progress on standard error.
-    #[arg(long)]
+    #[arg(long, short)]
     pub quiet: bool,
 }
 

@@ -193,18 +193,27 @@ fn end(n: u64) -> Vec<u64> {
 
 /// A program that execs another: the stream goes on with the other's header, in the
 /// same stream or (`resume`) in the next one opened; either way the references of both
-/// are read, with the marker `exec PATH` between them. An exec that fails is followed
-/// by more of the same program.
+/// are read, the program exec'd in an address space of its own after a switch and the
+/// marker `exec PATH`. An exec that fails is followed by more of the same program; a
+/// stream that ends at an exec says the program exec'd was not recorded.
 #[test]
 fn a_stream_goes_on_through_an_exec() {
     let marker = |at: usize| {
-        (
-            at,
-            Event::Marker {
-                id: pgrec::EXEC_MARKER,
-                name: "exec /bin/b".into(),
-            },
-        )
+        [
+            (
+                at,
+                Event::SwitchAddressSpace {
+                    asid: pagelab_core::addr::Asid(1),
+                },
+            ),
+            (
+                at,
+                Event::Marker {
+                    id: pgrec::EXEC_MARKER,
+                    name: "exec /bin/b".into(),
+                },
+            ),
+        ]
     };
     let first: Vec<u64> = [
         header(),
@@ -222,24 +231,29 @@ fn a_stream_goes_on_through_an_exec() {
         b.refs.iter().map(|m| m.addr.0).collect::<Vec<_>>(),
         [0x1000, 0x1008, 0x2000, 0x3000]
     );
-    assert_eq!(b.events, [marker(2)]);
+    assert_eq!(b.events, marker(2));
+    let spaces: Vec<u16> = b.refs.iter().map(|m| m.asid.0).collect();
+    assert_eq!(spaces, [0, 0, 1, 1]);
     assert_eq!((r.warning(), r.replaced_by()), (None, None));
-    // In two: the first ends at the exec, without a cut.
+    // In two: the first ends at the exec, saying so.
     let mut r = reader(bytes(&first)).unwrap().salvage(true);
     let mut batch = Batch::default();
     let mut refs = 0;
     while r.next_batch(&mut batch).unwrap() {
         refs += batch.refs.len();
     }
-    assert_eq!(
-        (refs, r.warning(), r.replaced_by()),
-        (2, None, Some("/bin/b"))
+    assert_eq!((refs, r.replaced_by()), (2, Some("/bin/b")));
+    let said = r.warning().unwrap();
+    assert!(
+        said.contains("exec'd /bin/b, which was not recorded"),
+        "{said}"
     );
     r.resume(Box::new(std::io::Cursor::new(bytes(&second))))
         .unwrap();
     assert!(r.next_batch(&mut batch).unwrap());
-    assert_eq!(batch.events, [marker(0)]);
+    assert_eq!(batch.events, marker(0));
     assert_eq!(batch.refs.len(), 2);
+    assert_eq!(r.warning(), None);
     assert_eq!(
         r.end_counts(),
         Some(EndCounts {

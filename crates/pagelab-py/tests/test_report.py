@@ -88,6 +88,15 @@ def test_bad_input_is_a_clear_error_and_writes_nothing(tmp_path):
                          capture_output=True, text=True)
     assert run.returncode != 0 and "no such results database" in run.stderr
     assert not (tmp_path / "r.html").exists()
+    # A JSON that is not a whole advise result: one line naming it, nothing written.
+    bad = tmp_path / "advice.json"
+    bad.write_text('{"mappings": [{"mapping": "all small"}], "analysis": {}}')
+    run = subprocess.run([CLI, "report", str(bad), "-o", str(tmp_path / "r.html"), "--python", sys.executable],
+                         capture_output=True, text=True)
+    assert run.returncode == 1, run.stderr
+    assert run.stderr.startswith("pagelab: error: ") and len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert f"{bad}: not an advise result" in run.stderr
+    assert not (tmp_path / "r.html").exists()
 
 
 def _chromium():

@@ -218,13 +218,13 @@ impl Categorizer {
         }
     }
 
-    /// The category of address `addr` of address space `asid`.
-    #[inline]
     /// Whether every address is "other": no memory map, no allocation yet.
     pub fn is_blank(&self) -> bool {
         self.ranges.is_empty() && self.stacks.is_empty()
     }
 
+    /// The category of address `addr` of address space `asid`.
+    #[inline]
     pub fn category(&mut self, asid: u16, addr: u64) -> CategoryId {
         if self.is_blank() {
             return Category::Other.id();

@@ -77,6 +77,10 @@ fn recorded(mut config: MachineConfig, overrides: &[(String, Value)]) -> Machine
             .retain(|k, _| table.is_empty() || !k.starts_with(&prefix));
     }
     for (key, value) in overrides {
+        // A table or list set whole replaces the settings inside it, and a field set
+        // inside one set before updates what that records only by its own key.
+        let inside = format!("{key}.");
+        config.settings.retain(|k, _| !k.starts_with(&inside));
         config.settings.insert(key.clone(), value.clone());
     }
     config

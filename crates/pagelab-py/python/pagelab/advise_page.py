@@ -15,7 +15,7 @@ import html
 import importlib
 import json
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 #: What PMB means, wherever a page shows it.
 PMB = ("PMB: the percentage of the maximal benefit (Caşcaval, Duesterwald, Sweeney and Wisniewski, "
@@ -46,7 +46,9 @@ def _mib(b: Optional[float]) -> str:
     return "" if b is None else f"{b / 2**20:.1f}"
 
 
-def _figure(advice: List[Dict[str, Any]]):
+def _figure(advice: List[Dict[str, Any]]) -> Tuple[str, bool]:
+    """The figure (a base64 PNG), and whether its speedup axis starts near its smallest
+    value rather than at 0."""
     r = _report_module()
 
     names = [a["mapping"] + (" (sum)" if a.get("additive") else "") for a in advice]
@@ -63,7 +65,8 @@ def _figure(advice: List[Dict[str, Any]]):
     speed.bar_label(bars, labels=[f"{m:.3f}×" for m in measured], padding=3, fontsize=7)
     values = [v for v in predicted + measured if v is not None]
     lo, hi = min(values), max(values)
-    if lo > 0 and (hi - lo) / hi < r.RELATIVE_BELOW:
+    relative = None not in predicted and lo > 0 and (hi - lo) / hi < r.RELATIVE_BELOW
+    if relative:
         span = max(hi - lo, hi * 1e-3)
         speed.set_xlim(lo - 0.5 * span, hi + 0.8 * span)
     else:
@@ -88,30 +91,52 @@ def _figure(advice: List[Dict[str, Any]]):
     huge.set_xlabel("huge pages (MiB)")
     huge.grid(axis="x", alpha=0.3)
     huge.legend(fontsize=7, loc="lower left", bbox_to_anchor=(0.0, 1.01), ncol=2, borderaxespad=0.0)
-    return r._png(fig)
+    return r._png(fig), relative
 
 
 def render(path: str, title: Optional[str] = None) -> str:
     """The page of the advise result in ``path``, as HTML text.
 
     Raises:
-        ValueError: ``path`` is not a whole advise result.
+        ValueError (pagelab.report.InputError): ``path`` is not a whole advise result.
     """
-    try:
-        return _render(path, title)
-    except (KeyError, TypeError, IndexError, ValueError) as e:
-        raise ValueError(f"{path}: not an advise result (pagelab advise --json): {e!r}") from None
-
-
-def _render(path: str, title: Optional[str]) -> str:
-    r = _report_module()
-
     with open(path, encoding="utf-8") as f:
         result = json.load(f)
+    problem = _shape_problem(result)
+    if problem is not None:
+        raise _report_module().InputError(f"{path}: not an advise result (pagelab advise --json): {problem}")
+    return _render(result, path, title)
+
+
+#: The fields of each mapping the page reads.
+_MAPPING_FIELDS = ("mapping", "predicted_seconds_saved", "measured_speedup", "median_seconds", "min_seconds",
+                   "max_seconds", "anon_huge_mib")
+
+
+def _shape_problem(result: Any) -> Optional[str]:
+    """What an advise result lacks for the page, or None."""
+    if not isinstance(result, dict) or not isinstance(result.get("mappings"), list) or not result["mappings"]:
+        return "no mappings"
+    if not isinstance(result.get("analysis"), dict):
+        return "no analysis"
+    for i, m in enumerate(result["mappings"]):
+        if not isinstance(m, dict):
+            return f"mappings[{i}] is not an object"
+        for field in _MAPPING_FIELDS:
+            if field not in m:
+                return f"mappings[{i}] has no {field}"
+            if field != "mapping" and not isinstance(m[field], (int, float)):
+                return f"mappings[{i}].{field} is not a number ({m[field]!r})"
+    return None
+
+
+def _render(result: Dict[str, Any], path: str, title: Optional[str]) -> str:
+    r = _report_module()
     esc = html.escape
     advice = result["mappings"]
     analysis = result["analysis"]
     title = title or f"pagelab advise: {result.get('program', os.path.basename(path))}"
+    png, relative = _figure(advice)
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{esc(title)}</title><style>{r._STYLE}</style></head><body>",
@@ -121,11 +146,13 @@ def _render(path: str, title: Optional[str]) -> str:
         f"C_PF {analysis.get('page_fault_cycles')} cycles, {result.get('clock_ghz', 0):.2f} GHz); measured natively, "
         f"the median of {result.get('runs')} runs of each mapping.</p>",
         "<h2>Predicted and measured speedup</h2><figure>"
-        f'<img src="data:image/png;base64,{_figure(advice)}" alt="Predicted and measured speedup">'
+        f'<img src="data:image/png;base64,{png}" alt="Predicted and measured speedup">'
         "<figcaption>Left: each mapping's speedup over all small pages, predicted by the analysis (its MissCycles "
         "saved at this machine's clock; \"all\" where the saving is the whole measured time or more) and measured "
         "(median wall-clock time). Right: the huge pages the mapping "
-        "asks for and the most any of its runs got; a mapping that got none was timed on small pages.</figcaption>"
+        "asks for and the most any of its runs got; a mapping that got none was timed on small pages."
+        + (" The speedup axis starts near the smallest value, not at 0: the mappings differ by less than "
+           f"{r.RELATIVE_BELOW:.0%}." if relative else "") + "</figcaption>"
         "</figure>",
     ]
     rows = []

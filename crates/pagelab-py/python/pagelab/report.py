@@ -25,6 +25,11 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from . import _pagelab
 from ._frames import pandas
 
+class InputError(ValueError):
+    """What the report was given is refused: not a results database or an advise
+    result, or an output that is the input itself."""
+
+
 #: The most runs a bar figure shows per trace (the ones with the most overhead).
 MAX_BARS = 24
 #: The most lines a figure draws per trace.
@@ -135,7 +140,10 @@ class _Runs:
 
     def __init__(self, db: str):
         pd = pandas("pagelab.report")
-        table = _pagelab.results_table(db, whole=True)
+        try:
+            table = _pagelab.results_table(db, whole=True)
+        except ValueError as e:
+            raise InputError(str(e)) from None
         frame = pd.DataFrame(table["rows"], columns=table["columns"])
         self.all = frame
         # What the sweep varied: the override keys (the other columns are the runs'
@@ -438,7 +446,9 @@ def _html_table(frame, max_rows: int = 200, wrap: bool = False) -> str:
     (it scrolls sideways in its box when wider than the page)."""
     shown = frame.head(max_rows).copy()
     if "trace" in shown.columns:  # the folder is the page's business, not each row's
-        shown["trace"] = shown["trace"].map(lambda t: _short(t) if isinstance(t, str) else t)
+        names = {t: _short(t) for t in set(frame["trace"]) if isinstance(t, str)}
+        if len(set(names.values())) == len(names):  # unless two files share a name
+            shown["trace"] = shown["trace"].map(lambda t: names.get(t, t))
     for column in shown.columns:  # no "None" for an absent text (na_rep covers numbers)
         if shown[column].dtype == object:
             shown[column] = shown[column].where(shown[column].notna(), "")
@@ -517,7 +527,7 @@ def report(db, output, title: Optional[str] = None) -> str:
     except ImportError as e:
         raise ImportError("pagelab.report needs matplotlib, which is not installed: pip install matplotlib") from e
     if os.path.exists(output) and os.path.exists(db) and os.path.samefile(output, db):
-        raise ValueError(f"{output}: is the results database itself")
+        raise InputError(f"{output}: is the results database itself")
     from . import advise_page
 
     text = advise_page.render(db, title) if advise_page.is_advice(db) else render(db, title)
@@ -533,7 +543,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     try:
         report(args.db, args.output, args.title)
-    except (ValueError, ImportError, OSError) as e:
+    except (InputError, OSError) as e:  # the input refused: 2, as `pagelab report` reads it
+        print(f"pagelab report: {e}", file=sys.stderr)
+        return 2
+    except ImportError as e:
         print(f"pagelab report: {e}", file=sys.stderr)
         return 1
     return 0

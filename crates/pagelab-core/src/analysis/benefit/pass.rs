@@ -95,8 +95,9 @@ pub struct Pass {
     /// The 4K pages of each category, of every data reference (sampled or not): what
     /// the program touches, against which a mapping's large pages are bloat.
     category_pages: Vec<PageSet>,
-    /// The last (address space, 4K page, category) put in `category_pages`.
-    last_page: (u16, u64, CategoryId),
+    /// The last (address space, first and last 4K page, category) put in
+    /// `category_pages`.
+    last_page: (u16, u64, u64, CategoryId),
     sample: u64,
     /// Data references until the next one kept.
     until_sample: u64,
@@ -142,7 +143,7 @@ impl Pass {
             kept_references: 0,
             category_references: vec![0; categories],
             category_pages: (0..categories).map(|_| PageSet::new()).collect(),
-            last_page: (0, u64::MAX, 0),
+            last_page: (0, u64::MAX, 0, 0),
             sample: sample.max(1),
             until_sample: 0,
             accesses: (sample > 1).then(FxHashMap::default),
@@ -231,11 +232,16 @@ impl Pass {
                     r.addr.0
                 ));
             }
-            let page = (r.asid.0, r.addr.0 >> BASE_SHIFT, category);
+            let page = (
+                r.asid.0,
+                r.addr.0 >> BASE_SHIFT,
+                last >> BASE_SHIFT,
+                category,
+            );
             if page != self.last_page {
                 self.last_page = page;
                 let pages = &mut self.category_pages[category as usize];
-                for p in page.1..=last >> BASE_SHIFT {
+                for p in page.1..=page.2 {
                     pages.insert(r.asid, p);
                 }
             }

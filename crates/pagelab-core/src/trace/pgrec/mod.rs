@@ -6,8 +6,12 @@
 //! A stream that stops without its END record was cut short (the program or the
 //! recorder was killed): an error naming the offset, unless the reader salvages
 //! ([`PgrecReader::salvage`], `--salvage`), when everything before the cut is kept and
-//! [`TraceReader::warning`] says what was lost. A malformed record in the middle is an
-//! error naming its offset.
+//! [`TraceReader::warning`] says what was lost. A stream that stops right after an
+//! EXEC record ended where the program exec'd another: read whole, with a warning that
+//! the program exec'd was not recorded (unless [`PgrecReader::resume`] goes on with
+//! its stream). Each program exec'd is an address space of its own, after a switch and
+//! the marker `exec PATH`. A malformed record in the middle is an error naming its
+//! offset.
 
 mod write;
 pub use write::write;
@@ -62,6 +66,9 @@ pub struct PgrecReader {
     exec: Option<(String, u64)>,
     /// The program whose stream [`PgrecReader::resume`] went on with, for a marker.
     resumed: Option<String>,
+    /// The address space of the references: each program exec'd gets the next one
+    /// (its memory replaces the last program's; the trace keeps them apart).
+    asid: crate::addr::Asid,
 }
 
 /// Why reading a word stopped.
@@ -103,6 +110,7 @@ impl PgrecReader {
             done: false,
             exec: None,
             resumed: None,
+            asid: crate::addr::Asid(0),
         };
         let short = |r: &PgrecReader| {
             TraceError::at_offset(
@@ -177,6 +185,7 @@ impl PgrecReader {
         };
         self.input = input;
         self.done = false;
+        self.cut = None;
         let at = self.offset;
         let short = |r: &PgrecReader| {
             TraceError::at_offset(
@@ -391,6 +400,11 @@ impl PgrecReader {
                 let Some(name) = self.name(len, at)? else {
                     return Ok(false);
                 };
+                let name = if name.is_empty() {
+                    "(a program whose path the recorder could not read)".to_string()
+                } else {
+                    name
+                };
                 self.exec = Some((name, self.offset));
             }
             other => return Err(bad(format!("unknown record tag {other}"))),
@@ -405,7 +419,7 @@ impl PgrecReader {
             ip: 0,
             size,
             kind: AccessKind::from_code(kind),
-            asid: crate::addr::Asid(0),
+            asid: self.asid,
         });
         self.refs_read += 1;
     }
@@ -415,7 +429,7 @@ impl TraceReader for PgrecReader {
     fn next_batch(&mut self, batch: &mut Batch) -> Result<bool, TraceError> {
         batch.clear();
         if let Some(path) = self.resumed.take() {
-            batch.push_event(exec_marker(&path));
+            self.next_program(&path, batch);
         }
         while !self.done && batch.refs.len() < BATCH_REFS {
             if self.end.is_none() && !self.at_exec() {
@@ -427,6 +441,7 @@ impl TraceReader for PgrecReader {
                 let room = BATCH_REFS - batch.refs.len();
                 let mut used = 0usize;
                 let mut bad = None;
+                let asid = self.asid;
                 for word in buf.chunks_exact(8).take(room) {
                     let w = u64::from_le_bytes(word.try_into().unwrap());
                     if w & EVENT != 0 {
@@ -442,7 +457,7 @@ impl TraceReader for PgrecReader {
                         ip: 0,
                         size,
                         kind: AccessKind::from_code((w >> 60) as u8),
-                        asid: crate::addr::Asid(0),
+                        asid,
                     });
                     used += 8;
                 }
@@ -467,9 +482,18 @@ impl TraceReader for PgrecReader {
                 Err(Stop::Io(e)) => return Err(self.io_error(e)),
                 Err(Stop::Eof) => {
                     // Ending right after an exec is the end of this program's stream,
-                    // not a cut (`replaced_by`).
+                    // not a cut (`replaced_by`): what is left out is said.
                     if self.end.is_none() && !self.at_exec() {
                         self.cut_short("at a record boundary")?;
+                    } else if self.end.is_none() {
+                        let path = self.exec.as_ref().map_or("", |(p, _)| p.as_str());
+                        self.cut = Some(format!(
+                            "{}: offset {}: the stream ends where the program exec'd {path}, \
+                             which was not recorded: kept the {} references before it",
+                            self.path.display(),
+                            self.offset,
+                            self.refs_read
+                        ));
                     }
                     self.done = true;
                     break;
@@ -502,7 +526,7 @@ impl TraceReader for PgrecReader {
                     .as_ref()
                     .map(|(p, _)| p.clone())
                     .unwrap_or_default();
-                batch.push_event(exec_marker(&path));
+                self.next_program(&path, batch);
             } else if w & EVENT == 0 {
                 // The common case: one word per reference.
                 let size = ((w >> 48) & 0xfff) as u32;
@@ -532,11 +556,16 @@ impl TraceReader for PgrecReader {
     }
 }
 
-/// The marker a followed exec leaves in the trace.
-fn exec_marker(path: &str) -> Event {
-    Event::Marker {
-        id: EXEC_MARKER,
-        name: format!("exec {path}"),
+impl PgrecReader {
+    /// The program exec'd begins: its own address space (the next), and the marker
+    /// `exec PATH`.
+    fn next_program(&mut self, path: &str, batch: &mut Batch) {
+        self.asid = crate::addr::Asid(self.asid.0.wrapping_add(1));
+        batch.push_event(Event::SwitchAddressSpace { asid: self.asid });
+        batch.push_event(Event::Marker {
+            id: EXEC_MARKER,
+            name: format!("exec {path}"),
+        });
     }
 }
 
