@@ -34,6 +34,7 @@ pub(crate) use pagelab_core::addr::human_bytes;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use pagelab_core::analysis::simulation;
+use pagelab_core::analysis::warmup::Warmup;
 use pagelab_core::trace::{self, TraceFormat};
 use pagelab_core::{Machine, MachineConfig};
 use std::io::Write;
@@ -235,12 +236,23 @@ struct SimulateArgs {
     /// complete chunk, with a warning, instead of failing.
     #[arg(long)]
     salvage: bool,
+    /// Measure the steady state: run the first references (a number, 5000000 or 5e6,
+    /// or a share of the input, 10% or 0.1) to warm the TLBs, caches and page table
+    /// up, and leave them out of every count and cost. Their cold page faults and
+    /// eager paging are reported apart.
+    #[arg(long, value_name = "N|SHARE", value_parser = parse_warmup)]
+    warmup: Option<pagelab_core::analysis::warmup::Warmup>,
     /// Also write the results as JSON to this file ("-" for standard output, instead of the table).
     #[arg(long)]
     json: Option<PathBuf>,
     /// No progress or timing on standard error.
     #[arg(long, short)]
     quiet: bool,
+}
+
+/// `--warmup`'s value.
+pub(crate) fn parse_warmup(text: &str) -> Result<pagelab_core::analysis::warmup::Warmup, String> {
+    pagelab_core::analysis::warmup::Warmup::parse(text)
 }
 
 fn parse_format(name: &Option<String>) -> Result<Option<TraceFormat>> {
@@ -320,6 +332,7 @@ fn simulation_input(args: &SimulateArgs) -> Result<simulation::Input> {
         quantum: args.quantum,
         format: parse_format(&args.format)?,
         salvage: args.salvage,
+        warmup: args.warmup.unwrap_or(Warmup::References(0)),
     })
 }
 
@@ -338,6 +351,10 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
             .check_rereadable("--baseline")
             .map_err(anyhow::Error::msg)?;
     }
+    let warmup = input
+        .warmup_references()
+        .map_err(|e| anyhow::anyhow!("--warmup: {e}"))?;
+    machine.set_warmup(warmup);
     let (mut reader, names) = (input.open().map_err(anyhow::Error::msg)?, input.name());
     let traces = || args.trace.iter().map(PathBuf::as_path);
     let mut progress = progress::Progress::new("simulating", args.quiet).of_files(traces());
@@ -350,7 +367,7 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
     }
     let salvaged = reader.warning().map(str::to_string);
     let report = machine.report();
-    let refs = report.counts.references;
+    let refs = machine.counts().references;
     if refs == 0 {
         bail!("{names}: holds no references: nothing to simulate");
     }
@@ -363,6 +380,7 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
     }
     let baseline = if args.baseline {
         let mut base = build_machine(&simulation::base_pages(&config), &args.machine)?;
+        base.set_warmup(warmup);
         let mut reader = input.open().map_err(anyhow::Error::msg)?;
         let mut progress =
             progress::Progress::new("simulating base pages", args.quiet).of_files(traces());

@@ -17,6 +17,10 @@ pub struct ReportArgs {
     /// The page's title. Default: "pagelab: " and the database's name.
     #[arg(long)]
     title: Option<String>,
+    /// Count page faults and eager paging (the cost of first touching memory) in the
+    /// figures of overhead and speedup. Default: the steady state, without them.
+    #[arg(long)]
+    with_faults: bool,
     /// The Python interpreter with pagelab's package, pandas and matplotlib. Default:
     /// $PAGELAB_PYTHON, else the repository's .venv, else python3.
     #[arg(long)]
@@ -29,11 +33,18 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         &args.output,
         args.title.as_deref(),
         args.python.as_deref(),
+        args.with_faults,
     )
 }
 
 /// Draw the report of `db` into `output` with pagelab's Python package.
-pub fn draw(db: &Path, output: &Path, title: Option<&str>, python: Option<&str>) -> Result<()> {
+pub fn draw(
+    db: &Path,
+    output: &Path,
+    title: Option<&str>,
+    python: Option<&str>,
+    with_faults: bool,
+) -> Result<()> {
     // Said here, before Python starts: the database must exist, and the page is not
     // one of its inputs. (A JSON file, an advise result, Python reads and checks.)
     let json = std::fs::File::open(db)
@@ -63,6 +74,9 @@ pub fn draw(db: &Path, output: &Path, title: Option<&str>, python: Option<&str>)
         .arg(output);
     if let Some(t) = title {
         command.args(["--title", t]);
+    }
+    if with_faults {
+        command.arg("--with-faults");
     }
     let out = command
         .stderr(std::process::Stdio::piped())

@@ -38,6 +38,11 @@ pub struct ReproArgs {
     /// `pagelab advise`): the claims that need one are not run. `--quick` makes none.
     #[arg(long)]
     no_native: bool,
+    /// Measure every simulation of the experiments in the steady state: the first
+    /// references (a number, or a share of each trace: 10%, 0.1) are left out of every
+    /// count and cost. The papers' other analyses are run as they are.
+    #[arg(long, value_name = "N|SHARE", value_parser = crate::parse_warmup)]
+    warmup: Option<pagelab_core::analysis::warmup::Warmup>,
     /// No HTML report (it needs pagelab's Python package with matplotlib).
     #[arg(long)]
     no_report: bool,
@@ -131,6 +136,7 @@ fn reproduce_into(
             (_, true) => Some("not run: --no-native".into()),
             _ => None,
         },
+        warmup: args.warmup,
     };
     let executor = Local { jobs: args.jobs };
     let quiet = args.quiet;
@@ -179,6 +185,7 @@ fn reproduce_into(
             &dir.join("report.html"),
             Some(&title),
             args.python.as_deref(),
+            false,
         )?;
     }
     if failed > 0 {

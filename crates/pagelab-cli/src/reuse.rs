@@ -23,6 +23,11 @@ pub struct ReuseArgs {
     /// their numbers, and scale the counts (SHARDS). Default: exact.
     #[arg(long, value_name = "R")]
     sample_rate: Option<f64>,
+    /// Read the first references without counting them: a number (5000000, 5e6) or a
+    /// share of the trace (10%, 0.1). Their pages are known after, so only what
+    /// follows is measured, as in the steady state.
+    #[arg(long, value_name = "N|SHARE", value_parser = crate::parse_warmup)]
+    warmup: Option<pagelab_core::analysis::warmup::Warmup>,
     /// Also write the results as JSON to this file ("-" for standard output, instead of the table).
     #[arg(long)]
     json: Option<PathBuf>,
@@ -52,6 +57,17 @@ pub fn run(args: &ReuseArgs) -> Result<()> {
         }
     }
     let format = crate::parse_format(&args.format)?;
+    let warmup = match args.warmup {
+        Some(w) => pagelab_core::analysis::simulation::Input {
+            traces: vec![args.trace.clone()],
+            format,
+            warmup: w,
+            ..Default::default()
+        }
+        .warmup_references()
+        .map_err(|e| anyhow::anyhow!("--warmup: {e}"))?,
+        None => 0,
+    };
     let mut reader = trace::open(&args.trace, format)?;
     let mut progress =
         crate::progress::Progress::new("reading", args.quiet).of_files([args.trace.as_path()]);
@@ -66,6 +82,7 @@ pub fn run(args: &ReuseArgs) -> Result<()> {
         &args.trace,
         &sizes,
         args.sample_rate,
+        warmup,
         |refs, position| progress.tick(refs, position),
     )?;
     let elapsed = progress.finish();

@@ -271,6 +271,24 @@ impl Batch {
     pub fn push_event(&mut self, event: Event) {
         self.events.push((self.refs.len(), event));
     }
+
+    /// The batch as two: its first `k` references with the events up to them
+    /// (those placed right after the `k`th too), and the rest.
+    pub fn split_at(&self, k: usize) -> (Batch, Batch) {
+        let k = k.min(self.refs.len());
+        let head = Batch {
+            refs: self.refs[..k].to_vec(),
+            events: self.events.iter().filter(|e| e.0 <= k).cloned().collect(),
+        };
+        let tail = Batch {
+            refs: self.refs[k..].to_vec(),
+            events: (self.events.iter())
+                .filter(|e| e.0 > k)
+                .map(|(p, e)| (p - k, e.clone()))
+                .collect(),
+        };
+        (head, tail)
+    }
 }
 
 /// A part of a trace whose references are all *plain*: in one address space, each

@@ -10,6 +10,7 @@
 #![allow(clippy::useless_conversion)]
 
 use pagelab_core::analysis::simulation;
+use pagelab_core::analysis::warmup::Warmup;
 use pagelab_core::trace::info::InfoBuilder;
 use pagelab_core::trace::{self, TraceFormat, TraceReader};
 use pagelab_core::{Batch, Machine, MachineConfig};
@@ -121,6 +122,10 @@ fn run_simulation(
     if baseline {
         input.check_rereadable("baseline").map_err(Failure::Input)?;
     }
+    let warmup = input
+        .warmup_references()
+        .map_err(|e| Failure::Input(format!("warmup: {e}")))?;
+    machine.set_warmup(warmup);
     let name = input.name();
     let mut reader = input.open().map_err(Failure::Input)?;
     machine
@@ -134,6 +139,7 @@ fn run_simulation(
     let report = machine.report();
     let baseline = if baseline {
         let mut base = build(&simulation::base_pages(&config))?;
+        base.set_warmup(warmup);
         let mut reader = input.open().map_err(Failure::Input)?;
         base.run_trace(reader.as_mut(), Path::new(&name), |_, _| {})
             .map_err(input_error)?;
@@ -275,14 +281,16 @@ fn compare_translation(
 /// "2M", …) in one pass, with the misses of a fully associative LRU TLB of every size.
 /// Returns a dict.
 #[pyfunction]
-#[pyo3(signature = (trace, page_sizes = vec!["4K".to_string()], format = None, sample_rate = None))]
+#[pyo3(signature = (trace, page_sizes = vec!["4K".to_string()], format = None, sample_rate = None, warmup = None))]
 fn reuse(
     py: Python<'_>,
     trace: &str,
     page_sizes: Vec<String>,
     format: Option<&str>,
     sample_rate: Option<f64>,
+    warmup: Option<&str>,
 ) -> PyResult<PyObject> {
+    let warmup = parse_warmup(warmup)?;
     detached(py, || {
         let mut sizes = Vec::new();
         for s in &page_sizes {
@@ -297,12 +305,24 @@ fn reuse(
                 "page_sizes: name at least one page size".into(),
             ));
         }
+        let warmup = simulation::Input {
+            traces: vec![trace.into()],
+            format: format
+                .map(TraceFormat::parse)
+                .transpose()
+                .map_err(Failure::Input)?,
+            warmup,
+            ..Default::default()
+        }
+        .warmup_references()
+        .map_err(|e| Failure::Input(format!("warmup: {e}")))?;
         let (mut reader, _) = open_trace(trace, format)?;
         let result = pagelab_core::analysis::reuse::analyze_trace(
             reader.as_mut(),
             Path::new(trace),
             &sizes,
             sample_rate,
+            warmup,
             |_, _| {},
         )
         .map_err(input_error)?;
@@ -322,7 +342,7 @@ fn reuse(
 /// a bad trace, configuration or run.
 #[pyfunction]
 #[pyo3(signature = (traces, config_toml = "", format = None, origin = "<config>", synthetic = None,
-    quantum = simulation::DEFAULT_QUANTUM, baseline = false))]
+    quantum = simulation::DEFAULT_QUANTUM, baseline = false, warmup = None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
@@ -333,7 +353,9 @@ fn simulate(
     synthetic: Option<String>,
     quantum: usize,
     baseline: bool,
+    warmup: Option<&str>,
 ) -> PyResult<PyObject> {
+    let warmup = parse_warmup(warmup)?;
     if quantum == 0 {
         return Err(PyValueError::new_err("quantum must be at least 1"));
     }
@@ -347,8 +369,16 @@ fn simulate(
         quantum,
         format,
         salvage: false,
+        warmup,
     };
     detached(py, || run_simulation(&input, config_toml, origin, baseline))
+}
+
+/// A warm-up as Python gives it (its text: 5000000, "10%", 0.1); none: no warm-up.
+fn parse_warmup(text: Option<&str>) -> PyResult<Warmup> {
+    text.map_or(Ok(Warmup::References(0)), |t| {
+        Warmup::parse(t).map_err(|e| PyValueError::new_err(format!("warmup: {e}")))
+    })
 }
 
 /// Read the whole trace and return what it holds as a dict: references by kind,

@@ -46,7 +46,7 @@ pub fn repro_claims(py: Python<'_>, db: PathBuf) -> PyResult<PyObject> {
 /// `pagelab repro PAPER` on the command line records.
 /// Returns the verdicts (what verdicts.json holds), as a dict.
 #[pyfunction]
-#[pyo3(signature = (paper, output, traces, quick = false, jobs = None, quiet = false, cache = None))]
+#[pyo3(signature = (paper, output, traces, quick = false, jobs = None, quiet = false, cache = None, warmup = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn repro(
     py: Python<'_>,
@@ -57,7 +57,12 @@ pub fn repro(
     jobs: Option<usize>,
     quiet: bool,
     cache: Option<PathBuf>,
+    warmup: Option<&str>,
 ) -> PyResult<PyObject> {
+    let warmup = warmup
+        .map(pagelab_core::analysis::warmup::Warmup::parse)
+        .transpose()
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("warmup: {e}")))?;
     let def = pagelab_repro::paper(paper).map_err(pyo3::exceptions::PyValueError::new_err)?;
     if jobs == Some(0) {
         return Err(pyo3::exceptions::PyValueError::new_err(
@@ -76,6 +81,7 @@ pub fn repro(
             no_native: Some(
                 "not run: native measurements are made by the command line (pagelab repro)".into(),
             ),
+            warmup,
         };
         let db = options.db.display().to_string();
         let mut observer = |_: &str, _: usize, _: usize| -> Box<dyn Observer> {

@@ -73,3 +73,17 @@ def test_a_string_where_a_list_is_expected_is_refused(tmp_path):
         with pytest.raises(TypeError, match=says):
             pagelab.sweep(spec, str(db), quiet=True)
         assert not db.exists()
+
+
+@pytest.mark.parametrize("warmup, error, says", [
+    (True, TypeError, "warmup"),
+    ([3], TypeError, "warmup"),
+    ("lots", ValueError, "warm-up"),
+    (1.5, ValueError, "warm-up"),
+    (6, ValueError, "warm-up of 6 references leaves none"),
+])
+def test_a_bad_warmup_is_refused_naming_it(tmp_path, warmup, error, says):
+    trace = tmp_path / "t.addrs"
+    trace.write_text("".join(f"R {0x1000 * (i + 1):#x} 8\n" for i in range(6)))
+    with pytest.raises(error, match=says):
+        pagelab.simulate(trace, warmup=warmup)

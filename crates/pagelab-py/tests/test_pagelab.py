@@ -325,3 +325,23 @@ def test_a_pipe_is_read_once(tmp_path):
     finally:
         os.close(read)
     assert info["references"] == 2
+
+
+def test_a_warmup_leaves_its_references_out(abacba):
+    # A B A C B A on a 2-entry LRU TLB: after A B A (warm-up), C misses, B misses
+    # (evicted by C), A misses (evicted by B): 3 references, 3 misses, 1 page fault.
+    whole = pagelab.simulate(abacba, ONE_SET_TWO_WAYS)
+    steady = pagelab.simulate(abacba, ONE_SET_TWO_WAYS, warmup=3)
+    assert steady["counts"]["references"] == 3
+    assert steady["levels"][0]["misses"] == 3
+    assert steady["counts"]["page_faults"] == 1
+    assert steady["warmup"]["references"] == 3
+    assert steady["warmup"]["page_faults"] == 2
+    assert whole["counts"]["page_faults"] == 3
+    # A share of the input, as a float or as the command line's text.
+    assert pagelab.simulate(abacba, ONE_SET_TWO_WAYS, warmup=0.5)["warmup"]["references"] == 3
+    assert pagelab.simulate(abacba, ONE_SET_TWO_WAYS, warmup="50%")["warmup"]["references"] == 3
+    assert pagelab.to_frame([steady])["warmup_references"].tolist() == [3]
+    # Reuse distances after A B A: C is cold, B at distance 2, A at distance 2.
+    reuse = pagelab.reuse_distance(abacba, warmup=3)
+    assert reuse.summary["cold"].tolist() == [1]

@@ -73,6 +73,24 @@ def test_the_page_stands_alone_with_every_figure(db, tmp_path):
     assert "<td>None</td>" not in text
 
 
+def test_the_figures_show_the_steady_state_unless_asked(db, tmp_path):
+    from pagelab.report import _overhead, _speedup
+
+    steady, whole = _Runs(str(db)), _Runs(str(db), with_faults=True)
+    assert (steady.ok["cycles"] <= whole.ok["cycles"]).all()
+    assert (steady.ok["cycles"] < whole.ok["cycles"]).any(), "the fixture's runs fault"
+    for make in (_overhead, _speedup):
+        assert "Steady state: page faults and eager paging" in make(steady)[1]
+        assert "counted in" in make(whole)[1]
+    # Runs measured after a warm-up say so.
+    path = tmp_path / "warm.db"
+    pagelab.sweep({"traces": [trace("gups-rec.plt")], "machine": "skylake",
+                   "analysis": {"kind": "simulate", "warmup": 100_000},
+                   "grid": {"tlb.levels.stlb.ways": [4, 16]}}, path, quiet=True)
+    caption = _overhead(_Runs(str(path)))[1]
+    assert "2 of the 2 runs were measured after a warm-up (their first 100,000 references" in caption
+
+
 def test_the_command_line_writes_the_same_page(db, tmp_path):
     py, cli = tmp_path / "py.html", tmp_path / "cli.html"
     pagelab.report(db, py)

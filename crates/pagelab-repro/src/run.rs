@@ -44,6 +44,9 @@ pub struct Options {
     /// None: make the native measurements the results folder lacks; else why none is
     /// made (the claims that need one it lacks are not run, saying so).
     pub no_native: Option<String>,
+    /// A warm-up for every simulation (`pagelab repro --warmup`): the experiments'
+    /// simulations measure the steady state; other analyses are left as they are.
+    pub warmup: Option<pagelab_core::analysis::warmup::Warmup>,
 }
 
 /// What a reproduction found.
@@ -80,6 +83,9 @@ pub fn experiment_sweep(
             grid.insert(key.to_string(), toml::Value::Array(vec![value.clone()]));
         }
     }
+    if let Some(w) = options.warmup {
+        with_warmup(&mut table, w);
+    }
     if let Some(toml::Value::Array(traces)) = table.get_mut("traces") {
         for t in traces.iter_mut() {
             let Some(name) = t.as_str() else { continue };
@@ -112,6 +118,28 @@ pub fn experiment_sweep(
         .try_into()
         .map_err(|e: toml::de::Error| anyhow::anyhow!("{origin}: {}", e.message().trim()))?;
     pagelab_sweep::expand(&file, &origin, Path::new(".")).map_err(anyhow::Error::msg)
+}
+
+/// A sweep's table with `warmup` in its analysis, if that is a simulation.
+fn with_warmup(table: &mut toml::Table, warmup: pagelab_core::analysis::warmup::Warmup) {
+    use pagelab_core::analysis::warmup::Warmup;
+    let mut analysis = match table.get("analysis") {
+        None => toml::Table::new(),
+        Some(toml::Value::String(kind)) if kind == "simulate" => toml::Table::new(),
+        Some(toml::Value::Table(t))
+            if t.get("kind").and_then(toml::Value::as_str) == Some("simulate") =>
+        {
+            t.clone()
+        }
+        Some(_) => return,
+    };
+    analysis.insert("kind".into(), "simulate".into());
+    let value = match warmup {
+        Warmup::References(n) => toml::Value::Integer(n.min(i64::MAX as u64) as i64),
+        Warmup::Fraction(x) => toml::Value::Float(x),
+    };
+    analysis.insert("warmup".into(), value);
+    table.insert("analysis".into(), toml::Value::Table(analysis));
 }
 
 /// The catalogue workloads the experiments of `paper` run on (`workload:NAME`; none
@@ -446,4 +474,43 @@ pub fn write(dir: &Path, r: &Reproduction, quick: bool) -> Result<()> {
         pagelab_core::whole_file::write(&dir.join(name), text.as_bytes())?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pagelab_core::analysis::warmup::Warmup;
+
+    fn table(text: &str) -> toml::Table {
+        toml::from_str(text).unwrap()
+    }
+
+    /// `--warmup` reaches the simulations of every experiment and no other analysis.
+    #[test]
+    fn a_warmup_goes_to_simulations_only() {
+        for text in [
+            "",
+            "analysis = \"simulate\"",
+            "analysis = { kind = \"simulate\" }",
+        ] {
+            let mut t = table(text);
+            with_warmup(&mut t, Warmup::Fraction(0.1));
+            assert_eq!(
+                t["analysis"].to_string(),
+                "{ kind = \"simulate\", warmup = 0.1 }",
+                "{text}"
+            );
+        }
+        let mut t = table("");
+        with_warmup(&mut t, Warmup::References(5000));
+        assert_eq!(t["analysis"]["warmup"].as_integer(), Some(5000));
+        for text in [
+            "analysis = \"translation\"",
+            "analysis = { kind = \"benefit\", simulate = true }",
+        ] {
+            let mut t = table(text);
+            with_warmup(&mut t, Warmup::References(5000));
+            assert_eq!(t, table(text), "{text}");
+        }
+    }
 }

@@ -217,6 +217,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 &path,
                 &[pagelab_core::PageSize::K4],
                 None,
+                0,
                 |_, _| {},
             )?;
             Ok((r.references, r))

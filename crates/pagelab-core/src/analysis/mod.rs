@@ -16,3 +16,4 @@ pub mod pagetables;
 pub mod reuse;
 pub mod simulation;
 pub mod translation;
+pub mod warmup;

@@ -2,6 +2,7 @@
 //! (traces, interleaved as processes of one machine, or a built-in synthetic
 //! workload) and, on request, the same machine with base pages only beside it.
 
+use crate::analysis::warmup::Warmup;
 use crate::config::PromotionConfig;
 use crate::machine::Report;
 use crate::trace::{self, TraceFormat, TraceReader};
@@ -26,6 +27,8 @@ pub struct Input {
     pub format: Option<TraceFormat>,
     /// Read a trace cut short up to its last good part, with a warning.
     pub salvage: bool,
+    /// The first references, left out of the report (see [`crate::analysis::warmup`]).
+    pub warmup: Warmup,
 }
 
 impl Default for Input {
@@ -36,6 +39,7 @@ impl Default for Input {
             quantum: DEFAULT_QUANTUM,
             format: None,
             salvage: false,
+            warmup: Warmup::References(0),
         }
     }
 }
@@ -75,6 +79,20 @@ impl Input {
                 self.quantum,
             )?)),
         }
+    }
+
+    /// The references the warm-up leaves out. A share of the input reads it once
+    /// first to count them, so it must be a file, not a pipe.
+    pub fn warmup_references(&self) -> Result<u64, String> {
+        self.warmup.references(|| {
+            self.check_rereadable("a warm-up given as a share of the input")?;
+            self.count_references()
+        })
+    }
+
+    /// The references of the whole input, read through.
+    pub fn count_references(&self) -> Result<u64, String> {
+        crate::analysis::warmup::count_references(self.open()?.as_mut()).map_err(|e| e.to_string())
     }
 
     /// Refuse an input that cannot be read twice (a pipe), before a run that must

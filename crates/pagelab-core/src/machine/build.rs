@@ -116,6 +116,8 @@ impl Machine {
             config: config.clone(),
             ranges,
             peak_frames: 0,
+            warmup_at: None,
+            warm: None,
             repeat_shift: tlb.min_first_page_bytes().trailing_zeros(),
             walker: Walker {
                 walk_caches: WalkCaches::build(&config.walk_caches, table_levels, config.seed)

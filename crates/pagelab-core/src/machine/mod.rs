@@ -46,9 +46,11 @@ mod promote;
 mod ranges;
 mod repeat_choice;
 mod report;
+mod steady;
 #[cfg(test)]
 mod tests;
 mod walker;
+mod warmup;
 pub use crate::counts::Counts;
 pub use crate::pagetable::AnyPageTable;
 pub use repeat_choice::RepeatMode;
@@ -56,6 +58,7 @@ pub use report::{LevelReport, PagingReport, RangesReport, Report};
 use serde::Serialize;
 use std::fmt;
 use std::path::Path;
+pub use steady::WarmupReport;
 
 /// What went wrong in a run, with the index of the reference it happened at.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -112,6 +115,9 @@ pub struct Machine {
     ranges: crate::range::Ranges,
     /// The most frames in use after any event or batch.
     peak_frames: u64,
+    /// References the warm-up runs (see [`steady`]), and the report at its end.
+    warmup_at: Option<u64>,
+    warm: Option<Box<Report>>,
 }
 
 pub use crate::frames::sampling::FragmentationSample;
@@ -151,7 +157,14 @@ impl Machine {
         loop {
             // Plain parts of the trace go straight to the kernel, as columns.
             // (Plain parts leave out allocation events, which eager paging needs.)
-            let part = if self.decoupled && self.kernel && self.ranges.eager.is_none() {
+            let part = if self.warming() {
+                // Whole batches, which split at the warm-up's end.
+                if reader.next_batch(&mut batch)? {
+                    Part::Full
+                } else {
+                    Part::End
+                }
+            } else if self.decoupled && self.kernel && self.ranges.eager.is_none() {
                 reader.next_plain(!self.tlb.split(), &mut plain, &mut batch)?
             } else if reader.next_batch(&mut batch)? {
                 Part::Full
@@ -159,10 +172,18 @@ impl Machine {
                 Part::End
             };
             let refs = match part {
-                Part::End => return Ok(()),
+                Part::End => {
+                    return self
+                        .check_warmup()
+                        .map_err(|e| TraceError::new(path, Location::File, e))
+                }
                 Part::Plain => {
                     self.run_plain(&plain).map_err(stopped)?;
                     plain.addrs.len()
+                }
+                Part::Full if self.warming() => {
+                    self.run_warming(&batch).map_err(stopped)?;
+                    batch.refs.len()
                 }
                 Part::Full => {
                     self.run_batch(&batch).map_err(stopped)?;

@@ -7,8 +7,8 @@ use crate::tlb::hierarchy::SizeCounts;
 use crate::tlb::walk_cache::WalkCacheReport;
 
 impl Machine {
-    /// The results so far.
-    pub fn report(&self) -> Report {
+    /// The results so far, of the whole run: the warm-up included.
+    pub(super) fn report_whole(&self) -> Report {
         let mut c = self.counts.clone();
         let unit = self.tlb.range_unit();
         if let Some((u, _)) = unit {
@@ -161,6 +161,7 @@ impl Machine {
             translation_overhead_percent: cycles.overhead_percent(),
             tlb_overhead_percent: cycles.tlb_percent(),
             cycles,
+            warmup: None,
         }
     }
 }
@@ -227,6 +228,10 @@ pub struct Report {
     /// Range translations: the range unit and eager paging, if configured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ranges: Option<RangesReport>,
+    /// With a warm-up (`--warmup`): what its references counted and cost, left out
+    /// of everything above (see [`super::steady`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<super::steady::WarmupReport>,
 }
 
 /// What range translations did: the range TLB (or direct segment) and eager paging.
@@ -328,6 +333,13 @@ impl fmt::Display for Report {
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect();
             writeln!(f, "  set {}", set.join(" "))?;
+        }
+        if let Some(w) = &self.warmup {
+            writeln!(
+                f,
+                "  steady state: after a warm-up of {} references, left out of every count and cost",
+                w.references
+            )?;
         }
         row(f, "references", c.references.to_string())?;
         for (i, kind) in crate::event::AccessKind::ALL.iter().enumerate() {
@@ -538,6 +550,18 @@ impl fmt::Display for Report {
             "translation overhead (+ faults)",
             format!("{:.2}%", self.translation_overhead_percent),
         )?;
+        if let Some(w) = &self.warmup {
+            row(
+                f,
+                "warm-up: page faults, eager pages",
+                format!("{}, {}", w.page_faults, w.eager_pages),
+            )?;
+            row(
+                f,
+                "warm-up: translation overhead",
+                format!("{:.2}%", w.translation_overhead_percent),
+            )?;
+        }
         if let Some(k) = &self.cache {
             write!(f, "{k}")?;
         }

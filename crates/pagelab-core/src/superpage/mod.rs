@@ -234,6 +234,13 @@ pub trait PromotionPolicy {
     fn stats(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
+    /// Whether the stat `name` of [`stats`](Self::stats) is a state at a moment (live
+    /// reservations, say) rather than a count: a steady-state report keeps it as at
+    /// the end instead of subtracting the warm-up's.
+    fn stat_is_state(&self, name: &str) -> bool {
+        let _ = name;
+        false
+    }
     /// Check the policy's bookkeeping against the page table (`lookup` translates a
     /// base page as the table does) and the walking TLB level (`tlb`: its entries):
     /// population counts equal the pages mapped, a followed TLB is the real one. For

@@ -321,6 +321,9 @@ impl PromotionPolicy for Reservation {
             ("reservations live", self.live.len() as u64),
         ]
     }
+    fn stat_is_state(&self, name: &str) -> bool {
+        name == "reservations live"
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -126,6 +126,9 @@ impl PromotionPolicy for Thp {
             ("ranges with base pages", self.ranges.len() as u64),
         ]
     }
+    fn stat_is_state(&self, name: &str) -> bool {
+        name == "ranges with base pages"
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -205,6 +205,7 @@ def simulate(
     synthetic: Optional[str] = None,
     quantum: int = 1_000_000,
     baseline: bool = False,
+    warmup: Union[None, int, float, str] = None,
 ) -> Report:
     """Simulate a machine over a whole trace and return its report (``pagelab simulate``).
 
@@ -225,6 +226,11 @@ def simulate(
         baseline: also run the machine with base pages only (promotion policy none,
             all else the same): the report's ``baseline`` gives the speedup, the TLB
             misses removed and the memory bloat.
+        warmup: measure the steady state: the first references (an ``int``, or a
+            share of the input: ``0.1`` or ``"10%"``) warm the TLBs, caches and page
+            table up and are left out of every count and cost; the report's
+            ``warmup`` gives what they counted and cost (their cold page faults,
+            eager paging) apart.
 
     Returns:
         The report: ``machine`` (the configuration's name), ``counts`` (references,
@@ -254,9 +260,18 @@ def simulate(
         format = traces[0].format
     raw = _pagelab.simulate(
         [_trace_path(t) for t in traces], text, format, origin,
-        synthetic=synthetic, quantum=quantum, baseline=baseline,
+        synthetic=synthetic, quantum=quantum, baseline=baseline, warmup=_warmup_text(warmup),
     )
     return Report(raw)
+
+
+def _warmup_text(warmup: Union[None, int, float, str]) -> Optional[str]:
+    """A warm-up as the command line's ``--warmup`` takes it."""
+    if warmup is None:
+        return None
+    if isinstance(warmup, bool) or not isinstance(warmup, (int, float, str)):
+        raise TypeError(f"warmup: expected a number of references, a share of the input or a text such as '10%', not {warmup!r}")
+    return str(warmup)
 
 
 def trace_info(trace: Union[PathLike, "Trace"], format: Optional[str] = None, categories=None) -> TraceInfo:

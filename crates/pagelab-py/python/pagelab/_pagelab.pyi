@@ -40,6 +40,7 @@ def simulate(
     synthetic: Optional[str] = None,
     quantum: int = ...,
     baseline: bool = False,
+    warmup: Optional[str] = None,
 ) -> Dict[str, Any]: ...
 def trace_info(trace: str, format: Optional[str] = None, categories_toml: str = "") -> Dict[str, Any]: ...
 def default_config() -> str: ...
@@ -60,7 +61,11 @@ def compare_translation(
     origin: str = "<config>",
 ) -> Dict[str, Any]: ...
 def reuse(
-    trace: str, page_sizes: Sequence[str] = ..., format: Optional[str] = None, sample_rate: Optional[float] = None
+    trace: str,
+    page_sizes: Sequence[str] = ...,
+    format: Optional[str] = None,
+    sample_rate: Optional[float] = None,
+    warmup: Optional[str] = None,
 ) -> Dict[str, Any]: ...
 def benefit(
     trace: str,
@@ -99,6 +104,7 @@ def repro(
     jobs: Optional[int] = ...,
     quiet: bool = ...,
     cache: Optional[str] = ...,
+    warmup: Optional[str] = ...,
 ) -> Dict[str, Any]: ...
 def results_table(db: str, whole: bool = False) -> Dict[str, Any]: ...
 def flatten_report(report: Dict[str, Any]) -> Dict[str, Any]: ...

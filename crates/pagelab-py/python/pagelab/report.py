@@ -20,7 +20,7 @@ import html
 import io
 import os
 import sys
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _pagelab
 from ._frames import pandas
@@ -138,8 +138,11 @@ _HEADLINE = ("references", "walks", "page_faults", "miss_ratio", "mpki", "transl
 class _Runs:
     """The successful runs of a database, with their reports and what varied."""
 
-    def __init__(self, db: str):
+    def __init__(self, db: str, with_faults: bool = False):
         pd = pandas("pagelab.report")
+        # Whether the figures count page faults and eager paging (the cost of first
+        # touching memory) in, or show the steady state (the default).
+        self.with_faults = with_faults
         try:
             table = _pagelab.results_table(db, whole=True)
         except ValueError as e:
@@ -151,7 +154,8 @@ class _Runs:
         self.axes = list(table["keys"])
         # The figures draw simulations; other analyses' runs are in the runs table.
         ok = frame[(frame["status"] == "ok") & (frame["analysis"] == "simulate")].copy()
-        ok["cycles"] = [sum((r.get("cycles") or {}).values()) for r in ok["report"]]
+        ok["cycles"] = [_cycles(r.get("cycles") or {}, with_faults) for r in ok["report"]]
+        ok["warmup_refs"] = [(r.get("warmup") or {}).get("references", 0) for r in ok["report"]]
         ok["walk_refs_per_walk"] = [r.get("walk_refs_per_walk") for r in ok["report"]]
         ok["walk_lines_per_walk"] = [r.get("walk_lines_per_walk") for r in ok["report"]]
         ok["page_table"] = [_config_field(c, ("page_table", "kind")) for c in ok["config"]]
@@ -164,6 +168,33 @@ class _Runs:
     def numeric_axes(self) -> List[str]:
         pd = pandas("pagelab.report")
         return [a for a in self.axes if pd.api.types.is_numeric_dtype(self.ok[a]) and self.ok[a].nunique() > 1]
+
+
+#: Cycles of first touching memory: page faults (minor and major) and eager paging.
+_START_UP = ("page_faults", "major_faults", "eager_paging")
+
+
+def _cycles(cycles: Mapping[str, float], with_faults: bool) -> float:
+    """A run's cycles: all of them, or those of the steady state (without page faults
+    and eager paging)."""
+    return sum(v for k, v in cycles.items() if with_faults or k not in _START_UP)
+
+
+def _steady_note(runs: "_Runs") -> str:
+    """What the figures of cycles count, for their captions."""
+    warm = runs.ok["warmup_refs"]
+    warmed = (f" {int((warm > 0).sum())} of the {len(warm)} runs were measured after a warm-up "
+              f"(their first {_count_range(warm[warm > 0])} references left out of every count)."
+              if (warm > 0).any() else "")
+    if runs.with_faults:
+        return " Page faults and eager paging are counted in (--with-faults)." + warmed
+    return (" Steady state: page faults and eager paging, the cost of first touching memory, are left out "
+            "(they are in the runs table; pagelab report --with-faults counts them in)." + warmed)
+
+
+def _count_range(values) -> str:
+    lo, hi = int(values.min()), int(values.max())
+    return f"{lo:,}" if lo == hi else f"{lo:,} to {hi:,}"
 
 
 def _config_field(text: Optional[str], path: Tuple[str, ...]) -> Optional[str]:
@@ -300,14 +331,19 @@ def _relative_note(relative: bool, same: Sequence[str]) -> str:
 
 
 def _overhead(runs: _Runs) -> Figure:
-    fig, relative, same = _bars(runs.traces, runs.ok, "translation_overhead_percent",
-                                "translation overhead (% of cycles)", lambda v: f"{v:.2f}%")
+    if runs.with_faults:
+        column, label = "translation_overhead_percent", "translation overhead (% of cycles)"
+        what = "translation (TLB hits, walks, promotions, page faults, eager paging)"
+    else:
+        column, label = "tlb_overhead_percent", "TLB overhead, steady state (% of cycles)"
+        what = "the TLB (hits, walks, promotions, the policy's bookkeeping)"
+    fig, relative, same = _bars(runs.traces, runs.ok, column, label, lambda v: f"{v:.2f}%")
     if fig is None:
         return None
     return ("Translation overhead by configuration",
-            "The share of each run's cycles spent on translation (TLB hits, walks, faults, promotions), "
+            f"The share of each run's cycles spent on {what}, "
             f"per trace with two runs or more, largest first (at most {MAX_BARS} runs per trace)."
-            + _relative_note(relative, same), _png(fig))
+            + _steady_note(runs) + _relative_note(relative, same), _png(fig))
 
 
 def _walk_cost(runs: _Runs) -> Figure:
@@ -385,8 +421,9 @@ def _speedup(runs: _Runs) -> Figure:
             ax.axvline(1.0, color="#888", lw=1)
     baseline = " or ".join(sorted(set(captions)))
     return ("Speedup by configuration",
-            f"Each run's total cycles (references and translation) against {baseline} of its trace, as the "
-            "papers' speedup bars, per trace with two runs or more; best first." + _relative_note(relative, same),
+            f"Each run's cycles (references and translation) against {baseline} of its trace, as the "
+            "papers' speedup bars, per trace with two runs or more; best first." + _steady_note(runs)
+            + _relative_note(relative, same),
             _png(fig))
 
 
@@ -467,9 +504,9 @@ def _folders(traces) -> str:
     return ", ".join(folders) if folders else "none"
 
 
-def render(db: str, title: Optional[str] = None) -> str:
+def render(db: str, title: Optional[str] = None, with_faults: bool = False) -> str:
     """The report of the database ``db`` as HTML text."""
-    runs = _Runs(db)
+    runs = _Runs(db, with_faults)
     esc = html.escape
     title = title or f"pagelab: {os.path.basename(db)}"
     failed = runs.all[runs.all["status"] != "ok"]
@@ -512,11 +549,13 @@ def render(db: str, title: Optional[str] = None) -> str:
     return "\n".join(parts)
 
 
-def report(db, output, title: Optional[str] = None) -> str:
+def report(db, output, title: Optional[str] = None, with_faults: bool = False) -> str:
     """Write the HTML report of the results database ``db`` to ``output``, whole or not at
     all; returns the output's path. ``db`` may instead be the JSON of ``pagelab advise
     --json``: its page sets each mapping's predicted speedup beside the measured one.
-    Needs pandas and matplotlib.
+    The figures of overhead and speedup show the steady state (page faults and eager
+    paging left out, as is any run's warm-up) unless ``with_faults``. Needs pandas and
+    matplotlib.
 
     Raises:
         ValueError: ``db`` is not a results database.
@@ -530,7 +569,7 @@ def report(db, output, title: Optional[str] = None) -> str:
         raise InputError(f"{output}: is the results database itself")
     from . import advise_page
 
-    text = advise_page.render(db, title) if advise_page.is_advice(db) else render(db, title)
+    text = advise_page.render(db, title) if advise_page.is_advice(db) else render(db, title, with_faults)
     _pagelab.write_file(output, text.encode("utf-8"))
     return output
 
@@ -540,9 +579,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("db", help="the results database (pagelab sweep -o), or the JSON of pagelab advise --json")
     parser.add_argument("-o", "--output", required=True, help="the HTML file to write")
     parser.add_argument("--title", help="the page's title")
+    parser.add_argument("--with-faults", action="store_true",
+                        help="count page faults and eager paging in the figures of overhead and speedup")
     args = parser.parse_args(argv)
     try:
-        report(args.db, args.output, args.title)
+        report(args.db, args.output, args.title, with_faults=args.with_faults)
     except (InputError, OSError) as e:  # the input refused: 2, as `pagelab report` reads it
         print(f"pagelab report: {e}", file=sys.stderr)
         return 2

@@ -73,7 +73,7 @@ def repro_papers() -> List[Dict[str, Any]]:
 
 def repro(paper: str, output: PathLike, *, quick: bool = False, jobs: Optional[int] = None,
           traces: Optional[PathLike] = None, cache: Optional[PathLike] = None, report: bool = True,
-          quiet: bool = True) -> Reproduction:
+          quiet: bool = True, warmup=None) -> Reproduction:
     """Reproduce ``paper`` (one of ``repro_papers()``) into the folder ``output``: its
     experiments on the local cores (``jobs`` at once; default every core), each claim
     judged, the inputs of its sensitivity table run at their other values (not with
@@ -83,15 +83,20 @@ def repro(paper: str, output: PathLike, *, quick: bool = False, jobs: Optional[i
     the papers' own kernels as recorded traces (default as the command line's:
     ``$PAGELAB_CACHE``, else ``$XDG_CACHE_HOME/pagelab/traces``, else
     ``~/.cache/pagelab/traces``), which ``pagelab repro PAPER``
-    records on first use.
+    records on first use. ``warmup`` (an ``int``, or a share of each trace: ``0.1`` or
+    ``"10%"``) measures every simulation of the experiments in the steady state, as
+    ``pagelab repro --warmup`` does.
 
     Raises:
         ValueError: an unknown paper, a missing trace, or a database that cannot be written.
     """
+    from . import _warmup_text
+
     output = os.fspath(output)
     folder = os.fspath(traces) if traces is not None else os.path.normpath(_TRACES)
     v = _pagelab.repro(paper, output, folder, quick=quick, jobs=jobs, quiet=quiet,
-                          cache=os.fspath(cache) if cache is not None else None)
+                          cache=os.fspath(cache) if cache is not None else None,
+                          warmup=_warmup_text(warmup))
     if report:
         from .report import report as draw
 

@@ -55,6 +55,7 @@ def reuse_distance(
     page_sizes: Sequence[str] = ("4K",),
     format: Optional[str] = None,
     sample_rate: Optional[float] = None,
+    warmup=None,
 ) -> ReuseDistance:
     """Exact reuse distances of a trace's page stream, and its miss-ratio curves.
 
@@ -65,6 +66,9 @@ def reuse_distance(
         sample_rate: approximate from this share of the pages (0 < rate <= 1,
             chosen by a hash of their numbers, counts scaled up: SHARDS); the result's
             ``exact`` is then False. Default None: exact.
+        warmup: read the first references (an ``int``, or a share of the trace:
+            ``0.1`` or ``"10%"``) without counting them: their pages are known, so
+            only what follows is measured, as in the steady state.
 
     Returns:
         A :class:`ReuseDistance` of DataFrames (needs pandas).
@@ -76,11 +80,13 @@ def reuse_distance(
         import pandas as pd
     except ImportError as e:
         raise ImportError("pagelab.reuse_distance needs pandas, which is not installed: pip install pandas") from e
-    from . import _trace_path
+    from . import _trace_path, _warmup_text
 
     if isinstance(page_sizes, str):
         page_sizes = [page_sizes]
-    result: Dict[str, Any] = _pagelab.reuse(_trace_path(trace), [str(s) for s in page_sizes], format, sample_rate)
+    result: Dict[str, Any] = _pagelab.reuse(
+        _trace_path(trace), [str(s) for s in page_sizes], format, sample_rate, warmup=_warmup_text(warmup)
+    )
     sizes = result["page_sizes"]
     curve = pd.DataFrame(
         [(p["page_size"], n, m, r) for p in sizes for n, m, r in p["curve"]],

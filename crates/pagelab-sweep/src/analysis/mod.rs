@@ -27,6 +27,7 @@ pub use reuse::Reuse;
 pub use simulate::Simulate;
 pub use translation::Translation;
 
+use pagelab_core::analysis::warmup::Warmup;
 use pagelab_core::config::MachineConfig;
 use pagelab_core::trace::TraceReader;
 use serde::{Deserialize, Serialize};
@@ -40,7 +41,9 @@ use crate::inputs::layout;
 macro_rules! for_each_analysis {
     ($m:ident) => {
         $m! {
-            /// `simulate`: the machine's report. No options.
+            /// `simulate`: the machine's report. Options: `warmup` (the first
+            /// references left out of the report: a number, or a share of each
+            /// trace, `"10%"` or `0.1`).
             "simulate" => Simulate(Simulate),
             /// `pagetables compare`: every page-table structure. Options: `behind_tlb`
             /// (only the references that miss the machine's TLB), `max_refs`; a trace
@@ -61,7 +64,8 @@ macro_rules! for_each_analysis {
             "benefit" => Benefit(Benefit),
             /// `analyze reuse`: reuse distances and LRU miss curves of the page
             /// stream; the machine is not used. Options: `page_sizes` (default
-            /// `["4K"]`), `sample_rate` (SHARDS sampling; default exact).
+            /// `["4K"]`), `sample_rate` (SHARDS sampling; default exact), `warmup`
+            /// (as simulate's).
             "reuse" => Reuse(Reuse),
         }
     };
@@ -121,7 +125,7 @@ for_each_analysis!(make_analysis);
 
 impl Default for Analysis {
     fn default() -> Self {
-        Analysis::Simulate(Simulate {})
+        Analysis::Simulate(Simulate::default())
     }
 }
 
@@ -153,7 +157,9 @@ impl Analysis {
     /// what the Ray runner hands on.
     pub fn to_json(&self) -> String {
         match self {
-            Analysis::Simulate(_) => String::new(),
+            // Without options, as before there were any: the keys of runs stored
+            // then stay theirs.
+            Analysis::Simulate(s) if *s == Simulate::default() => String::new(),
             other => serde_json::to_string(other).unwrap_or_default(),
         }
     }
@@ -191,6 +197,25 @@ impl Analysis {
     /// One run: the result as JSON text and the references it read (for the rate).
     pub fn run(&self, trace: &Path, config: &MachineConfig) -> Result<(String, u64), String> {
         self.kind().run(trace, config)
+    }
+}
+
+/// The references a warm-up leaves out of a run on `trace` (a share counts them).
+fn warmup_references(warmup: Option<Warmup>, trace: &Path) -> Result<u64, String> {
+    let Some(w) = warmup else { return Ok(0) };
+    w.references(|| {
+        let mut reader = crate::inputs::open_trace(trace)?;
+        pagelab_core::analysis::warmup::count_references(reader.as_mut()).map_err(|e| e.to_string())
+    })
+    .map_err(|e| format!("analysis.warmup: {e}"))
+}
+
+/// A warm-up as the command's `--warmup` arguments.
+fn warmup_args(warmup: Option<Warmup>) -> Vec<String> {
+    match warmup {
+        None => Vec::new(),
+        Some(Warmup::References(n)) => vec!["--warmup".into(), n.to_string()],
+        Some(Warmup::Fraction(x)) => vec!["--warmup".into(), x.to_string()],
     }
 }
 

@@ -2,8 +2,9 @@
 //! the page stream at each of `page_sizes` (default 4K), and the misses of a fully
 //! associative LRU TLB of every size. The machine is not used.
 
-use super::{json, sizes, words, Kind};
+use super::{json, sizes, warmup_args, warmup_references, words, Kind};
 use pagelab_core::analysis::reuse;
+use pagelab_core::analysis::warmup::Warmup;
 use pagelab_core::config::MachineConfig;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -17,6 +18,9 @@ pub struct Reuse {
     /// Analyse this share of the pages (spatial hashing). Default: all (exact).
     #[serde(default)]
     pub sample_rate: Option<f64>,
+    /// References read before those counted: a number, or a share of the trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<Warmup>,
 }
 
 impl Kind for Reuse {
@@ -33,10 +37,17 @@ impl Kind for Reuse {
         if sizes.is_empty() {
             sizes.push(pagelab_core::PageSize::K4);
         }
+        let warmup = warmup_references(self.warmup, trace)?;
         let mut reader = crate::inputs::open_trace(trace)?;
-        let result =
-            reuse::analyze_trace(reader.as_mut(), trace, &sizes, self.sample_rate, |_, _| {})
-                .map_err(|e| e.to_string())?;
+        let result = reuse::analyze_trace(
+            reader.as_mut(),
+            trace,
+            &sizes,
+            self.sample_rate,
+            warmup,
+            |_, _| {},
+        )
+        .map_err(|e| e.to_string())?;
         Ok((json(&result)?, result.references))
     }
     fn command(&self, trace: &str, _machine: &str) -> Vec<String> {
@@ -47,6 +58,7 @@ impl Kind for Reuse {
         if let Some(r) = self.sample_rate {
             args.extend(["--sample-rate".into(), r.to_string()]);
         }
+        args.extend(warmup_args(self.warmup));
         args
     }
 }

@@ -58,6 +58,10 @@ impl Tags {
     }
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Distinct pages an exact pass keeps (its times and slots are 32-bit).
 const MAX_DISTINCT: u64 = 1 << 30;
 
@@ -164,6 +168,10 @@ pub struct PageSizeReuse {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Reuse {
     pub references: u64,
+    /// References read before those counted (`--warmup`): their pages are known, so
+    /// a later reference to one is at a finite distance, but they are not counted.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub warmup_references: u64,
     /// False when pages were sampled (`sample_rate`).
     pub exact: bool,
     /// The share of pages sampled (1 when exact).
@@ -180,6 +188,8 @@ pub struct ReusePass {
     asids: Tags,
     keys: Vec<u64>,
     references: u64,
+    /// References of the warm-up, read but not counted.
+    warmup: u64,
     /// Translations of each page size, sampled or not.
     translations: Vec<u64>,
     /// Pages whose hash is below this (out of 2^24) are analysed; 2^24: all.
@@ -221,6 +231,7 @@ impl ReusePass {
             asids: Tags::default(),
             keys: Vec::new(),
             references: 0,
+            warmup: 0,
         })
     }
 
@@ -284,6 +295,17 @@ impl ReusePass {
         Ok(())
     }
 
+    /// End the warm-up: what was read so far stays in the engines (its pages are
+    /// known) but leaves the counts.
+    pub fn end_warmup(&mut self) {
+        self.warmup += self.references;
+        self.references = 0;
+        self.translations.iter_mut().for_each(|t| *t = 0);
+        self.histograms
+            .iter_mut()
+            .for_each(|h| *h = Histogram::default());
+    }
+
     fn tag(&mut self, asid: u16) -> Result<u64, String> {
         self.asids.tag(asid)
     }
@@ -298,6 +320,7 @@ impl ReusePass {
             .map(|(((size, h), e), &t)| summarize(*size, h, e.distinct(), t, self.rate))
             .collect();
         Reuse {
+            warmup_references: self.warmup,
             references: self.references,
             exact: self.rate == 1.0,
             sample_rate: self.rate,
@@ -363,22 +386,41 @@ fn summarize(
 }
 
 /// Read a whole trace and find the reuse distances of its page stream at each page
-/// size: exact, or approximate from a share `sample_rate` of the pages.
-/// `after_batch` is told each batch's references and the reader's position.
+/// size: exact, or approximate from a share `sample_rate` of the pages; the first
+/// `warmup` references are read but not counted. `after_batch` is told each batch's
+/// references and the reader's position.
 pub fn analyze_trace(
     reader: &mut dyn TraceReader,
     path: &Path,
     sizes: &[PageSize],
     sample_rate: Option<f64>,
+    warmup: u64,
     mut after_batch: impl FnMut(u64, u64),
 ) -> Result<Reuse, TraceError> {
-    let mut pass = ReusePass::sampled(sizes, sample_rate.unwrap_or(1.0))
-        .map_err(|e| TraceError::new(path, Location::File, e))?;
+    let fail = |e| TraceError::new(path, Location::File, e);
+    let mut pass = ReusePass::sampled(sizes, sample_rate.unwrap_or(1.0)).map_err(fail)?;
     let mut batch = Batch::default();
+    let mut left = warmup;
     while reader.next_batch(&mut batch)? {
-        pass.add_batch(&batch)
-            .map_err(|e| TraceError::new(path, Location::File, e))?;
-        after_batch(batch.refs.len() as u64, reader.position());
+        let n = batch.refs.len() as u64;
+        if left > 0 && n >= left {
+            let (head, tail) = batch.split_at(left as usize);
+            pass.add_batch(&head).map_err(fail)?;
+            pass.end_warmup();
+            pass.add_batch(&tail).map_err(fail)?;
+            left = 0;
+        } else {
+            pass.add_batch(&batch).map_err(fail)?;
+            left = left.saturating_sub(n);
+        }
+        after_batch(n, reader.position());
+    }
+    if warmup > 0 && (left > 0 || pass.references == 0) {
+        // Before the warm-up's end, what was read is all in `references`.
+        let read = pass.warmup + pass.references;
+        return Err(fail(format!(
+            "a warm-up of {warmup} references leaves none to measure: the input holds {read}"
+        )));
     }
     Ok(pass.finish())
 }
