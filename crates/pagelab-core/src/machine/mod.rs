@@ -46,6 +46,7 @@ mod promote;
 mod ranges;
 mod repeat_choice;
 mod report;
+mod report_table;
 mod steady;
 #[cfg(test)]
 mod tests;
@@ -54,11 +55,9 @@ mod warmup;
 pub use crate::counts::Counts;
 pub use crate::pagetable::AnyPageTable;
 pub use repeat_choice::RepeatMode;
-pub use report::{LevelReport, PagingReport, RangesReport, Report};
+pub use report::{LevelReport, PagingReport, RangesReport, Report, WarmupReport};
 use serde::Serialize;
-use std::fmt;
 use std::path::Path;
-pub use steady::WarmupReport;
 
 /// What went wrong in a run, with the index of the reference it happened at.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

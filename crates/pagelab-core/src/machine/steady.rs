@@ -12,7 +12,7 @@
 //! Each part is taken apart field by field (a destructuring `let`), so a count added
 //! to a report does not compile until it is said here whether it is subtracted.
 
-use super::report::{LevelReport, PagingReport, RangesReport, Report};
+use super::report::{LevelReport, PagingReport, RangesReport, Report, WarmupReport};
 use crate::cache::{CacheLevelReport, CacheReport, PerKind};
 use crate::cost::Cycles;
 use crate::counts::Counts;
@@ -20,22 +20,6 @@ use crate::frames::FileCacheReport;
 use crate::range::{EagerReport, RangeUnitReport};
 use crate::tlb::hierarchy::SizeCounts;
 use crate::tlb::walk_cache::WalkCacheReport;
-use serde::Serialize;
-
-/// What the warm-up counted and cost: the references left out of the report.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct WarmupReport {
-    pub references: u64,
-    pub walks: u64,
-    pub page_faults: u64,
-    /// Pages eager paging allocated ahead of use during the warm-up.
-    pub eager_pages: u64,
-    pub cycles: Cycles,
-    /// As the report's: translation (hits, walks, faults, eager paging) over all
-    /// cycles, and the TLB's share without page faults.
-    pub translation_overhead_percent: f64,
-    pub tlb_overhead_percent: f64,
-}
 
 impl WarmupReport {
     pub fn of(warm: &Report) -> WarmupReport {
