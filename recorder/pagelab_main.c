@@ -24,6 +24,7 @@
    interface (pub_tool_*.h, libvex_ir.h). */
 
 #include "pub_tool_basics.h"
+#include "pub_tool_debuginfo.h"
 #include "pub_tool_tooliface.h"
 #include "pub_tool_libcassert.h"
 #include "pub_tool_libcbase.h"
@@ -94,6 +95,7 @@ extern Addr VG_(brk_base);
 #define SEG_OTHER 6
 
 #define MAX_NAME  4096          /* longest marker / segment name written */
+#define MARKER_CALLSITE 4       /* a call site's name, on its first allocation */
 
 /*------------------------------------------------------------*/
 /*--- Options                                              ---*/
@@ -967,19 +969,105 @@ static ULong mix64(ULong x)
    return x;
 }
 
-/* Hash of the first 4 code addresses of the stack outside the wrappers. */
-static ULong callsite_hash(ThreadId tid)
+/* Call sites named so far: an open-addressed set of their hashes (0: empty), at
+   most half full; past that, new call sites go unnamed. */
+#define NAMED_SLOTS 65536
+static ULong* named;
+static UInt   named_count;
+
+/* Whether the call site `h` is seen for the first time (and now noted). */
+static Bool first_sight(ULong h)
 {
-   Addr  ips[12];
+   UInt i, mask = NAMED_SLOTS - 1;
+   if (named == NULL)
+      named = VG_(calloc)("pagelab.named", NAMED_SLOTS, sizeof(ULong));
+   for (i = (UInt)(h >> 20) & mask; named[i] != 0; i = (i + 1) & mask)
+      if (named[i] == h) return False;
+   if (named_count >= NAMED_SLOTS / 2) return False;
+   named[i] = h;
+   named_count++;
+   return True;
+}
+
+/* Append `text` to name[*len ..], within MAX_NAME. */
+static void append(HChar* name, UInt* len, const HChar* text)
+{
+   while (*text && *len < MAX_NAME - 1) name[(*len)++] = *text++;
+   name[*len] = 0;
+}
+
+/* Append one frame as Valgrind describes it, without its address:
+   "fn (file.c:12)", "fn (in /lib/x.so)" made "fn (x.so)", or "??? (x.so)". */
+static void append_description(HChar* name, UInt* len, const HChar* d)
+{
+   const HChar* colon = VG_(strstr)(d, ": ");
+   const HChar* in;
+   if (colon) d = colon + 2;
+   in = VG_(strstr)(d, " (in ");
+   if (in == NULL) {
+      append(name, len, d);
+      return;
+   }
+   {
+      const HChar* obj = in + 5;
+      const HChar* base = VG_(strrchr)(obj, '/');
+      while (d < in && *len < MAX_NAME - 1) name[(*len)++] = *d++;
+      name[*len] = 0;
+      append(name, len, " (");
+      append(name, len, base ? base + 1 : obj);   /* keeps the closing ")" */
+   }
+}
+
+/* Append a code address's frames: the functions inlined at it, innermost first,
+   then the one it is in, each "fn (file:line)" where the debug information has
+   them. False once main has been appended (the frames below it are the C
+   library's start-up, left out). */
+static Bool append_frame(HChar* name, UInt* len, Addr ip, Bool first)
+{
+   DiEpoch      ep = VG_(current_DiEpoch)();
+   Vg_FnNameKind kind = VG_(get_fnname_kind_from_IP)(ep, ip);
+   InlIPCursor* iipc;
+   if (kind == Vg_FnNameBelowMain) return False;
+   iipc = VG_(new_IIPC)(ep, ip);
+   do {
+      append(name, len, first ? " " : " < ");
+      first = False;
+      append_description(name, len, VG_(describe_IP)(ep, ip, iipc));
+   } while (VG_(next_IIPC)(iipc));
+   VG_(delete_IIPC)(iipc);
+   return kind != Vg_FnNameMain;
+}
+
+/* Name a call site once, by the frames its hash is made of, innermost first, to
+   main: marker MARKER_CALLSITE "0xHASH fn (file:line) < caller (file:line)". */
+static void name_callsite(ULong h, const Addr* frames, UInt n)
+{
+   HChar name[MAX_NAME];
+   UInt  len = 0, i;
+   VG_(snprintf)(name, sizeof name, "0x%016llx", h);
+   len = VG_(strlen)(name);
+   for (i = 0; i < n; i++)
+      if (!append_frame(name, &len, frames[i], i == 0)) break;
+   emit_marker(MARKER_CALLSITE, name, len);
+}
+
+/* Hash of the first 4 code addresses of the stack outside the wrappers; a call
+   site seen for the first time is named first (see name_callsite). */
+static ULong callsite(ThreadId tid)
+{
+   Addr  ips[12], frames[4];
    UInt  n = VG_(get_StackTrace)(tid, ips, 12, NULL, NULL, 0);
    UInt  i, taken = 0;
    ULong h = 0x9E3779B97F4A7C15ULL;
    for (i = 0; i < n && taken < 4; i++) {
       if (in_preload(ips[i])) continue;
       h = mix64(h ^ ips[i]);
-      taken++;
+      frames[taken++] = ips[i];
    }
-   return taken ? (h ? h : 1) : 0;
+   if (taken == 0) return 0;
+   if (h == 0) h = 1;
+   if (first_sight(h)) name_callsite(h, frames, taken);
+   return h;
 }
 
 static Bool pl_handle_client_request(ThreadId tid, UWord* arg, UWord* ret)
@@ -1004,7 +1092,7 @@ static Bool pl_handle_client_request(ThreadId tid, UWord* arg, UWord* ret)
    case PAGELAB_REQ_ALLOC:
       if (arg[1] <= OP_MREMAP && !dead)
          emit_alloc((UInt)arg[1], arg[2], arg[3], arg[4], arg[5],
-                    callsite_hash(tid));
+                    callsite(tid));
       break;
    default:
       return False;

@@ -11,7 +11,8 @@ Tests
   pattern     --start=no --fetches=none: the data references between the
               START and STOP markers are exactly the N one-byte stores of
               tests/pattern.c in its order; the malloc ALLOC (written while
-              tracing is off) has the printed address and size; markers.
+              tracing is off) has the printed address and size, and its call
+              site is named once (main, pattern.c and the line); markers.
   lackey      the reference stream with --fetches=all equals Lackey's
               --trace-mem=yes output for /bin/true, `ls /` and `xz -1 -c`.
   modes       --fetches=page / none and --sample=3 streams equal the ones
@@ -149,6 +150,13 @@ def test_pattern(c):
     check(allocs[0]["size"] == size, "malloc ALLOC size %d, expected %d"
           % (allocs[0]["size"], size))
     check(allocs[0]["callsite"] != 0, "malloc ALLOC without a callsite hash")
+    # The call site is named, once, before its first allocation: pattern.c is
+    # built with -g, so its frame has the function, the file and the line.
+    named = [e.fields["name"] for e in s.events("MARKER") if e.fields["id"] == 4
+             and e.fields["name"].startswith("0x%016x " % allocs[0]["callsite"])]
+    check(len(named) == 1, "call site %#x named %d times"
+          % (allocs[0]["callsite"], len(named)))
+    check(" main (pattern.c:" in named[0], "call site named %r" % named[0])
     frees = [e.fields for e in s.events("ALLOC") if e.fields["op"] == 3
              and e.fields["old"] == base]
     check(len(frees) == 1, "no free ALLOC for the array")
@@ -157,7 +165,7 @@ def test_pattern(c):
     state, inside, outside, marks = "before", [], 0, []
     for r in s.records:
         if isinstance(r, pgrec.Event):
-            if r.tag == "MARKER":
+            if r.tag == "MARKER" and r.fields["id"] != 4:
                 marks.append((r.fields["id"], r.fields["name"]))
                 if r.fields["id"] == 1:
                     state = "in"

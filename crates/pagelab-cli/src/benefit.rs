@@ -56,7 +56,7 @@ pub struct BenefitArgs {
     )]
     sample: i64,
     /// User-defined categories: a TOML file of [[category]] rules (name, callsites,
-    /// min_size, max_size).
+    /// functions, min_size, max_size).
     #[arg(long)]
     categories: Option<PathBuf>,
     /// Also run every mapping through the simulator, with the mapping's large pages

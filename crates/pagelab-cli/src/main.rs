@@ -159,7 +159,7 @@ enum TraceCommand {
         #[arg(long)]
         salvage: bool,
         /// User-defined categories: a TOML file of [[category]] rules (name,
-        /// callsites, min_size, max_size), counted beside the built-in ones.
+        /// callsites, functions, min_size, max_size), counted beside the built-in ones.
         #[arg(long)]
         categories: Option<PathBuf>,
         /// No progress on standard error.

@@ -285,6 +285,8 @@ pub fn run(args: &RecordArgs) -> Result<u8> {
             Fetches::All => "all",
         };
         cmd.arg("--tool=pagelab")
+            // Call sites are named with the functions inlined into them too.
+            .arg("--read-inline-info=yes")
             .arg(format!("--out={}", fifo.path.display()))
             .arg(format!("--fetches={fetches}"))
             .arg(format!("--sample={}", args.sample))

@@ -113,6 +113,9 @@ pub fn run(
                 c.category
             ),
         )?;
+        if !c.name.is_empty() {
+            writeln!(out, "    at {}", c.name)?;
+        }
     }
     row(
         &mut out,

@@ -378,6 +378,18 @@ fn a_known_pattern_records_exactly() {
     assert_eq!(pages, expected);
     // Nothing else is recorded in the region of interest.
     assert_eq!(stop - start, n as usize, "{:?}", &trace.refs[start..stop]);
+    // The array's call site is named by its function, file and line (pattern.c is
+    // built with -g), and trace info lists it so.
+    let o = info(&out, false);
+    assert!(o.status.success(), "trace info: {}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let sites = v["info"]["categories"]["callsites"].as_array().unwrap();
+    let array = sites
+        .iter()
+        .find(|s| s["callsite"] == format!("{:#018x}", malloc.callsite))
+        .unwrap_or_else(|| panic!("the array's call site is listed: {sites:?}"));
+    let name = array["name"].as_str().unwrap_or_default();
+    assert!(name.starts_with("main (pattern.c:"), "{name:?}");
 }
 
 /// The same program recorded by pagelab's tool and by lackey gives the same references

@@ -99,6 +99,23 @@ pub fn names(rules: &[UserCategory]) -> Vec<String> {
         .collect()
 }
 
+/// The marker by which the recorder names a call site, before its first allocation:
+/// `0xHASH fn (file:line) < caller (file:line) < …`, innermost frame first.
+pub const CALLSITE_MARKER: u32 = 4;
+
+/// A call-site marker's hash and name (the frames), if it is one.
+pub fn callsite_name(marker: &str) -> Option<(u64, &str)> {
+    let (hash, frames) = marker.split_once(' ')?;
+    let hex = hash.strip_prefix("0x").filter(|h| h.len() == 16)?;
+    Some((u64::from_str_radix(hex, 16).ok()?, frames.trim()))
+}
+
+/// The function of a call site's innermost frame: what precedes its ` (file:line)`.
+pub fn innermost_function(frames: &str) -> &str {
+    let first = frames.split(" < ").next().unwrap_or(frames);
+    first.rsplit_once(" (").map_or(first, |(f, _)| f).trim()
+}
+
 /// The categories of a process's addresses, as the events have painted them.
 #[derive(Default)]
 pub struct Categorizer {
@@ -112,6 +129,8 @@ pub struct Categorizer {
     rules: Vec<UserCategory>,
     /// Blocks by call site: (count, bytes, category of the last).
     pub callsites: std::collections::HashMap<u64, (u64, u64, CategoryId)>,
+    /// Call sites' names, as the recorder gave them ([`CALLSITE_MARKER`]).
+    pub names: std::collections::HashMap<u64, String>,
     /// Allocation events seen (a trace without them has only the memory map's
     /// categories).
     pub allocations: u64,
@@ -135,7 +154,8 @@ impl Categorizer {
     /// The category of a block (of `malloc` and the like, or an anonymous mapping):
     /// the first user rule that matches, else by size.
     fn of_block(&self, size: u64, callsite: u64) -> CategoryId {
-        if let Some(i) = self.rules.iter().position(|r| r.matches(callsite, size)) {
+        let function = self.names.get(&callsite).map(|n| innermost_function(n));
+        if let Some(i) = (self.rules.iter()).position(|r| r.matches(callsite, size, function)) {
             return (Category::ALL.len() + i) as CategoryId;
         }
         if size >= LARGE_BYTES {
@@ -170,6 +190,14 @@ impl Categorizer {
                     SegmentKind::Mmap | SegmentKind::Other => Category::Other,
                 };
                 self.paint(asid, s.start, s.end, category.id());
+            }
+            Event::Marker {
+                id: CALLSITE_MARKER,
+                name,
+            } => {
+                if let Some((site, text)) = callsite_name(name) {
+                    self.names.insert(site, text.to_string());
+                }
             }
             Event::Alloc(a) => {
                 self.allocations += 1;
@@ -396,6 +424,58 @@ mod tests {
             Category::LargeDynamic.id()
         );
         assert_eq!(block(0x20000, 64, 1), Category::SmallDynamic.id());
+    }
+
+    #[test]
+    fn named_call_sites_are_kept_and_matched_by_function() {
+        let name = "0x000000000000002a make_table (table.c:41) < main (main.c:12)";
+        assert_eq!(
+            callsite_name(name),
+            Some((42, "make_table (table.c:41) < main (main.c:12)"))
+        );
+        assert_eq!(callsite_name("start"), None);
+        assert_eq!(callsite_name("0x2a short hash"), None);
+        assert_eq!(
+            innermost_function("make_table (table.c:41) < main (main.c:12)"),
+            "make_table"
+        );
+        assert_eq!(
+            innermost_function("operator new(unsigned long) (libstdc++.so.6)"),
+            "operator new(unsigned long)"
+        );
+        assert_eq!(innermost_function("0x4005a1"), "0x4005a1");
+        let rules = vec![UserCategory {
+            name: "tables".into(),
+            functions: vec!["make_table".into()],
+            ..UserCategory::default()
+        }];
+        let mut c = Categorizer::with_rules(rules);
+        c.on_event(
+            0,
+            &Event::Marker {
+                id: CALLSITE_MARKER,
+                name: name.into(),
+            },
+        );
+        // A program's own marker 4 that is not a name is left alone.
+        c.on_event(
+            0,
+            &Event::Marker {
+                id: CALLSITE_MARKER,
+                name: "phase two".into(),
+            },
+        );
+        let mut block = |addr: u64, callsite: u64| {
+            let mut e = alloc(AllocOp::Malloc, addr, 64, 0);
+            if let Event::Alloc(a) = &mut e {
+                a.callsite = callsite;
+            }
+            c.on_event(0, &e);
+            c.category(0, addr)
+        };
+        assert_eq!(block(0x10000, 42), 6, "named make_table: the rule's");
+        assert_eq!(block(0x20000, 7), Category::SmallDynamic.id(), "unnamed");
+        assert_eq!(c.names.len(), 1);
     }
 
     #[test]

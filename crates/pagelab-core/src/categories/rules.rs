@@ -10,11 +10,17 @@
 //! [[category]]
 //! name = "huge-buffers"
 //! min_size = "64M"                     # inclusive; max_size is exclusive
+//!
+//! [[category]]
+//! name = "tables"
+//! functions = ["make_table"]           # the function that called the allocator
 //! ```
 //!
 //! A rule names the blocks of `malloc`, `calloc`, `realloc`, `posix_memalign` and
 //! anonymous `mmap` that match every condition it gives (call site among those
-//! listed, size within the range); the first rule that matches wins.
+//! listed, calling function among those listed, size within the range); the first
+//! rule that matches wins. A function is known where the recorder named the call site
+//! (a marker before its first allocation, from the program's symbols).
 
 use crate::addr::ByteSize;
 use serde::{Deserialize, Serialize};
@@ -28,6 +34,10 @@ pub struct UserCategory {
     /// Call-site hashes (hexadecimal with `0x`, or decimal): the block's must be one.
     #[serde(default, with = "hex_list")]
     pub callsites: Vec<u64>,
+    /// Functions: the innermost frame of the block's named call site (the function
+    /// that called the allocator) must be one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub functions: Vec<String>,
     /// The smallest size that matches.
     #[serde(default)]
     pub min_size: Option<ByteSize>,
@@ -37,9 +47,13 @@ pub struct UserCategory {
 }
 
 impl UserCategory {
+    /// Whether a block of `size` bytes from `callsite`, whose innermost frame is the
+    /// function `function` (if the call site is named), is this category's.
     #[inline]
-    pub fn matches(&self, callsite: u64, size: u64) -> bool {
+    pub fn matches(&self, callsite: u64, size: u64, function: Option<&str>) -> bool {
         (self.callsites.is_empty() || self.callsites.contains(&callsite))
+            && (self.functions.is_empty()
+                || function.is_some_and(|f| self.functions.iter().any(|g| g == f)))
             && self.min_size.is_none_or(|m| size >= m.0)
             && self.max_size.is_none_or(|m| size < m.0)
     }
@@ -78,15 +92,26 @@ pub fn check(rules: &[UserCategory]) -> Result<(), String> {
         {
             return Err(format!("{field}.name: {:?} is already a category", r.name));
         }
-        if r.callsites.is_empty() && r.min_size.is_none() && r.max_size.is_none() {
+        if r.callsites.is_empty()
+            && r.functions.is_empty()
+            && r.min_size.is_none()
+            && r.max_size.is_none()
+        {
             return Err(format!(
-                "{field}: give callsites, min_size or max_size (a rule without one would take every block)"
+                "{field}: give callsites, functions, min_size or max_size (a rule without one would take every block)"
             ));
+        }
+        if let Some(f) = r.functions.iter().find(|f| f.trim().is_empty()) {
+            return Err(format!("{field}.functions: {f:?} is not a function name"));
         }
         if r.max_size.is_some_and(|m| m.0 == 0) {
             return Err(format!("{field}.max_size: 0 matches no block"));
         }
-        if r.callsites.is_empty() && r.max_size.is_none() && r.min_size.is_some_and(|m| m.0 == 0) {
+        if r.callsites.is_empty()
+            && r.functions.is_empty()
+            && r.max_size.is_none()
+            && r.min_size.is_some_and(|m| m.0 == 0)
+        {
             return Err(format!(
                 "{field}.min_size: 0 alone takes every block; give a size above 0, max_size or callsites"
             ));
@@ -170,13 +195,20 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r[0].callsites, [255, 7]);
-        assert!(r[0].matches(255, 1) && !r[0].matches(8, 1));
-        assert!(r[1].matches(0, 1 << 20) && !r[1].matches(0, (1 << 20) - 1));
-        assert!(!r[1].matches(0, 1 << 30));
+        assert!(r[0].matches(255, 1, None) && !r[0].matches(8, 1, None));
+        assert!(r[1].matches(0, 1 << 20, None) && !r[1].matches(0, (1 << 20) - 1, None));
+        assert!(!r[1].matches(0, 1 << 30, None));
+        let f = parse("[[category]]\nname = \"t\"\nfunctions = [\"make_table\"]\n").unwrap();
+        assert!(f[0].matches(9, 1, Some("make_table")));
+        assert!(!f[0].matches(9, 1, Some("main")) && !f[0].matches(9, 1, None));
         for (text, says) in [
+            (
+                "[[category]]\nname = \"x\"\nfunctions = [\" \"]\n",
+                "not a function name",
+            ),
             ("[[category]]\nname = \"static\"\nmin_size = 1\n", "already"),
             ("[[category]]\nname = \"a b\"\nmin_size = 1\n", "not a name"),
-            ("[[category]]\nname = \"x\"\n", "give callsites"),
+            ("[[category]]\nname = \"x\"\n", "give callsites, functions"),
             (
                 "[[category]]\nname = \"x\"\nmin_size = 0\n",
                 "takes every block",

@@ -104,6 +104,10 @@ pub struct CallSite {
     pub bytes: u64,
     /// The category its last block took.
     pub category: String,
+    /// Its frames, innermost first, as the recorder named them ("fn (file:line) <
+    /// caller (file:line)"); empty when the trace does not name it.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub name: String,
 }
 
 /// Counts the references and pages of each category, batch by batch.
@@ -180,6 +184,9 @@ impl CategoryTally {
                         blocks,
                         bytes,
                         category: self.names.get(c as usize).cloned().unwrap_or_default(),
+                        name: (self.attribution.categorizer.names.get(&site))
+                            .cloned()
+                            .unwrap_or_default(),
                     })
                     .collect()
             },

@@ -286,7 +286,8 @@ def trace_info(trace: Union[PathLike, "Trace"], format: Optional[str] = None, ca
     (the format read) and ``metadata`` (what the trace says about itself).
     ``categories`` adds user-defined categories, as :func:`benefit` takes them (a TOML
     file's path or a list of rule dicts); ``categories["callsites"]`` lists the
-    allocation call sites with the most bytes, for rules to name.
+    allocation call sites with the most bytes, for rules to name (each with its
+    ``name``, "fn (file:line) < caller (file:line) …", where the recording names it).
 
     Raises ValueError if the trace cannot be read or is malformed.
     """

@@ -115,7 +115,8 @@ def benefit(
             default estimated at ``clock_ghz``.
         sample: analyse one data reference in this many (§5.1).
         categories: user-defined categories: a TOML file's path, or a list of dicts
-            such as ``{"name": "table", "callsites": ["0x…"]}`` or
+            such as ``{"name": "table", "callsites": ["0x…"]}``,
+            ``{"name": "tables", "functions": ["make_table"]}`` or
             ``{"name": "big", "min_size": "64M"}``.
         simulate: also run every mapping through the simulator.
         format: the trace format; None detects it.
