@@ -94,3 +94,37 @@ fn a_user_category_takes_the_blocks_of_its_call_site() {
     assert_eq!(large_after + hash, large_before);
     assert_eq!(after["categories"]["callsites"][0]["category"], "hash");
 }
+
+/// A rule by function that names nothing is refused naming the file and the field.
+#[test]
+fn a_rule_by_function_must_name_one() {
+    let rules = std::env::temp_dir().join(format!("pagelab-fn-{}.toml", std::process::id()));
+    for (text, says) in [
+        (
+            "[[category]]\nname = \"t\"\nfunctions = [\"  \"]\n",
+            "category[0].functions",
+        ),
+        (
+            "[[category]]\nname = \"t\"\nfunctions = []\n",
+            "give callsites, functions",
+        ),
+        (
+            "[[category]]\nname = \"t\"\nfunctions = \"make_table\"\n",
+            "line 3",
+        ),
+    ] {
+        std::fs::write(&rules, text).unwrap();
+        let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/traces/xz.plt");
+        let o = Command::new(env!("CARGO_BIN_EXE_pagelab"))
+            .args(["trace", "info", trace.to_str().unwrap(), "--categories"])
+            .arg(&rules)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{text}: {err}");
+        assert!(
+            err.contains(rules.to_str().unwrap()) && err.contains(says),
+            "{text}: {err}"
+        );
+    }
+}

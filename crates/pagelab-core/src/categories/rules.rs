@@ -137,7 +137,15 @@ pub fn load(path: &Path) -> Result<Vec<UserCategory>, String> {
 
 /// Parse and check rules from TOML text; errors start with `origin`.
 pub fn parse(text: &str, origin: &str) -> Result<Vec<UserCategory>, String> {
-    let file: File = toml::from_str(text).map_err(|e| format!("{origin}: {}", e.message()))?;
+    let file: File = toml::from_str(text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+        match line {
+            Some(n) => format!("{origin}: line {n}: {}", e.message()),
+            None => format!("{origin}: {}", e.message()),
+        }
+    })?;
     check(&file.category).map_err(|e| format!("{origin}: {e}"))?;
     Ok(file.category)
 }
