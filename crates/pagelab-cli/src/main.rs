@@ -8,6 +8,7 @@ mod convert;
 mod exec_follow;
 mod fifo;
 mod interrupt;
+mod machines;
 mod native;
 mod output;
 mod pagetables;
@@ -114,11 +115,7 @@ enum Command {
         json: bool,
     },
     /// List the machine presets (`simulate --machine NAME`) with their sources.
-    Machines {
-        /// Print JSON instead of a table.
-        #[arg(long)]
-        json: bool,
-    },
+    Machines(machines::MachinesArgs),
 }
 
 /// Which machine: a preset by name or a TOML file; the default machine without either.
@@ -307,23 +304,6 @@ fn build_machine(config: &MachineConfig, args: &MachineArgs) -> Result<Machine> 
     Ok(Machine::build(config).with_context(|| origin)?)
 }
 
-/// One line per level: "l1d: 64×4K + 32×2M (lru) → stlb".
-fn machines(json: bool) -> Result<()> {
-    let presets = pagelab_core::presets::describe_all().map_err(anyhow::Error::msg)?;
-    let mut out = std::io::stdout().lock();
-    if json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&presets)?)?;
-        return Ok(());
-    }
-    for p in presets {
-        writeln!(out, "{}\n  {}", p.name, p.description)?;
-        for l in p.levels {
-            writeln!(out, "    {l}")?;
-        }
-    }
-    Ok(())
-}
-
 /// The input of a simulation: its traces, interleaved, or a synthetic workload.
 fn simulation_input(args: &SimulateArgs) -> Result<simulation::Input> {
     Ok(simulation::Input {
@@ -469,7 +449,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Report(args) => report::run(&args),
         Command::Repro(args) => repro::run(&args),
         Command::Results(command) => results::run(&command),
-        Command::Machines { json } => machines(json),
+        Command::Machines(args) => machines::run(&args),
         Command::Workloads { json } => workloads::list(json),
         Command::Config { machine } => {
             let config = load_config(&machine)?;

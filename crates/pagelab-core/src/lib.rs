@@ -11,6 +11,7 @@ pub mod cost;
 pub mod counts;
 pub mod event;
 pub mod frames;
+pub mod host;
 pub mod hugemem;
 pub mod limits;
 pub mod machine;

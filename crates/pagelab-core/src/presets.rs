@@ -14,11 +14,19 @@ pub fn names() -> Vec<&'static str> {
     PRESETS.iter().map(|(n, _)| *n).collect()
 }
 
-/// The configuration of preset `name`.
+/// The preset built at run time from the processor it runs on ([`crate::host`]).
+pub const HOST: &str = "host";
+
+/// The configuration of preset `name` (or of this machine, [`HOST`]).
 pub fn load(name: &str) -> Result<MachineConfig, ConfigError> {
+    if name == HOST {
+        return crate::host::Host::this_machine()
+            .config()
+            .map_err(ConfigError);
+    }
     let Some((_, text)) = PRESETS.iter().find(|(n, _)| *n == name) else {
         return Err(ConfigError(format!(
-            "no machine preset is named {name:?} (presets: {})",
+            "no machine preset is named {name:?} (presets: {}, and {HOST}, this processor)",
             names().join(", ")
         )));
     };
@@ -50,6 +58,17 @@ pub fn describe_all() -> Result<Vec<Described>, String> {
             })
         })
         .collect()
+}
+
+/// This machine as `--machine host` builds it, described.
+pub fn describe_host(host: crate::host::Host) -> Result<crate::host::Description, String> {
+    let (config, notes) = host.config_with_notes()?;
+    Ok(crate::host::Description {
+        levels: levels(&config)?,
+        host,
+        notes,
+        config,
+    })
 }
 
 /// The TLB levels of a machine, one line each.

@@ -518,6 +518,7 @@ fn _pagelab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tools::compare_pagetables, m)?)?;
     m.add_function(wrap_pyfunction!(tools::convert_trace, m)?)?;
     m.add_function(wrap_pyfunction!(tools::machines, m)?)?;
+    m.add_function(wrap_pyfunction!(tools::host_machine, m)?)?;
     m.add_function(wrap_pyfunction!(repro::repro, m)?)?;
     m.add_function(wrap_pyfunction!(repro::repro_papers, m)?)?;
     m.add_function(wrap_pyfunction!(repro::repro_claims, m)?)?;

@@ -140,3 +140,14 @@ pub fn machines(py: Python<'_>) -> PyResult<PyObject> {
             .map_err(Failure::Bug)
     })
 }
+
+/// This machine as `--machine host` builds it: {host, notes, levels, config}, as
+/// `pagelab machines --host --json` prints it.
+#[pyfunction]
+pub fn host_machine(py: Python<'_>) -> PyResult<PyObject> {
+    detached(py, || {
+        pagelab_core::presets::describe_host(pagelab_core::host::Host::this_machine())
+            .map(Output::new)
+            .map_err(Failure::Bug)
+    })
+}

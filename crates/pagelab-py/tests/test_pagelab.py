@@ -345,3 +345,12 @@ def test_a_warmup_leaves_its_references_out(abacba):
     # Reuse distances after A B A: C is cold, B at distance 2, A at distance 2.
     reuse = pagelab.reuse_distance(abacba, warmup=3)
     assert reuse.summary["cold"].tolist() == [1]
+
+
+def test_the_host_machine_says_where_each_number_comes_from():
+    d = pagelab.host_machine()
+    assert d["config"]["name"] == "host"
+    assert all(t["source"].startswith("CPUID") for t in d["host"]["tlbs"])
+    assert d["levels"], d
+    # The same preset by name, as every command takes it.
+    assert pagelab.Machine.preset("host").to_dict()["name"] == "host"

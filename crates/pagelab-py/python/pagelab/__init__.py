@@ -76,6 +76,7 @@ __all__ = [
     "TranslationComparison",
     "convert",
     "machines",
+    "host_machine",
     "record",
     "advise",
     "workloads",
@@ -392,6 +393,15 @@ def machines() -> List[Dict[str, Any]]:
     and ``config`` (the whole configuration, as :meth:`Machine.to_dict` gives it)."""
     presets: List[Dict[str, Any]] = _pagelab.machines()
     return presets
+
+
+def host_machine() -> Dict[str, Any]:
+    """This machine as ``Machine.preset("host")`` builds it (``pagelab machines --host``):
+    ``host`` (what CPUID and Linux say: vendor, brand, TLBs each with its ``source``,
+    caches, huge page sizes), ``notes`` (what comes from the nearest preset instead),
+    ``levels`` (a line per TLB level) and ``config``."""
+    described: Dict[str, Any] = _pagelab.host_machine()
+    return described
 
 
 # Range translations (pagelab.ranges), imported last: the module uses the helpers above.
