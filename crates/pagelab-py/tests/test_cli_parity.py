@@ -146,6 +146,7 @@ def test_a_synthetic_workload_as_the_command_line():
 def test_machines_and_workloads_list_what_the_command_line_lists(monkeypatch):
     data = json.loads(cli("machines", "--json"))
     assert pagelab.machines() == data
+    assert pagelab.host_machine() == json.loads(cli("machines", "--host", "--json"))
     assert [m["name"] for m in data] == pagelab.PRESETS
     monkeypatch.setenv("PAGELAB_BIN", CLI)
     assert pagelab.workloads() == json.loads(cli("workloads", "--json"))
@@ -190,6 +191,7 @@ def calls(tmp_path):
         "repro_claims": lambda: _pagelab.repro_claims(db),
         "compare_pagetables": lambda: _pagelab.compare_pagetables(layout="dense"),
         "machines": _pagelab.machines,
+        "host_machine": _pagelab.host_machine,
         "write_file": lambda: _pagelab.write_file(str(tmp_path / "w.txt"), b"x"),
     }
 
