@@ -70,11 +70,16 @@ test-recorder: recorder venv
 NATIVE        := target/native
 NATIVE_CFLAGS := -O2 -Wall -Wextra -Werror
 NATIVE_HUGE   := $(wildcard native/huge*.c)
-native: $(NATIVE)/libpagelab_huge.so $(NATIVE)/randread $(NATIVE)/smallheap
+native: $(NATIVE)/libpagelab_huge.so $(NATIVE)/randread $(NATIVE)/smallheap $(NATIVE)/calibrate
 
 $(NATIVE)/libpagelab_huge.so: $(NATIVE_HUGE) native/huge.h
 	@mkdir -p $(@D)
 	gcc $(NATIVE_CFLAGS) -fPIC -shared -o $@ $(NATIVE_HUGE)
+
+# pagelab calibrate's measurements, run natively (no client requests).
+$(NATIVE)/calibrate: native/calibrate.c
+	@mkdir -p $(@D)
+	gcc $(NATIVE_CFLAGS) -o $@ $<
 
 $(NATIVE)/%: workloads/src/%.c workloads/src/hugereport.h recorder/include/pagelab.h | recorder-deps
 	@mkdir -p $(@D)

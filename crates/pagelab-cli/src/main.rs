@@ -2,6 +2,7 @@
 
 mod advise;
 mod benefit;
+mod calibrate;
 mod catalogue;
 mod contiguity;
 mod convert;
@@ -116,6 +117,10 @@ enum Command {
     },
     /// List the machine presets (`simulate --machine NAME`) with their sources.
     Machines(machines::MachinesArgs),
+    /// Measure this machine's costs natively (page faults of 4K and 2M pages, pages
+    /// cleared and copied, loads whose pages miss the TLBs by footprint) and write the
+    /// host machine with them (-o FILE, for --config). About ten seconds.
+    Calibrate(calibrate::CalibrateArgs),
 }
 
 /// Which machine: a preset by name or a TOML file; the default machine without either.
@@ -450,6 +455,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Repro(args) => repro::run(&args),
         Command::Results(command) => results::run(&command),
         Command::Machines(args) => machines::run(&args),
+        Command::Calibrate(args) => calibrate::run(&args),
         Command::Workloads { json } => workloads::list(json),
         Command::Config { machine } => {
             let config = load_config(&machine)?;

@@ -18,6 +18,27 @@ use std::time::{Duration, Instant};
 /// The categories the library can back (its `PAGELAB_HUGE` names).
 pub const BACKED: [&str; 3] = ["static", "small-dynamic", "large-dynamic"];
 
+/// A program or library `make native` builds into target/native, beside this
+/// executable's target folder or the repository's.
+pub fn built(name: &str) -> Result<PathBuf> {
+    let mut candidates = Vec::new();
+    if let Ok(exe) = std::env::current_exe() {
+        // target/release/pagelab -> target/native
+        if let Some(target) = exe.parent().and_then(Path::parent) {
+            candidates.push(target.join("native").join(name));
+        }
+    }
+    candidates.push(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../target/native")
+            .join(name),
+    );
+    candidates
+        .into_iter()
+        .find(|p| p.is_file())
+        .with_context(|| format!("target/native/{name} is not built (make native builds it)"))
+}
+
 /// Where `make native` puts the library; `PAGELAB_HUGE_LIB` overrides the search.
 pub fn library() -> Result<PathBuf> {
     if let Some(p) = std::env::var_os("PAGELAB_HUGE_LIB") {
@@ -27,19 +48,7 @@ pub fn library() -> Result<PathBuf> {
         }
         bail!("PAGELAB_HUGE_LIB: {} is not a file", p.display());
     }
-    let mut candidates = Vec::new();
-    if let Ok(exe) = std::env::current_exe() {
-        // target/release/pagelab -> target/native
-        if let Some(target) = exe.parent().and_then(Path::parent) {
-            candidates.push(target.join("native/libpagelab_huge.so"));
-        }
-    }
-    candidates
-        .push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/native/libpagelab_huge.so"));
-    candidates
-        .into_iter()
-        .find(|p| p.is_file())
-        .context("the huge-page preload library is not built (make native builds target/native/libpagelab_huge.so)")
+    built("libpagelab_huge.so").context("the huge-page preload library is not built")
 }
 
 /// What transparent huge pages this kernel gives: the selected mode of

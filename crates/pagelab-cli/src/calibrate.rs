@@ -1,0 +1,190 @@
+//! `pagelab calibrate`: the costs of this machine, measured natively by
+//! native/calibrate.c (`make native` builds it): a 4 KiB and a 2 MiB page fault, a
+//! page cleared and copied from memory, and the latency of loads whose pages miss the
+//! TLBs by footprint, with 4 KiB and with 2 MiB pages. Printed as a table with each
+//! figure's spread; with `-o`, written as the `host` machine with the measured costs
+//! in place (a configuration `--config` takes), every measurement in its comments.
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+#[derive(clap::Args)]
+pub struct CalibrateArgs {
+    /// Write the host machine with the measured costs as TOML to this file (for
+    /// --config).
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Also write the measurements as JSON to this file ("-" for standard output,
+    /// instead of the table).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Fewer runs and footprints: a first look in a second or two.
+    #[arg(long)]
+    quick: bool,
+    /// No progress on standard error.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// One figure measured several times, in core cycles (the clock in GHz).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize)]
+pub struct Spread {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub runs: u32,
+}
+
+/// Loads over one footprint: one line in each 4 KiB page of it.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub struct Loads {
+    pub footprint_bytes: u64,
+    /// The share of the 2 MiB run's region the kernel gave as huge pages.
+    pub huge_share: f64,
+    pub cycles_4k: Spread,
+    pub cycles_2m: Spread,
+}
+
+/// What native/calibrate prints.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub struct Calibration {
+    pub clock_ghz: Spread,
+    pub fault_4k_cycles: Spread,
+    pub fault_2m_cycles: Spread,
+    pub fault_2m_huge_share: f64,
+    pub zero_4k_cycles: Spread,
+    pub copy_4k_cycles: Spread,
+    pub loads: Vec<Loads>,
+}
+
+/// The measuring program `make native` builds.
+fn program() -> Result<PathBuf> {
+    crate::native::built("calibrate")
+}
+
+pub fn run(args: &CalibrateArgs) -> Result<()> {
+    for (p, what) in [(&args.output, "--output"), (&args.json, "--json")] {
+        if let Some(p) = p {
+            crate::output::check(p, what, &[])?;
+        }
+    }
+    if args.output.as_deref().is_some_and(crate::output::is_stdout) {
+        bail!("--output: name a file (the table goes to standard output)");
+    }
+    let mut command = Command::new(program()?);
+    if args.quick {
+        command.arg("--quick");
+    }
+    let out = command
+        .stdout(Stdio::piped())
+        .stderr(if args.quiet {
+            Stdio::piped()
+        } else {
+            Stdio::inherit()
+        })
+        .output()
+        .context("cannot run the calibration program")?;
+    if !out.status.success() {
+        // Its last line says why (shown already unless quiet).
+        let said = String::from_utf8_lossy(&out.stderr);
+        match said.lines().last() {
+            Some(why) => bail!("the calibration program failed ({}): {why}", out.status),
+            None => bail!("the calibration program failed ({})", out.status),
+        }
+    }
+    let c: Calibration = serde_json::from_slice(&out.stdout)
+        .context("the calibration program's output is not what pagelab reads")?;
+    let json = serde_json::to_string_pretty(&c)? + "\n";
+    if let Some(p) = &args.json {
+        crate::output::write_text(p, &json)?;
+        if crate::output::is_stdout(p) {
+            return Ok(());
+        }
+    }
+    if let Some(p) = &args.output {
+        crate::output::write_text(p, &config_text(&c)?)?;
+    }
+    print!("{}", table(&c));
+    Ok(())
+}
+
+fn spread(s: &Spread, unit: &str) -> String {
+    format!(
+        "{:.1}{unit} ({:.1} to {:.1}, {} runs)",
+        s.median, s.min, s.max, s.runs
+    )
+}
+
+/// The measurements as a table.
+fn table(c: &Calibration) -> String {
+    let mut t = String::new();
+    let mut row = |k: &str, v: String| {
+        let _ = writeln!(t, "  {k:<40} {v}");
+    };
+    row("core clock", spread(&c.clock_ghz, " GHz"));
+    row("4 KiB page fault (cycles)", spread(&c.fault_4k_cycles, ""));
+    row(
+        &format!(
+            "2 MiB page fault ({:.0}% huge)",
+            100.0 * c.fault_2m_huge_share
+        ),
+        spread(&c.fault_2m_cycles, ""),
+    );
+    row("4 KiB page cleared, memory", spread(&c.zero_4k_cycles, ""));
+    row("4 KiB page copied, memory", spread(&c.copy_4k_cycles, ""));
+    for l in &c.loads {
+        row(
+            &format!(
+                "load, {} of pages: 4K / 2M",
+                pagelab_core::addr::human_bytes(l.footprint_bytes)
+            ),
+            format!(
+                "{:.1} / {:.1} (walks: {:+.1})",
+                l.cycles_4k.median,
+                l.cycles_2m.median,
+                l.cycles_4k.median - l.cycles_2m.median
+            ),
+        );
+    }
+    t
+}
+
+/// The host machine with the measured costs in place, as TOML, the measurements in
+/// comments at its head.
+fn config_text(c: &Calibration) -> Result<String> {
+    use pagelab_core::config::{CostConfig, MechanismConfig};
+    let mut config = pagelab_core::presets::load("host")?;
+    let CostConfig::Simple(cost) = &mut config.cost;
+    cost.page_fault_cycles = c.fault_4k_cycles.median.round();
+    cost.eager_page_cycles = c.zero_4k_cycles.median.round();
+    if let MechanismConfig::Copy(copy) = &mut config.mechanism {
+        copy.cycles_per_page = c.copy_4k_cycles.median.round();
+        copy.zero_cycles_per_page = c.zero_4k_cycles.median.round();
+    }
+    config.description = format!(
+        "{}; page faults, clearing and copying measured by pagelab calibrate",
+        config.description
+    );
+    let mut head = String::new();
+    let _ = writeln!(
+        head,
+        "# This machine, measured by `pagelab calibrate` (native/calibrate.c), pagelab {}.",
+        env!("CARGO_PKG_VERSION")
+    );
+    let _ = writeln!(
+        head,
+        "# Set from it: cost.page_fault_cycles (a 4 KiB zero-fill fault), cost.eager_page_cycles\n\
+         # and mechanism.zero_cycles_per_page (a 4 KiB page cleared in memory), and\n\
+         # mechanism.cycles_per_page (a 4 KiB page copied from memory): medians, in cycles.\n\
+         # Measured, not yet used by the cost model: a 2 MiB fault, and loads by footprint\n\
+         # (walks: what 4 KiB pages cost over 2 MiB ones there). Walk references keep the\n\
+         # base preset's cost."
+    );
+    for line in table(c).lines() {
+        let _ = writeln!(head, "#{line}");
+    }
+    Ok(head + &config.to_toml())
+}

@@ -1,0 +1,230 @@
+/* pagelab calibrate's measurements, run natively: the core clock; an anonymous
+ * zero-fill page fault of 4 KiB and of 2 MiB (transparent huge pages, zeroing
+ * included); a 4 KiB page cleared and copied from memory; and the latency of a load
+ * whose page misses the TLBs, by footprint, with 4 KiB and with 2 MiB pages (a
+ * pointer chase over one line per 4 KiB page in a random cycle, so nothing is
+ * prefetched: the difference between the two is what the walks cost at that
+ * footprint, where the page-table entries sit in the caches).
+ *
+ *   calibrate [--quick]
+ *
+ * Each figure is measured several times; the output (standard output, one JSON
+ * object) gives each as {median, min, max, runs}, in core cycles. Progress goes to
+ * standard error. `make native` builds this into target/native/calibrate.
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#define KB 1024UL
+#define MB (1024UL * KB)
+#define MAX_RUNS 9
+
+static int runs = 7;
+static int steps, step;
+
+typedef struct {
+    double median, min, max;
+} stats;
+
+static double now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static stats stats_of(double *v, int n, double scale) {
+    qsort(v, n, sizeof *v, cmp);
+    stats s = {v[n / 2] * scale, v[0] * scale, v[n - 1] * scale};
+    return s;
+}
+
+static void progress(const char *what) {
+    fprintf(stderr, "calibrate: %s (%d of %d)\n", what, ++step, steps);
+}
+
+static char *map_aligned(size_t bytes, int advice) {
+    char *raw = mmap(NULL, bytes + 2 * MB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) {
+        perror("calibrate: mmap");
+        exit(1);
+    }
+    char *p = (char *)(((uintptr_t)raw + 2 * MB - 1) & ~(2 * MB - 1));
+    if (madvise(p, bytes, advice) != 0) {
+        perror("calibrate: madvise");
+        exit(1);
+    }
+    return p;
+}
+
+/* The share of `bytes` this process holds in huge pages (AnonHugePages). */
+static double huge_share(size_t bytes) {
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    char line[256];
+    unsigned long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "AnonHugePages: %lu kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb * KB / (double)bytes;
+}
+
+/* Core cycles per ns: a chain of dependent additions retires one a cycle; the
+ * fastest run is the clock undisturbed. */
+static stats clock_ghz(void) {
+    double v[MAX_RUNS];
+    for (int r = 0; r < runs; r++) {
+        uint64_t x = r, n = 20000000;
+        double t = now_ns();
+        for (uint64_t i = 0; i < n; i++)
+            __asm__ volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+                             "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0"
+                             : "+r"(x));
+        v[r] = 8 * n / (now_ns() - t);
+    }
+    return stats_of(v, runs, 1.0);
+}
+
+/* Cycles per fault touching each `step` of a fresh region of `bytes`. */
+static stats fault(size_t bytes, size_t stride, int advice, double ghz, double *share) {
+    double v[MAX_RUNS];
+    for (int r = 0; r < runs; r++) {
+        char *p = map_aligned(bytes, advice);
+        double t = now_ns();
+        for (size_t i = 0; i < bytes; i += stride)
+            p[i] = 1;
+        v[r] = (now_ns() - t) / (bytes / stride);
+        if (share)
+            *share = huge_share(bytes);
+        munmap(p, bytes);
+    }
+    return stats_of(v, runs, ghz);
+}
+
+/* Cycles per 4 KiB page cleared or copied from memory (a region far beyond the caches). */
+static stats page_op(size_t bytes, int copy, double ghz) {
+    char *dst = map_aligned(bytes, MADV_NOHUGEPAGE), *src = map_aligned(bytes, MADV_NOHUGEPAGE);
+    memset(dst, 1, bytes);
+    memset(src, 2, bytes);
+    size_t pages = bytes / (4 * KB);
+    double v[MAX_RUNS];
+    for (int r = 0; r < runs; r++) {
+        double t = now_ns();
+        for (size_t i = 0; i < pages; i++) {
+            if (copy)
+                memcpy(dst + i * 4 * KB, src + i * 4 * KB, 4 * KB);
+            else
+                memset(dst + i * 4 * KB, r, 4 * KB);
+            __asm__ volatile("" ::"r"(dst) : "memory");
+        }
+        v[r] = (now_ns() - t) / pages;
+    }
+    munmap(dst, bytes);
+    munmap(src, bytes);
+    return stats_of(v, runs, ghz);
+}
+
+/* Cycles per load of a chase over one line in each 4 KiB page of `bytes`, the pages
+ * 4 KiB or 2 MiB (`advice`), in a random cycle; lines spread over the cache sets. */
+static stats chase(size_t bytes, int advice, double ghz, double *share) {
+    size_t pages = bytes / (4 * KB);
+    char *p = map_aligned(bytes < 2 * MB ? 2 * MB : bytes, advice);
+    memset(p, 0, bytes);
+    if (share)
+        *share = huge_share(bytes < 2 * MB ? 2 * MB : bytes);
+    size_t *order = malloc(pages * sizeof *order);
+    for (size_t i = 0; i < pages; i++)
+        order[i] = i;
+    uint64_t s = 88172645463325252ULL;
+    for (size_t i = pages - 1; i > 0; i--) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        size_t j = s % (i + 1), t = order[i];
+        order[i] = order[j], order[j] = t;
+    }
+    for (size_t i = 0; i < pages; i++) {
+        size_t a = order[i], b = order[(i + 1) % pages];
+        *(char **)(p + a * 4 * KB + (a + a / 32) % 64 * 64) = p + b * 4 * KB + (b + b / 32) % 64 * 64;
+    }
+    /* About a tenth of a second a run at memory latency; more loads when they are fast. */
+    size_t n = bytes > 8 * MB ? 1500000 : 6000000;
+    double v[MAX_RUNS];
+    for (int r = 0; r < runs; r++) {
+        char **q = (char **)(p + order[0] * 4 * KB + (order[0] + order[0] / 32) % 64 * 64);
+        double t = now_ns();
+        for (size_t i = 0; i < n; i++)
+            q = (char **)*q;
+        v[r] = (now_ns() - t) / n;
+        __asm__ volatile("" ::"r"(q));
+    }
+    free(order);
+    munmap(p, bytes < 2 * MB ? 2 * MB : bytes);
+    return stats_of(v, runs, ghz);
+}
+
+static void print_stats(const char *name, stats s, const char *after) {
+    printf("  \"%s\": {\"median\": %.1f, \"min\": %.1f, \"max\": %.1f, \"runs\": %d}%s\n", name, s.median,
+           s.min, s.max, runs, after);
+}
+
+int main(int argc, char **argv) {
+    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    static const size_t full[] = {16 * KB, 256 * KB, 4 * MB, 64 * MB, 512 * MB};
+    static const size_t small[] = {16 * KB, 256 * KB, 64 * MB};
+    const size_t *footprints = quick ? small : full;
+    int nf = quick ? 3 : 5;
+    size_t fault_bytes = quick ? 64 * MB : 256 * MB, op_bytes = quick ? 64 * MB : 256 * MB;
+    if (quick)
+        runs = 3;
+    steps = 6 + 2 * nf;
+    progress("core clock");
+    stats ghz = clock_ghz();
+    double g = ghz.max; /* the fastest run: the clock undisturbed */
+    double share_2m = 0;
+    progress("4 KiB page faults");
+    stats f4k = fault(fault_bytes, 4 * KB, MADV_NOHUGEPAGE, g, NULL);
+    progress("2 MiB page faults");
+    stats f2m = fault(2 * fault_bytes, 2 * MB, MADV_HUGEPAGE, g, &share_2m);
+    progress("4 KiB pages cleared");
+    stats zero = page_op(op_bytes, 0, g);
+    progress("4 KiB pages copied");
+    stats copy = page_op(op_bytes, 1, g);
+    stats lat[2][5];
+    double share[5] = {0};
+    for (int i = 0; i < nf; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "loads over %zu KiB, 4 KiB pages", footprints[i] / KB);
+        progress(what);
+        lat[0][i] = chase(footprints[i], MADV_NOHUGEPAGE, g, NULL);
+        snprintf(what, sizeof what, "loads over %zu KiB, 2 MiB pages", footprints[i] / KB);
+        progress(what);
+        lat[1][i] = chase(footprints[i], MADV_HUGEPAGE, g, &share[i]);
+    }
+    progress("done");
+    printf("{\n");
+    print_stats("clock_ghz", ghz, ",");
+    print_stats("fault_4k_cycles", f4k, ",");
+    print_stats("fault_2m_cycles", f2m, ",");
+    printf("  \"fault_2m_huge_share\": %.3f,\n", share_2m);
+    print_stats("zero_4k_cycles", zero, ",");
+    print_stats("copy_4k_cycles", copy, ",");
+    printf("  \"loads\": [\n");
+    for (int i = 0; i < nf; i++) {
+        printf("    {\"footprint_bytes\": %zu, \"huge_share\": %.3f,\n", footprints[i], share[i]);
+        printf("     \"cycles_4k\": {\"median\": %.1f, \"min\": %.1f, \"max\": %.1f, \"runs\": %d},\n",
+               lat[0][i].median, lat[0][i].min, lat[0][i].max, runs);
+        printf("     \"cycles_2m\": {\"median\": %.1f, \"min\": %.1f, \"max\": %.1f, \"runs\": %d}}%s\n",
+               lat[1][i].median, lat[1][i].min, lat[1][i].max, runs, i + 1 < nf ? "," : "");
+    }
+    printf("  ]\n}\n");
+    return 0;
+}
