@@ -59,7 +59,9 @@ static char *map_aligned(size_t bytes, int advice) {
         exit(1);
     }
     char *p = (char *)(((uintptr_t)raw + 2 * MB - 1) & ~(2 * MB - 1));
-    if (madvise(p, bytes, advice) != 0) {
+    /* A kernel without transparent huge pages refuses MADV_HUGEPAGE: the run goes on
+     * with 4 KiB pages, and its huge-page share says so. */
+    if (madvise(p, bytes, advice) != 0 && advice != MADV_HUGEPAGE) {
         perror("calibrate: madvise");
         exit(1);
     }

@@ -1052,8 +1052,9 @@ static void name_callsite(ULong h, const Addr* frames, UInt n)
 }
 
 /* Hash of the first 4 code addresses of the stack outside the wrappers; a call
-   site seen for the first time is named first (see name_callsite). */
-static ULong callsite(ThreadId tid)
+   site that allocates (`name`), seen for the first time, is named first (see
+   name_callsite). */
+static ULong callsite(ThreadId tid, Bool name)
 {
    Addr  ips[12], frames[4];
    UInt  n = VG_(get_StackTrace)(tid, ips, 12, NULL, NULL, 0);
@@ -1066,7 +1067,7 @@ static ULong callsite(ThreadId tid)
    }
    if (taken == 0) return 0;
    if (h == 0) h = 1;
-   if (first_sight(h)) name_callsite(h, frames, taken);
+   if (name && first_sight(h)) name_callsite(h, frames, taken);
    return h;
 }
 
@@ -1092,7 +1093,8 @@ static Bool pl_handle_client_request(ThreadId tid, UWord* arg, UWord* ret)
    case PAGELAB_REQ_ALLOC:
       if (arg[1] <= OP_MREMAP && !dead)
          emit_alloc((UInt)arg[1], arg[2], arg[3], arg[4], arg[5],
-                    callsite(tid));
+                    callsite(tid, arg[1] != OP_FREE && arg[1] != OP_MUNMAP
+                                  && arg[1] != OP_MPROTECT && arg[1] != OP_BRK));
       break;
    default:
       return False;

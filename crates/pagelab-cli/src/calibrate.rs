@@ -97,15 +97,15 @@ pub fn run(args: &CalibrateArgs) -> Result<()> {
     }
     let c: Calibration = serde_json::from_slice(&out.stdout)
         .context("the calibration program's output is not what pagelab reads")?;
+    if let Some(p) = &args.output {
+        crate::output::write_text(p, &config_text(&c)?)?;
+    }
     let json = serde_json::to_string_pretty(&c)? + "\n";
     if let Some(p) = &args.json {
         crate::output::write_text(p, &json)?;
         if crate::output::is_stdout(p) {
             return Ok(());
         }
-    }
-    if let Some(p) = &args.output {
-        crate::output::write_text(p, &config_text(&c)?)?;
     }
     print!("{}", table(&c));
     Ok(())

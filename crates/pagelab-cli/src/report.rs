@@ -17,8 +17,8 @@ pub struct ReportArgs {
     /// The page's title. Default: "pagelab: " and the database's name.
     #[arg(long)]
     title: Option<String>,
-    /// Count page faults and eager paging (the cost of first touching memory) in the
-    /// figures of overhead and speedup. Default: the steady state, without them.
+    /// Count zero-fill page faults and eager paging (the cost of first touching
+    /// memory) in the figures of overhead and speedup. Default: without them.
     #[arg(long)]
     with_faults: bool,
     /// The Python interpreter with pagelab's package, pandas and matplotlib. Default:

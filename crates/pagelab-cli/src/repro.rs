@@ -38,9 +38,10 @@ pub struct ReproArgs {
     /// `pagelab advise`): the claims that need one are not run. `--quick` makes none.
     #[arg(long)]
     no_native: bool,
-    /// Measure every simulation of the experiments in the steady state: the first
-    /// references (a number, or a share of each trace: 10%, 0.1) are left out of every
-    /// count and cost. The papers' other analyses are run as they are.
+    /// Measure the experiments' simulations (their `simulate` runs) in the steady
+    /// state: the first references (a number, or a share of each trace: 10%, 0.1) are
+    /// left out of every count and cost. Other analyses, the benefit analysis's
+    /// simulations among them, are run as they are.
     #[arg(long, value_name = "N|SHARE", value_parser = crate::parse_warmup)]
     warmup: Option<pagelab_core::analysis::warmup::Warmup>,
     /// No HTML report (it needs pagelab's Python package with matplotlib).

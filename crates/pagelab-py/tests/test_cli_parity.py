@@ -31,6 +31,7 @@ COUNTERPARTS = {
     "config": pagelab.Machine.to_toml,
     "workloads": pagelab.workloads,
     "machines": pagelab.machines,
+    "calibrate": pagelab.calibrate,
 }
 
 

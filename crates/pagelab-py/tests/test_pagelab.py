@@ -354,3 +354,15 @@ def test_the_host_machine_says_where_each_number_comes_from():
     assert d["levels"], d
     # The same preset by name, as every command takes it.
     assert pagelab.Machine.preset("host").to_dict()["name"] == "host"
+
+
+def test_calibrate_measures_and_writes_the_host_machine(tmp_path, monkeypatch):
+    from conftest import CLI
+
+    monkeypatch.setenv("PAGELAB_BIN", CLI)
+    out = tmp_path / "host.toml"
+    c = pagelab.calibrate(out, quick=True)
+    assert c["fault_4k_cycles"]["min"] <= c["fault_4k_cycles"]["median"] <= c["fault_4k_cycles"]["max"]
+    assert len(c["loads"]) == 3
+    assert f"page_fault_cycles = {round(c['fault_4k_cycles']['median']):.1f}" in out.read_text()
+    assert pagelab.Machine.load(out).to_dict()["name"] == "host"

@@ -53,10 +53,19 @@ impl UserCategory {
     pub fn matches(&self, callsite: u64, size: u64, function: Option<&str>) -> bool {
         (self.callsites.is_empty() || self.callsites.contains(&callsite))
             && (self.functions.is_empty()
-                || function.is_some_and(|f| self.functions.iter().any(|g| g == f)))
+                || function.is_some_and(|f| self.functions.iter().any(|g| same_function(g, f))))
             && self.min_size.is_none_or(|m| size >= m.0)
             && self.max_size.is_none_or(|m| size < m.0)
     }
+}
+
+/// Whether a rule's function name `rule` names `function`: the same, or the same
+/// before the parameter list C++ names carry (`make_table` names `make_table(int)`).
+fn same_function(rule: &str, function: &str) -> bool {
+    rule == function
+        || function
+            .split_once('(')
+            .is_some_and(|(name, _)| name.trim() == rule)
 }
 
 #[derive(Deserialize)]
@@ -209,6 +218,8 @@ mod tests {
         let f = parse("[[category]]\nname = \"t\"\nfunctions = [\"make_table\"]\n").unwrap();
         assert!(f[0].matches(9, 1, Some("make_table")));
         assert!(!f[0].matches(9, 1, Some("main")) && !f[0].matches(9, 1, None));
+        assert!(f[0].matches(9, 1, Some("make_table(int)")));
+        assert!(!f[0].matches(9, 1, Some("make_table_2(int)")));
         for (text, says) in [
             (
                 "[[category]]\nname = \"x\"\nfunctions = [\" \"]\n",

@@ -86,6 +86,9 @@ impl Recorded {
         for leaf in [0, 1, 2] {
             ask(leaf, 0);
         }
+        if max >= 7 {
+            ask(7, 0);
+        }
         if max >= 0x18 {
             let subs = cpuid.query(0x18, 0)[0].min(64);
             for sub in 0..=subs {

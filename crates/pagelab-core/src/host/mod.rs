@@ -1,6 +1,7 @@
 //! The machine pagelab runs on, as a preset: `--machine host`. Its TLBs come from
-//! CPUID ([`tlbs`]), its caches and huge page sizes from Linux ([`sysfs`]); what
-//! neither tells (replacement, the latency of a second-level TLB hit, walk caches,
+//! CPUID ([`tlbs`]); its caches and huge page sizes are read from Linux ([`sysfs`])
+//! and shown, not modelled yet (walks are priced as the base preset prices them); what
+//! CPUID does not tell (replacement, the latency of a second-level TLB hit, walk caches,
 //! costs) comes from the named preset nearest to it — `skylake` for an Intel
 //! processor, `zen4` for an AMD one — and [`Host::notes`] says which numbers did.
 //! `pagelab machines --host` prints every number with its source.
@@ -68,6 +69,13 @@ impl Host {
                 }
             }
         };
+        // CPUID.07H:EDX[15]: a hybrid part, whose leaves 2 and 18H describe the kind
+        // of core the query ran on.
+        if c.query(0, 0)[0] >= 7 && c.query(7, 0)[3] >> 15 & 1 == 1 {
+            notes.push(
+                "a hybrid processor (performance and efficiency cores): the TLBs are those of the core this ran on, which may differ from run to run".into(),
+            );
+        }
         let caches = sysfs::caches(sys);
         if caches.is_empty() {
             notes.push(format!(

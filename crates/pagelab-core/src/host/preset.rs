@@ -121,6 +121,16 @@ pub(super) fn config(host: &Host) -> Result<(MachineConfig, Vec<String>), String
                 ));
             }
         }
+        for (i, a) in arrays.iter().enumerate() {
+            for size in &a.page_sizes {
+                if arrays[..i].iter().any(|b| b.page_sizes.contains(size)) {
+                    notes.push(format!(
+                        "{}: two structures hold {size} pages; a {size} translation fills only the first, so the level holds fewer of them than the processor does",
+                        level_name(level, side)
+                    ));
+                }
+            }
+        }
         let parent = (level < top)
             .then(|| {
                 [(level + 1, side), (level + 1, Side::Unified)]

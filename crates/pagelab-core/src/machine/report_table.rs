@@ -4,10 +4,12 @@ use super::report::{RangesReport, Report};
 use std::fmt;
 
 impl RangesReport {
-    /// The rows of the report's table.
+    /// The rows of the report's table (`warmed`: after a warm-up, whose report keeps
+    /// the pages never used over the whole run).
     fn rows(
         &self,
         f: &mut fmt::Formatter<'_>,
+        warmed: bool,
         row: &mut impl FnMut(&mut fmt::Formatter<'_>, &str, String) -> fmt::Result,
     ) -> fmt::Result {
         if let Some(u) = &self.unit {
@@ -25,7 +27,11 @@ impl RangesReport {
             )?;
             row(
                 f,
-                "eager pages: allocated / never used",
+                if warmed {
+                    "eager pages: allocated / never (whole run)"
+                } else {
+                    "eager pages: allocated / never used"
+                },
                 match e.pages_untouched {
                     Some(n) => format!("{} / {n}", e.pages_allocated),
                     None => format!("{} / (no range unit to tell)", e.pages_allocated),
@@ -218,7 +224,7 @@ impl fmt::Display for Report {
             format!("{} ({})", self.frames_used, self.frames_peak),
         )?;
         if let Some(r) = &self.ranges {
-            r.rows(f, &mut row)?;
+            r.rows(f, self.warmup.is_some(), &mut row)?;
         }
         row(f, "cycles: references", format!("{:.0}", self.cycles.base))?;
         row(

@@ -77,6 +77,7 @@ __all__ = [
     "convert",
     "machines",
     "host_machine",
+    "calibrate",
     "record",
     "advise",
     "workloads",
@@ -414,4 +415,4 @@ from .report import report  # noqa: E402
 from .repro import Reproduction, repro, repro_papers  # noqa: E402
 from .pagetables import compare_pagetables  # noqa: E402
 from .comparisons import Contiguity, PageTableComparison, TranslationComparison  # noqa: E402
-from .programs import advise, record, workloads  # noqa: E402
+from .programs import advise, calibrate, record, workloads  # noqa: E402

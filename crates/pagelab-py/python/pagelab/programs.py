@@ -137,6 +137,18 @@ def advise(
     return result
 
 
+def calibrate(output: Optional[PathLike] = None, *, quick: bool = False, quiet: bool = True) -> Dict[str, Any]:
+    """Measure this machine's costs natively (``pagelab calibrate``): the core clock, a
+    4 KiB and a 2 MiB page fault, a page cleared and copied from memory, and loads
+    whose pages miss the TLBs by footprint with 4 KiB and 2 MiB pages, each as
+    ``{median, min, max, runs}`` in cycles. With ``output``, also writes the host
+    machine with the measured costs there as TOML (for ``config=``). Needs ``make
+    native``; about ten seconds (``quick``: one or two)."""
+    args = ["calibrate", "--json", "-"] + _options(output=output, quick=quick, quiet=quiet)
+    result: Dict[str, Any] = json.loads(_run(args, quiet, capture=True))
+    return result
+
+
 def workloads() -> List[Dict[str, Any]]:
     """The workload catalogue (``pagelab workloads``), validated: a dict per workload
     with every field (name, description, apt, pip, prepare, command, stdin, driver,

@@ -156,6 +156,9 @@ class _Runs:
         ok = frame[(frame["status"] == "ok") & (frame["analysis"] == "simulate")].copy()
         ok["cycles"] = [_cycles(r.get("cycles") or {}, with_faults) for r in ok["report"]]
         ok["warmup_refs"] = [(r.get("warmup") or {}).get("references", 0) for r in ok["report"]]
+        # Translation's share of those cycles: what the overhead figure draws.
+        base = [(r.get("cycles") or {}).get("base", 0.0) for r in ok["report"]]
+        ok["overhead_shown"] = [100.0 * (c - b) / c if c > 0 else 0.0 for c, b in zip(ok["cycles"], base)]
         ok["walk_refs_per_walk"] = [r.get("walk_refs_per_walk") for r in ok["report"]]
         ok["walk_lines_per_walk"] = [r.get("walk_lines_per_walk") for r in ok["report"]]
         ok["page_table"] = [_config_field(c, ("page_table", "kind")) for c in ok["config"]]
@@ -170,8 +173,9 @@ class _Runs:
         return [a for a in self.axes if pd.api.types.is_numeric_dtype(self.ok[a]) and self.ok[a].nunique() > 1]
 
 
-#: Cycles of first touching memory: page faults (minor and major) and eager paging.
-_START_UP = ("page_faults", "major_faults", "eager_paging")
+#: Cycles of first touching memory: zero-fill page faults and eager paging (major
+#: faults, pages read back from swap, are the running program's and stay in).
+_START_UP = ("page_faults", "eager_paging")
 
 
 def _cycles(cycles: Mapping[str, float], with_faults: bool) -> float:
@@ -183,18 +187,14 @@ def _cycles(cycles: Mapping[str, float], with_faults: bool) -> float:
 def _steady_note(runs: "_Runs") -> str:
     """What the figures of cycles count, for their captions."""
     warm = runs.ok["warmup_refs"]
+    lo, hi = (int(warm[warm > 0].min()), int(warm.max())) if (warm > 0).any() else (0, 0)
     warmed = (f" {int((warm > 0).sum())} of the {len(warm)} runs were measured after a warm-up "
-              f"(their first {_count_range(warm[warm > 0])} references left out of every count)."
-              if (warm > 0).any() else "")
+              f"(their first {lo:,}{'' if lo == hi else f' to {hi:,}'} references left out of every count)."
+              if hi > 0 else "")
     if runs.with_faults:
         return " Page faults and eager paging are counted in (--with-faults)." + warmed
-    return (" Steady state: page faults and eager paging, the cost of first touching memory, are left out "
+    return (" Zero-fill page faults and eager paging, the cost of first touching memory, are left out "
             "(they are in the runs table; pagelab report --with-faults counts them in)." + warmed)
-
-
-def _count_range(values) -> str:
-    lo, hi = int(values.min()), int(values.max())
-    return f"{lo:,}" if lo == hi else f"{lo:,} to {hi:,}"
 
 
 def _config_field(text: Optional[str], path: Tuple[str, ...]) -> Optional[str]:
@@ -332,12 +332,12 @@ def _relative_note(relative: bool, same: Sequence[str]) -> str:
 
 def _overhead(runs: _Runs) -> Figure:
     if runs.with_faults:
-        column, label = "translation_overhead_percent", "translation overhead (% of cycles)"
+        label = "translation overhead (% of cycles)"
         what = "translation (TLB hits, walks, promotions, page faults, eager paging)"
     else:
-        column, label = "tlb_overhead_percent", "TLB overhead, steady state (% of cycles)"
-        what = "the TLB (hits, walks, promotions, the policy's bookkeeping)"
-    fig, relative, same = _bars(runs.traces, runs.ok, column, label, lambda v: f"{v:.2f}%")
+        label = "translation overhead, without first-touch faults (% of cycles)"
+        what = "translation (TLB hits, walks, promotions, swap-ins)"
+    fig, relative, same = _bars(runs.traces, runs.ok, "overhead_shown", label, lambda v: f"{v:.2f}%")
     if fig is None:
         return None
     return ("Translation overhead by configuration",
@@ -553,8 +553,8 @@ def report(db, output, title: Optional[str] = None, with_faults: bool = False) -
     """Write the HTML report of the results database ``db`` to ``output``, whole or not at
     all; returns the output's path. ``db`` may instead be the JSON of ``pagelab advise
     --json``: its page sets each mapping's predicted speedup beside the measured one.
-    The figures of overhead and speedup show the steady state (page faults and eager
-    paging left out, as is any run's warm-up) unless ``with_faults``. Needs pandas and
+    The figures of overhead and speedup leave zero-fill page faults and eager paging
+    (first touches) out unless ``with_faults``; runs with a warm-up are measured after it. Needs pandas and
     matplotlib.
 
     Raises:
