@@ -157,9 +157,13 @@ fn table(c: &Calibration) -> String {
 fn config_text(c: &Calibration) -> Result<String> {
     use pagelab_core::config::{CostConfig, MechanismConfig};
     let mut config = pagelab_core::presets::load("host")?;
-    let CostConfig::Simple(cost) = &mut config.cost;
-    cost.page_fault_cycles = c.fault_4k_cycles.median.round();
-    cost.eager_page_cycles = c.zero_4k_cycles.median.round();
+    // The simple model's fields (the host's base presets use it); another model keeps
+    // its own.
+    #[allow(irrefutable_let_patterns)]
+    if let CostConfig::Simple(cost) = &mut config.cost {
+        cost.page_fault_cycles = c.fault_4k_cycles.median.round();
+        cost.eager_page_cycles = c.zero_4k_cycles.median.round();
+    }
     if let MechanismConfig::Copy(copy) = &mut config.mechanism {
         copy.cycles_per_page = c.copy_4k_cycles.median.round();
         copy.zero_cycles_per_page = c.zero_4k_cycles.median.round();
