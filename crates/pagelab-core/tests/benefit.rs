@@ -10,9 +10,12 @@
 
 use pagelab_core::analysis::benefit::{self, simulate, Budget, Options};
 use pagelab_core::event::{AccessKind, Alloc, AllocOp, Batch, Event, MemRef, Segment, SegmentKind};
-use pagelab_core::trace::{Metadata, TraceError, TraceReader};
+use pagelab_core::trace::{TraceError, TraceReader};
 use pagelab_core::MachineConfig;
 use std::path::Path;
+
+mod common;
+use common::Batches;
 
 const MACHINE: &str = r#"
 name = "fa-lru-64"
@@ -28,39 +31,8 @@ const LARGE: u64 = 0x7f00_0000_0000; // one 64 MiB block: 32 2M pages
 const HEAP: u64 = 0x0100_0000; // small blocks over 16 pages
 const DATA: u64 = 0x0060_0000; // the data segment: 64 pages
 
-struct Batches {
-    batches: Vec<Batch>,
-    next: usize,
-    metadata: Metadata,
-}
-
-impl TraceReader for Batches {
-    fn next_batch(&mut self, batch: &mut Batch) -> Result<bool, TraceError> {
-        batch.clear();
-        match self.batches.get(self.next) {
-            Some(b) => {
-                batch.refs.extend_from_slice(&b.refs);
-                batch.events.extend(b.events.iter().cloned());
-                self.next += 1;
-                Ok(true)
-            }
-            None => Ok(false),
-        }
-    }
-    fn metadata(&self) -> &Metadata {
-        &self.metadata
-    }
-    fn position(&self) -> u64 {
-        self.next as u64
-    }
-}
-
 fn reader(batches: &[Batch]) -> Box<dyn TraceReader + Send> {
-    Box::new(Batches {
-        batches: batches.to_vec(),
-        next: 0,
-        metadata: Metadata::default(),
-    })
+    Box::new(Batches::new(batches.to_vec()))
 }
 
 fn malloc(addr: u64, size: u64) -> Event {

@@ -8,36 +8,12 @@
 
 use pagelab_core::analysis::reuse;
 use pagelab_core::event::{AccessKind, Alloc, AllocOp, Batch, Event, MemRef};
-use pagelab_core::trace::{Metadata, TraceError, TraceReader};
 use pagelab_core::{Machine, MachineConfig, PageSize, Report};
 use serde_json::Value;
 use std::path::Path;
 
-/// Batches in memory, as a reader.
-struct Batches {
-    batches: Vec<Batch>,
-    next: usize,
-    metadata: Metadata,
-}
-
-impl TraceReader for Batches {
-    fn next_batch(&mut self, batch: &mut Batch) -> Result<bool, TraceError> {
-        batch.clear();
-        let Some(b) = self.batches.get(self.next) else {
-            return Ok(false);
-        };
-        batch.refs.extend_from_slice(&b.refs);
-        batch.events.extend(b.events.iter().cloned());
-        self.next += 1;
-        Ok(true)
-    }
-    fn metadata(&self) -> &Metadata {
-        &self.metadata
-    }
-    fn position(&self) -> u64 {
-        self.next as u64
-    }
-}
+mod common;
+use common::Batches;
 
 const REGION: u64 = 0x7f00_0000_0000;
 const REGION_BYTES: u64 = 64 << 20;
@@ -116,11 +92,7 @@ fn batches(whole: &Batch, chunk: usize, cuts: &[usize]) -> Vec<Batch> {
 fn run(config: &MachineConfig, batches: Vec<Batch>, warmup: u64) -> Report {
     let mut m = Machine::build(config).unwrap();
     m.set_warmup(warmup);
-    let mut reader = Batches {
-        batches,
-        next: 0,
-        metadata: Metadata::default(),
-    };
+    let mut reader = Batches::new(batches);
     m.run_trace(&mut reader, Path::new("program"), |_, _| {})
         .unwrap();
     m.report()
@@ -284,11 +256,7 @@ fn a_warmup_that_leaves_nothing_is_an_error() {
     for n in [1_000, 5_000] {
         let mut m = Machine::build(&config).unwrap();
         m.set_warmup(n);
-        let mut reader = Batches {
-            batches: batches(&program, 300, &[]),
-            next: 0,
-            metadata: Metadata::default(),
-        };
+        let mut reader = Batches::new(batches(&program, 300, &[]));
         let e = m
             .run_trace(&mut reader, Path::new("program"), |_, _| {})
             .unwrap_err()
@@ -315,11 +283,7 @@ fn steady_state_misses_are_the_reuse_distances_after_the_warmup() {
         .unwrap();
         for n in [0u64, 7_777, 20_000] {
             let r = run(&config, batches(&program, 4_096, &[]), n);
-            let mut reader = Batches {
-                batches: batches(&program, 4_096, &[]),
-                next: 0,
-                metadata: Metadata::default(),
-            };
+            let mut reader = Batches::new(batches(&program, 4_096, &[]));
             let reuse = reuse::analyze_trace(
                 &mut reader,
                 Path::new("program"),

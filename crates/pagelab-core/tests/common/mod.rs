@@ -4,7 +4,7 @@
 //! group of tests shares is in a submodule: `pagetables` and `pagetable_reference`
 //! (the page-table structures against a HashMap), `roundtrip` (the readers and the
 //! native format), `superpages` (superpage promotion's machines), `golden` (counts
-//! against a file of `tests/golden/`).
+//! against a file of `tests/golden/`). [`Batches`] reads batches kept in memory.
 #![allow(dead_code)]
 
 pub mod golden;
@@ -122,4 +122,43 @@ pub fn temp_with(suffix: &str, bytes: &[u8]) -> tempfile::NamedTempFile {
     let f = temp_file(suffix);
     std::fs::write(f.path(), bytes).expect("write a temporary file");
     f
+}
+
+/// Batches kept in memory, as a trace reader (its position: the batches read).
+pub struct Batches {
+    batches: Vec<pagelab_core::Batch>,
+    next: usize,
+    metadata: pagelab_core::trace::Metadata,
+}
+
+impl Batches {
+    pub fn new(batches: Vec<pagelab_core::Batch>) -> Batches {
+        Batches {
+            batches,
+            next: 0,
+            metadata: Default::default(),
+        }
+    }
+}
+
+impl pagelab_core::trace::TraceReader for Batches {
+    fn next_batch(
+        &mut self,
+        batch: &mut pagelab_core::Batch,
+    ) -> Result<bool, pagelab_core::trace::TraceError> {
+        batch.clear();
+        let Some(b) = self.batches.get(self.next) else {
+            return Ok(false);
+        };
+        batch.refs.extend_from_slice(&b.refs);
+        batch.events.extend(b.events.iter().cloned());
+        self.next += 1;
+        Ok(true)
+    }
+    fn metadata(&self) -> &pagelab_core::trace::Metadata {
+        &self.metadata
+    }
+    fn position(&self) -> u64 {
+        self.next as u64
+    }
 }
