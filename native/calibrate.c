@@ -4,9 +4,12 @@
  * whose page misses the TLBs, by footprint, with 4 KiB and with 2 MiB pages (a
  * pointer chase over one line per 4 KiB page in a random cycle, so nothing is
  * prefetched: the difference between the two is what the walks cost at that
- * footprint, where the page-table entries sit in the caches).
+ * footprint, where the page-table entries sit in the caches). Given the sizes of the
+ * data caches, also the load-to-use latency of each (a chase over every line of a
+ * footprint that fits it, on 2 MiB pages) and of memory (over every line of four times
+ * the largest, 256 MiB at least).
  *
- *   calibrate [--quick]
+ *   calibrate [--quick] [--cache BYTES]...
  *
  * Each figure is measured several times; the output (standard output, one JSON
  * object) gives each as {median, min, max, runs}, in core cycles. Progress goes to
@@ -138,8 +141,10 @@ static stats page_op(size_t bytes, int copy, double ghz) {
 
 /* Cycles per load of a chase over one line in each 4 KiB page of `bytes`, the pages
  * 4 KiB or 2 MiB (`advice`), in a random cycle; lines spread over the cache sets. */
-static stats chase(size_t bytes, int advice, double ghz, double *share) {
-    size_t pages = bytes / (4 * KB);
+/* A random chase over one line in each `stride` bytes of `bytes` (a stride of 4 KiB
+ * puts each line on a page of its own; of 64, every line is read). */
+static stats chase(size_t bytes, size_t stride, int advice, double ghz, double *share) {
+    size_t pages = bytes / stride;
     char *p = map_aligned(bytes < 2 * MB ? 2 * MB : bytes, advice);
     memset(p, 0, bytes);
     if (share)
@@ -155,13 +160,14 @@ static stats chase(size_t bytes, int advice, double ghz, double *share) {
     }
     for (size_t i = 0; i < pages; i++) {
         size_t a = order[i], b = order[(i + 1) % pages];
-        *(char **)(p + a * 4 * KB + (a + a / 32) % 64 * 64) = p + b * 4 * KB + (b + b / 32) % 64 * 64;
+        *(char **)(p + a * stride + (a + a / 32) % (stride / 64) * 64) =
+            p + b * stride + (b + b / 32) % (stride / 64) * 64;
     }
     /* About a tenth of a second a run at memory latency; more loads when they are fast. */
     size_t n = bytes > 8 * MB ? 1500000 : 6000000;
     double v[MAX_RUNS];
     for (int r = 0; r < runs; r++) {
-        char **q = (char **)(p + order[0] * 4 * KB + (order[0] + order[0] / 32) % 64 * 64);
+        char **q = (char **)(p + order[0] * stride + (order[0] + order[0] / 32) % (stride / 64) * 64);
         double t = now_ns();
         for (size_t i = 0; i < n; i++)
             q = (char **)*q;
@@ -179,7 +185,25 @@ static void print_stats(const char *name, stats s, const char *after) {
 }
 
 int main(int argc, char **argv) {
-    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    int quick = 0, ncache = 0;
+    size_t cache[8], largest = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) {
+            quick = 1;
+        } else if (strcmp(argv[i], "--cache") == 0 && i + 1 < argc && ncache < 8) {
+            cache[ncache] = strtoull(argv[++i], NULL, 10);
+            if (cache[ncache] < 4 * KB || cache[ncache] > 4096 * MB) {
+                fprintf(stderr, "calibrate: --cache %s: a size in bytes from 4096 to 4 GiB\n", argv[i]);
+                return 2;
+            }
+            largest = cache[ncache] > largest ? cache[ncache] : largest;
+            ncache++;
+        } else {
+            fprintf(stderr, "calibrate: unknown argument %s (usage: calibrate [--quick] [--cache BYTES]...)\n",
+                    argv[i]);
+            return 2;
+        }
+    }
     static const size_t full[] = {16 * KB, 256 * KB, 4 * MB, 64 * MB, 512 * MB};
     static const size_t small[] = {16 * KB, 256 * KB, 64 * MB};
     const size_t *footprints = quick ? small : full;
@@ -187,7 +211,7 @@ int main(int argc, char **argv) {
     size_t fault_bytes = quick ? 64 * MB : 256 * MB, op_bytes = quick ? 64 * MB : 256 * MB;
     if (quick)
         runs = 3;
-    steps = 6 + 2 * nf;
+    steps = 6 + 2 * nf + (ncache ? ncache + 1 : 0);
     progress("core clock");
     stats ghz = clock_ghz();
     double g = ghz.max; /* the fastest run: the clock undisturbed */
@@ -206,10 +230,32 @@ int main(int argc, char **argv) {
         char what[64];
         snprintf(what, sizeof what, "loads over %zu KiB, 4 KiB pages", footprints[i] / KB);
         progress(what);
-        lat[0][i] = chase(footprints[i], MADV_NOHUGEPAGE, g, NULL);
+        lat[0][i] = chase(footprints[i], 4 * KB, MADV_NOHUGEPAGE, g, NULL);
         snprintf(what, sizeof what, "loads over %zu KiB, 2 MiB pages", footprints[i] / KB);
         progress(what);
-        lat[1][i] = chase(footprints[i], MADV_HUGEPAGE, g, &share[i]);
+        lat[1][i] = chase(footprints[i], 4 * KB, MADV_HUGEPAGE, g, &share[i]);
+    }
+    /* Each cache level, then memory: every line of the footprint, on 2 MiB pages. */
+    stats level[9];
+    size_t level_bytes[9];
+    for (int i = 0; i <= ncache && ncache > 0; i++) {
+        char what[64];
+        /* The first level over half its size; a further one over an eighth of its size
+         * but four times the level before at least (its share of a last-level cache
+         * shared with other cores, or other guests, can be far less than its size);
+         * memory over four times the largest, 256 MiB at least. */
+        size_t bytes = i == 0 ? cache[0] / 2
+                       : i < ncache ? (cache[i] / 8 > 4 * cache[i - 1] ? cache[i] / 8 : 4 * cache[i - 1])
+                                    : (4 * largest > 256 * MB ? 4 * largest : 256 * MB);
+        if (bytes >= 2 * MB) /* whole huge pages */
+            bytes = (bytes + 2 * MB - 1) / (2 * MB) * (2 * MB);
+        level_bytes[i] = bytes;
+        if (i < ncache)
+            snprintf(what, sizeof what, "every line of %zu KiB", bytes / KB);
+        else
+            snprintf(what, sizeof what, "every line of %zu MiB (memory)", bytes / MB);
+        progress(what);
+        level[i] = chase(bytes, 64, MADV_HUGEPAGE, g, NULL);
     }
     progress("done");
     printf("{\n");
@@ -226,6 +272,13 @@ int main(int argc, char **argv) {
                lat[0][i].median, lat[0][i].min, lat[0][i].max, runs);
         printf("     \"cycles_2m\": {\"median\": %.1f, \"min\": %.1f, \"max\": %.1f, \"runs\": %d}}%s\n",
                lat[1][i].median, lat[1][i].min, lat[1][i].max, runs, i + 1 < nf ? "," : "");
+    }
+    printf("  ],\n  \"lines\": [\n");
+    for (int i = 0; i <= ncache && ncache > 0; i++) {
+        printf("    {\"cache_bytes\": %zu, \"footprint_bytes\": %zu,\n", i < ncache ? cache[i] : 0,
+               level_bytes[i]);
+        printf("     \"cycles\": {\"median\": %.1f, \"min\": %.1f, \"max\": %.1f, \"runs\": %d}}%s\n",
+               level[i].median, level[i].min, level[i].max, runs, i < ncache ? "," : "");
     }
     printf("  ]\n}\n");
     return 0;

@@ -1,9 +1,10 @@
 //! `pagelab calibrate`: the costs of this machine, measured natively by
 //! native/calibrate.c (`make native` builds it): a 4 KiB and a 2 MiB page fault, a
 //! page cleared and copied from memory, and the latency of loads whose pages miss the
-//! TLBs by footprint, with 4 KiB and with 2 MiB pages. Printed as a table with each
-//! figure's spread; with `-o`, written as the `host` machine with the measured costs
-//! in place (a configuration `--config` takes), every measurement in its comments.
+//! TLBs by footprint, with 4 KiB and with 2 MiB pages, and the latency of each data
+//! cache Linux lists and of memory. Printed as a table with each figure's spread; with
+//! `-o`, written as the `host` machine with the measured costs and latencies in place
+//! (a configuration `--config` takes), every measurement in its comments.
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -48,6 +49,15 @@ pub struct Loads {
     pub cycles_2m: Spread,
 }
 
+/// Loads over every line of a footprint on 2 MiB pages: a cache level's latency
+/// (half its size), or memory's (`cache_bytes` 0).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub struct Lines {
+    pub cache_bytes: u64,
+    pub footprint_bytes: u64,
+    pub cycles: Spread,
+}
+
 /// What native/calibrate prints.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct Calibration {
@@ -58,6 +68,9 @@ pub struct Calibration {
     pub zero_4k_cycles: Spread,
     pub copy_4k_cycles: Spread,
     pub loads: Vec<Loads>,
+    /// Per data cache Linux lists, then memory (none when Linux lists no cache).
+    #[serde(default)]
+    pub lines: Vec<Lines>,
 }
 
 /// The measuring program `make native` builds.
@@ -77,6 +90,9 @@ pub fn run(args: &CalibrateArgs) -> Result<()> {
     let mut command = Command::new(program()?);
     if args.quick {
         command.arg("--quick");
+    }
+    for c in data_caches() {
+        command.arg("--cache").arg(c.size_bytes.to_string());
     }
     let out = command
         .stdout(Stdio::piped())
@@ -109,6 +125,16 @@ pub fn run(args: &CalibrateArgs) -> Result<()> {
     }
     print!("{}", table(&c));
     Ok(())
+}
+
+/// The data and unified caches Linux lists, closest first: those the host preset
+/// models, in its order.
+fn data_caches() -> Vec<pagelab_core::host::sysfs::Cache> {
+    pagelab_core::host::Host::this_machine()
+        .caches
+        .into_iter()
+        .filter(|c| c.kind != "Instruction")
+        .collect()
 }
 
 fn spread(s: &Spread, unit: &str) -> String {
@@ -149,6 +175,19 @@ fn table(c: &Calibration) -> String {
             ),
         );
     }
+    for l in &c.lines {
+        let what = match l.cache_bytes {
+            0 => "memory".to_string(),
+            n => format!("a {} cache", pagelab_core::addr::human_bytes(n)),
+        };
+        row(
+            &format!(
+                "load, every line of {}: {what}",
+                pagelab_core::addr::human_bytes(l.footprint_bytes)
+            ),
+            spread(&l.cycles, ""),
+        );
+    }
     t
 }
 
@@ -168,9 +207,36 @@ fn config_text(c: &Calibration) -> Result<String> {
         copy.cycles_per_page = c.copy_4k_cycles.median.round();
         copy.zero_cycles_per_page = c.zero_4k_cycles.median.round();
     }
+    // Each cache level's latency and memory's, where the levels measured are the
+    // preset's (both from the caches Linux lists, in order).
+    let (levels, memory) = c.lines.split_at(c.lines.len().saturating_sub(1));
+    let sizes: Vec<u64> = config
+        .cache
+        .levels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.sets * l.ways) as u64 * config.cache.level_line_bytes(i))
+        .collect();
+    let caches_measured = !levels.is_empty()
+        && levels
+            .iter()
+            .map(|l| l.cache_bytes)
+            .eq(sizes.iter().copied())
+        && memory.first().is_some_and(|m| m.cache_bytes == 0);
+    if caches_measured {
+        for (level, l) in config.cache.levels.iter_mut().zip(levels) {
+            level.hit_cycles = l.cycles.median.round();
+        }
+        config.cache.memory_cycles = memory[0].cycles.median.round();
+    }
     config.description = format!(
-        "{}; page faults, clearing and copying measured by pagelab calibrate",
-        config.description
+        "{}; page faults, clearing and copying{} measured by pagelab calibrate",
+        config.description,
+        if caches_measured {
+            ", cache and memory latencies"
+        } else {
+            ""
+        }
     );
     let mut head = String::new();
     let _ = writeln!(
@@ -182,10 +248,25 @@ fn config_text(c: &Calibration) -> Result<String> {
         head,
         "# Set from it: cost.page_fault_cycles (a 4 KiB zero-fill fault), cost.eager_page_cycles\n\
          # and mechanism.zero_cycles_per_page (a 4 KiB page cleared in memory), and\n\
-         # mechanism.cycles_per_page (a 4 KiB page copied from memory): medians, in cycles.\n\
-         # Measured, not yet used by the cost model: a 2 MiB fault, and loads by footprint\n\
-         # (walks: what 4 KiB pages cost over 2 MiB ones there). Walk references keep the\n\
-         # base preset's cost."
+         # mechanism.cycles_per_page (a 4 KiB page copied from memory): medians, in cycles."
+    );
+    let _ = if caches_measured {
+        writeln!(
+            head,
+            "# And each cache level's hit_cycles and cache.memory_cycles: loads over every line\n\
+             # of half the level's size, and of the memory footprint, on 2 MiB pages. Walks read\n\
+             # their entries through these caches."
+        )
+    } else {
+        writeln!(
+            head,
+            "# The caches keep the base preset's latencies (Linux lists none that were measured)."
+        )
+    };
+    let _ = writeln!(
+        head,
+        "# Measured, not used by the cost model: a 2 MiB fault, and loads over one line a page\n\
+         # by footprint (walks: what 4 KiB pages cost over 2 MiB ones there)."
     );
     for line in table(c).lines() {
         let _ = writeln!(head, "#{line}");

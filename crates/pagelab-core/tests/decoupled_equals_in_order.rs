@@ -3,9 +3,10 @@
 //! specialized loop, and from a native file, where chunks of plain references reach
 //! the specialized loop as columns ([`Machine::run_trace`]). All must give the same
 //! report, on random streams (address spaces, instruction fetches, references spanning
-//! pages, untagged TLBs that flush on switches, walk caches) and on the bundled traces
-//! of real programs.
+//! pages, untagged TLBs that flush on switches, walk caches, data caches) and on the
+//! bundled traces of real programs.
 
+use pagelab_core::cache::{CacheConfig, CacheLevelConfig};
 use pagelab_core::config::{
     HierarchyConfig, RangeUnitKind, Serves, SetAssocConfig, TlbConfig, WalkCacheConfig,
 };
@@ -22,7 +23,8 @@ use common::{array, level};
 
 /// Machines of different shapes: one small TLB; a fully associative one; split L1s
 /// with per-size arrays under a mixed-size L2, with walk caches; a unified L1 under an
-/// L2, untagged (flushed on every switch of address space).
+/// L2, untagged (flushed on every switch of address space); four of them with data
+/// caches.
 fn machines() -> Vec<MachineConfig> {
     let single = |sets, ways| MachineConfig {
         tlb: TlbConfig::SetAssociative(array(sets, ways, &[PageSize::K4])),
@@ -146,7 +148,43 @@ fn machines() -> Vec<MachineConfig> {
         }),
         ..MachineConfig::default()
     };
-    vec![
+    // Data caches small enough to evict: the caches' pass reads walks and data in the
+    // in-order loop's order (LRU kept in recency order, a tree PLRU, two line sizes).
+    let cached = |config: &MachineConfig| MachineConfig {
+        cache: CacheConfig {
+            levels: vec![
+                CacheLevelConfig {
+                    name: "l1d".into(),
+                    sets: 4,
+                    ways: 2,
+                    ..CacheLevelConfig::default()
+                },
+                CacheLevelConfig {
+                    name: "l2".into(),
+                    sets: 8,
+                    ways: 4,
+                    replacement: "plru".into(),
+                    line_bytes: Some(128),
+                    ..CacheLevelConfig::default()
+                },
+                CacheLevelConfig {
+                    name: "l3".into(),
+                    sets: 3,
+                    ways: 16,
+                    ..CacheLevelConfig::default()
+                },
+            ],
+            ..CacheConfig::default()
+        },
+        ..config.clone()
+    };
+    let with_caches = [
+        cached(&single(16, 4)),
+        cached(&split),
+        cached(&untagged),
+        cached(&fused),
+    ];
+    let mut all = vec![
         single(16, 4),
         single(1, 8),
         split,
@@ -156,7 +194,9 @@ fn machines() -> Vec<MachineConfig> {
         itlb_under("random"),
         itlb_under("lru"),
         dtlb_under,
-    ]
+    ];
+    all.extend(with_caches);
+    all
 }
 
 /// The report of `config` over `batches`, run in mode 0 (in order), 1 (decoupled,

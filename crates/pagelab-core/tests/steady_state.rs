@@ -100,11 +100,6 @@ fn run(config: &MachineConfig, batches: Vec<Batch>, warmup: u64) -> Report {
 
 fn configs() -> Vec<(String, MachineConfig)> {
     let preset = |name: &str| pagelab_core::presets::load(name).unwrap();
-    let with = |name: &str, toml: &str| {
-        let mut text = toml::to_string(&preset(name)).unwrap();
-        text.push_str(toml);
-        MachineConfig::from_toml(&text, "test").unwrap()
-    };
     let mut out: Vec<(String, MachineConfig)> = ["skylake", "sandy-bridge-rmm", "zen4"]
         .iter()
         .map(|n| (n.to_string(), preset(n)))
@@ -115,13 +110,11 @@ fn configs() -> Vec<(String, MachineConfig)> {
         c.promotion = MachineConfig::from_toml(&doc, "test").unwrap().promotion;
         out.push((format!("skylake, {policy}"), c));
     }
-    out.push((
-        "skylake with caches".into(),
-        with(
-            "skylake",
-            "\n[cache]\n[[cache.levels]]\nname = \"l1d\"\nsets = 64\nways = 8\n",
-        ),
-    ));
+    // The presets above have data caches or none (sandy-bridge-rmm); one more with a
+    // single level.
+    let mut one_level = preset("skylake");
+    one_level.cache.levels.truncate(1);
+    out.push(("skylake, one cache level".into(), one_level));
     out
 }
 

@@ -6,6 +6,12 @@
 //! stand-in). A reference that misses fills the line at once, in an empty way if its
 //! set has one, else in place of the policy's victim: write-allocate, and no dirty
 //! state.
+//!
+//! LRU, the default, keeps each set's tags in recency order instead (most recent
+//! first, empty ways last): a hit moves its tag to the front, a miss drops the last
+//! and puts its line in front. A set's whole state is then its tags, one or two host
+//! cache lines, with no policy state beside them to read and write. The other policies
+//! keep tags in place and their own state apart.
 
 use crate::replacement::AnyReplacement;
 
@@ -22,7 +28,9 @@ pub struct CacheLevel {
     /// `sets - 1` when sets is a power of two, for a mask instead of a division.
     mask: Option<u64>,
     tags: Vec<u64>,
-    policy: AnyReplacement,
+    /// The policy choosing victims; `None`: LRU, with each set's tags kept in
+    /// recency order.
+    policy: Option<AnyReplacement>,
     /// Empty ways in the whole level: once none is left (until an invalidation), a
     /// miss goes straight to the policy's victim.
     empty_ways: usize,
@@ -48,7 +56,10 @@ impl CacheLevel {
             ways,
             mask: sets.is_power_of_two().then_some(sets as u64 - 1),
             tags: vec![EMPTY; sets * ways],
-            policy: AnyReplacement::named(replacement, sets, ways, seed)?,
+            policy: match replacement {
+                "lru" => None,
+                _ => Some(AnyReplacement::named(replacement, sets, ways, seed)?),
+            },
             empty_ways: sets * ways,
         })
     }
@@ -71,11 +82,56 @@ impl CacheLevel {
     #[inline]
     pub fn access(&mut self, line: u64) -> bool {
         // The usual associativities get loops of known length, unrolled.
-        match self.ways {
-            8 => self.access_in::<8>(line),
-            16 => self.access_in::<16>(line),
-            4 => self.access_in::<4>(line),
-            _ => self.access_in::<0>(line),
+        match (self.ways, self.policy.is_none()) {
+            (8, true) => self.access_ordered::<8>(line),
+            (16, true) => self.access_ordered::<16>(line),
+            (4, true) => self.access_ordered::<4>(line),
+            (_, true) => self.access_ordered::<0>(line),
+            (8, false) => self.access_in::<8>(line),
+            (16, false) => self.access_in::<16>(line),
+            (4, false) => self.access_in::<4>(line),
+            (_, false) => self.access_in::<0>(line),
+        }
+    }
+
+    /// [`CacheLevel::access`] for LRU sets of `W` ways (0: any number) kept in
+    /// recency order.
+    #[inline(always)]
+    fn access_ordered<const W: usize>(&mut self, line: u64) -> bool {
+        let ways = if W == 0 { self.ways } else { W };
+        let base = self.set_of(line) * ways;
+        let tags = &mut self.tags[base..base + ways];
+        let found = find(tags, line);
+        let last = ways - 1;
+        // A miss drops the last tag: the least recently used line, or an empty way.
+        let moved = found.unwrap_or(last);
+        self.empty_ways -= (found.is_none() & (tags[last] == EMPTY)) as usize;
+        if W > 0 {
+            // The ways up to the one moved shift down by one, the others stay: a
+            // select per way rather than a loop of unpredictable length.
+            let mut set = [0u64; 16];
+            set[0] = line;
+            for j in 1..W {
+                set[j] = if j <= moved { tags[j - 1] } else { tags[j] };
+            }
+            tags.copy_from_slice(&set[..W]);
+        } else {
+            for j in (0..moved).rev() {
+                tags[j + 1] = tags[j];
+            }
+            tags[0] = line;
+        }
+        found.is_some()
+    }
+
+    /// Bring the set of `line` into the host's cache ahead of an access to it. Changes
+    /// nothing simulated.
+    #[inline(always)]
+    pub fn prefetch(&self, line: u64) {
+        let base = self.set_of(line) * self.ways;
+        crate::hugemem::prefetch(&self.tags[base]);
+        if self.ways > 8 {
+            crate::hugemem::prefetch(&self.tags[base + 8]);
         }
     }
 
@@ -84,10 +140,13 @@ impl CacheLevel {
     fn access_in<const W: usize>(&mut self, line: u64) -> bool {
         let ways = if W == 0 { self.ways } else { W };
         let set = self.set_of(line);
+        let Some(policy) = self.policy.as_mut() else {
+            unreachable!("LRU levels keep their sets in order")
+        };
         let base = set * ways;
         let tags = &self.tags[base..base + ways];
         if let Some(way) = find(tags, line) {
-            self.policy.hit(set, way);
+            policy.hit(set, way);
             return true;
         }
         let free = if self.empty_ways > 0 {
@@ -100,10 +159,10 @@ impl CacheLevel {
                 self.empty_ways -= 1;
                 free
             }
-            None => self.policy.victim(set),
+            None => policy.victim(set),
         };
         self.tags[base + way] = line;
-        self.policy.fill(set, way);
+        policy.fill(set, way);
         false
     }
 
@@ -126,21 +185,37 @@ impl CacheLevel {
                 }
             }
         } else {
-            for i in 0..self.tags.len() {
+            let mut i = 0;
+            while i < self.tags.len() {
                 let tag = self.tags[i];
                 if tag != EMPTY && (first..end).contains(&tag) {
                     self.empty(i);
                     dropped += 1;
+                    if self.policy.is_none() {
+                        continue; // the set's next tag moved up into way i
+                    }
                 }
+                i += 1;
             }
         }
         dropped
     }
 
+    /// Empty the way at `i` (of `tags`). In a set kept in recency order, the tags
+    /// after it move up one and the empty way goes last.
     fn empty(&mut self, i: usize) {
-        self.tags[i] = EMPTY;
         self.empty_ways += 1;
-        self.policy.invalidate(i / self.ways, i % self.ways);
+        match &mut self.policy {
+            Some(policy) => {
+                self.tags[i] = EMPTY;
+                policy.invalidate(i / self.ways, i % self.ways);
+            }
+            None => {
+                let end = i - i % self.ways + self.ways;
+                self.tags.copy_within(i + 1..end, i);
+                self.tags[end - 1] = EMPTY;
+            }
+        }
     }
 
     /// Lines held now.

@@ -1,6 +1,6 @@
 //! The machine pagelab runs on, as a preset: `--machine host`. Its TLBs come from
-//! CPUID ([`tlbs`]); its caches and huge page sizes are read from Linux ([`sysfs`])
-//! and shown, not modelled yet (walks are priced as the base preset prices them); what
+//! CPUID ([`tlbs`]); its data caches and huge page sizes are read from Linux
+//! ([`sysfs`]), the caches modelled with the base preset's latencies; what
 //! CPUID does not tell (replacement, the latency of a second-level TLB hit, walk caches,
 //! costs) comes from the named preset nearest to it — `skylake` for an Intel
 //! processor, `zen4` for an AMD one — and [`Host::notes`] says which numbers did.

@@ -7,10 +7,14 @@
 //! level: a fully associative one is one set. Replacement is tree pseudo-LRU and a
 //! second-level hit costs what the base preset says, both assumptions of the presets
 //! that CPUID does not tell.
+//!
+//! Data caches: the data and unified levels Linux lists, with the base preset's
+//! latencies and policy level by level (`pagelab calibrate` writes this machine's).
 
 use super::tlbs::{Side, Tlb};
 use super::Host;
 use crate::addr::PageSize;
+use crate::cache::{CacheConfig, CacheLevelConfig};
 use crate::config::{
     HierarchyConfig, LevelConfig, MachineConfig, Serves, SetAssocConfig, TlbConfig,
 };
@@ -64,6 +68,59 @@ fn array(t: &Tlb) -> SetAssocConfig {
     }
 }
 
+/// The data caches Linux lists (data and unified levels, closest first), with the
+/// base preset's latencies level by level (`pagelab calibrate` measures this
+/// machine's); the base preset's caches when Linux lists none.
+fn caches(host: &Host, base: &MachineConfig, notes: &mut Vec<String>) -> CacheConfig {
+    let listed: Vec<&crate::host::sysfs::Cache> = host
+        .caches
+        .iter()
+        .filter(|c| c.kind != "Instruction" && c.sets > 0 && c.ways > 0)
+        .filter(|c| c.line_bytes.is_power_of_two() && (8..=4096).contains(&c.line_bytes))
+        .collect();
+    if listed.is_empty() || base.cache.levels.is_empty() {
+        notes.push(format!(
+            "data caches: the {} preset's (Linux lists none that pagelab can model)",
+            host.base
+        ));
+        return base.cache.clone();
+    }
+    let levels: Vec<CacheLevelConfig> = listed
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let from = &base.cache.levels[i.min(base.cache.levels.len() - 1)];
+            CacheLevelConfig {
+                name: if c.kind == "Data" {
+                    format!("l{}d", c.level)
+                } else {
+                    format!("l{}", c.level)
+                },
+                sets: c.sets as usize,
+                ways: c.ways as usize,
+                hit_cycles: from.hit_cycles,
+                replacement: from.replacement.clone(),
+                line_bytes: (c.line_bytes != 64).then_some(c.line_bytes),
+            }
+        })
+        .collect();
+    notes.push(format!(
+        "data caches: sizes from /sys; hit latencies ({}) and memory latency ({} cycles) are the {} preset's: `pagelab calibrate -o FILE` measures this machine's",
+        levels
+            .iter()
+            .map(|l| format!("{} {}", l.name, l.hit_cycles))
+            .collect::<Vec<_>>()
+            .join(", "),
+        base.cache.memory_cycles,
+        host.base
+    ));
+    CacheConfig {
+        levels,
+        line_bytes: 64,
+        memory_cycles: base.cache.memory_cycles,
+    }
+}
+
 pub(super) fn config(host: &Host) -> Result<(MachineConfig, Vec<String>), String> {
     // The base preset's text (not through `presets`, which builds this one).
     let text = crate::config::PRESETS
@@ -76,6 +133,7 @@ pub(super) fn config(host: &Host) -> Result<(MachineConfig, Vec<String>), String
     let mut notes = host.notes.clone();
     let mut config = base.clone();
     config.name = "host".into();
+    config.cache = caches(host, &base, &mut notes);
     let processor = host.brand.clone().unwrap_or_else(|| host.vendor.clone());
     let tlbs: Vec<&Tlb> = host.tlbs.iter().filter(|t| t.side != Side::Store).collect();
     for t in host.tlbs.iter().filter(|t| t.side == Side::Store) {

@@ -137,11 +137,13 @@ impl Machine {
                 contents,
                 swap,
                 cache,
+                walk_log: None,
             },
             tlb,
             cost: crate::cost::build(&config.cost).map_err(err)?,
             decoupled: true,
             misses: Vec::new(),
+            cached: None,
             max_reference: check_max_reference(config.max_reference).map_err(err)?,
             kernel: false,
             counts: Counts::default(),
@@ -170,9 +172,9 @@ impl Machine {
         {
             machine.tlb.track_walking_victims();
         }
-        // Superpages make walks return larger pages, the cache model needs every
-        // reference's frame, and the pager every walk and write: runs go in order.
-        machine.decoupled = machine.in_order_only();
+        // Superpages make walks return larger pages, and the pager needs every walk
+        // and write: such runs go in order (see `in_order_only`).
+        machine.set_decoupled(true);
         // Regions mapped before the trace: eager paging allocates them now.
         for (start, end) in config.ranges.region_spans().map_err(err)? {
             let mmap = crate::event::Event::Alloc(crate::event::Alloc {

@@ -16,8 +16,9 @@
 //! What is lost: the frames in the TLB entries are placeholders (the simulated TLBs
 //! report counts, not frames). Where the [`Kernel`] borrows an array apart it does not
 //! even write them ([`Scan::fill_key`]): such an entry keeps the frame and permissions
-//! of the way's previous entry. Nothing that reads frames (a cache model, a promotion
-//! policy, a pager) runs decoupled. And after an error (out of memory) the batch's
+//! of the way's previous entry. Nothing that reads frames while the TLBs run (a
+//! promotion policy, a pager) runs decoupled; data caches read them after the walks
+//! (see [`super::cached`]). And after an error (out of memory) the batch's
 //! counts include references after the failing one. The in-order path
 //! ([`Machine::set_decoupled`]) remains, and the tests check that both give the
 //! same report.
@@ -157,6 +158,7 @@ impl Machine {
             walker,
             counts,
             misses,
+            cached,
             ..
         } = self;
         let mut result = Ok(());
@@ -185,6 +187,9 @@ impl Machine {
             if let Err(e) = walker.resolve_counted(counts, m.asid, m.va, m.reference, hint) {
                 result = Err(e);
                 break;
+            }
+            if let (Some(c), Some(log)) = (cached.as_mut(), &walker.walk_log) {
+                c.note(m.reference, m.va, walker.base_page, log.len());
             }
         }
         misses.clear();

@@ -15,7 +15,7 @@
 //! | superpages | [`crate::superpage::Promoter`] (policy, mechanism) | `promotion`, `mechanism` | `promote.rs` |
 //! | memory pressure | [`crate::pressure::Pager`] | `paging` | `pressure.rs` |
 //! | range translations | [`crate::range::Ranges`] | `ranges` | `ranges.rs` |
-//! | data caches | [`crate::cache::CacheHierarchy`] (`cache::build`) | `cache` | `walker.rs`, `promote.rs` |
+//! | data caches | [`crate::cache::CacheHierarchy`] (`cache::build`) | `cache` | `walker.rs`, `cached.rs`, `promote.rs` |
 //! | fragmentation samples | [`crate::frames::sampling::Fragmentation`] | `frames` | `mod.rs` |
 //! | cycles | [`CostModel`] (`cost::build`) | `cost` | `report.rs` |
 //!
@@ -39,6 +39,7 @@ use crate::trace::{Location, Part, TraceError, TraceReader};
 use walker::Walker;
 
 mod build;
+mod cached;
 pub mod decoupled;
 pub mod estimate;
 mod pressure;
@@ -79,6 +80,9 @@ pub struct Machine {
     max_reference: u64,
     /// The decoupled run's TLB misses awaiting their walks.
     misses: Vec<decoupled::Miss>,
+    /// A decoupled run with data caches: the walks noted for the caches' pass (see
+    /// [`cached`]).
+    cached: Option<Box<cached::Deferred>>,
     /// Whether decoupled runs use the specialized loop ([`decoupled::Kernel`]): the
     /// TLB's shape allows it.
     kernel: bool,
@@ -164,7 +168,10 @@ impl Machine {
                     Part::End
                 }
             } else if self.decoupled && self.kernel && self.ranges.eager.is_none() {
-                reader.next_plain(!self.tlb.split(), &mut plain, &mut batch)?
+                // With data caches, instruction fetches stay out of plain parts: the
+                // caches' pass reads a plain part as data.
+                let fetches = !self.tlb.split() && self.cached.is_none();
+                reader.next_plain(fetches, &mut plain, &mut batch)?
             } else if reader.next_batch(&mut batch)? {
                 Part::Full
             } else {
@@ -213,6 +220,7 @@ impl Machine {
         c.references += n as u64;
         self.credit_repeats();
         self.walk_deferred()?;
+        self.cache_deferred((&plain.addrs[..], plain.asid), first);
         self.after_refs()
     }
 
@@ -225,8 +233,10 @@ impl Machine {
         if self.decoupled && self.ranges.eager.is_some() && !batch.events.is_empty() {
             self.run_split(batch)?;
         } else if self.decoupled {
+            let first = self.counts.references;
             self.run_refs::<true>(&batch.refs, &[])?;
             self.walk_deferred()?;
+            self.cache_deferred(&batch.refs[..], first);
         } else {
             self.run_refs::<false>(&batch.refs, &batch.events)?;
         }
@@ -251,18 +261,6 @@ impl Machine {
             promotions: self.counts.promotions,
             walks: self.counts.walks,
         }
-    }
-
-    /// Run every reference of a batch in order, each walk as its miss happens, even
-    /// when the batch could run decoupled (for tests and measurements).
-    pub fn set_decoupled(&mut self, on: bool) {
-        self.decoupled = on && self.in_order_only();
-    }
-
-    /// Whether nothing keeps batches from running decoupled (a policy, the cache
-    /// model, the pager).
-    fn in_order_only(&self) -> bool {
-        self.walker.promoter.policy.is_none() && self.walker.cache.is_none() && self.pager.is_none()
     }
 
     /// Whether the run acts on the trace's events (a policy's memory objects, eager

@@ -6,7 +6,7 @@
 //! would.
 
 use super::{AnyPageTable, Counts, SimError};
-use crate::addr::{Asid, PageSize, Pfn, VirtAddr};
+use crate::addr::{Asid, PageSize, Pfn, PhysAddr, VirtAddr};
 use crate::cache::{CacheAccess, CacheHierarchy};
 use crate::frames::FrameAllocator;
 use crate::pagetable::{MapError, Perms, Translation, Walk, WalkHint};
@@ -32,6 +32,10 @@ pub struct Walker {
     pub swap: Option<crate::pressure::Swap>,
     /// The data caches, if modelled: every walk's references go through them.
     pub cache: Option<CacheHierarchy>,
+    /// In a decoupled run with data caches: the entries of the walks, written down in
+    /// the order read, for the caches to read when their references' turn comes
+    /// (`cached.rs`). `None`: walks read through the caches at once.
+    pub walk_log: Option<Vec<PhysAddr>>,
 }
 
 impl Walker {
@@ -50,7 +54,13 @@ impl Walker {
         let Some(t) = first.or_else(|| self.page_table.as_ref().walk(asid, va).translation) else {
             return;
         };
-        let pa = t.phys(va);
+        self.cache_phys(counts, t.phys(va));
+    }
+
+    /// A data reference to `pa` through the cache model; one that reaches memory may
+    /// add the mechanism's controller lookup.
+    #[inline]
+    pub fn cache_phys(&mut self, counts: &mut Counts, pa: PhysAddr) {
         let Some(cache) = &mut self.cache else {
             return;
         };
@@ -148,7 +158,9 @@ impl Walker {
     #[cold]
     #[inline(never)]
     fn walk_through_cache(&mut self, skip: usize) {
-        if let Some(cache) = &mut self.cache {
+        if let Some(log) = &mut self.walk_log {
+            log.extend(self.walk.refs().iter().skip(skip).copied());
+        } else if let Some(cache) = &mut self.cache {
             for &entry in self.walk.refs().iter().skip(skip) {
                 cache.access(entry, CacheAccess::Walk);
             }

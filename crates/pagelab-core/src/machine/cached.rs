@@ -1,0 +1,244 @@
+//! Decoupled runs with data caches: the TLBs over a batch, then the walks of their
+//! misses (as in [`super::decoupled`]), then the caches over the same references.
+//!
+//! The cache model needs each data reference's physical address and each walk's
+//! entries, in the order the references make them. Run decoupled, the walker writes
+//! down the entries of every walk instead of reading them through the caches
+//! ([`Walker::walk_log`]), and the machine notes which reference each walk was for.
+//! Then, reference by reference, the caches read the entries of the walks that
+//! reference made before its data (the walk of its first page, and the retry after a
+//! fault), its data, and the walks of the further pages it spans: the order in which
+//! the in-order loop reads them.
+//!
+//! Why this is the same run: in a decoupled run every translation is a base page and
+//! none changes once made (no policy promotes, no pager reclaims, no eager paging
+//! unmaps; see [`Machine::in_order_only`]), and every page a batch references is mapped
+//! once its walks are done. So the page table after the walks gives each reference
+//! the frame it had in order, and a memo of recent translations
+//! ([`Translations`]) serves most lookups. `tests/decoupled_equals_in_order.rs` checks
+//! that the reports are identical.
+//!
+//! [`Walker::walk_log`]: super::walker::Walker::walk_log
+
+use super::Machine;
+use crate::addr::{Asid, PageSize, Pfn, PhysAddr, VirtAddr};
+use crate::cache::CacheAccess;
+use crate::event::{AccessKind, MemRef};
+use crate::pagetable::WalkHint;
+
+/// Entries in the memo of translations (a power of two).
+const MEMO: usize = 1 << 12;
+
+/// How many references ahead the caches' sets are brought into the host's cache.
+const AHEAD: usize = 8;
+
+/// The physical address of an instruction fetch, which the data caches do not see
+/// (no data address is all ones: a reference of at least one byte there would span
+/// past the top of memory).
+const NO_DATA: u64 = u64::MAX;
+
+/// The walks of a batch, noted as they are made, for the caches' pass.
+#[derive(Debug)]
+pub(super) struct Deferred {
+    /// Per walk, in the order made: the reference it was for, the base page it
+    /// translated, and where its entries end in the walker's log.
+    walks: Vec<LoggedWalk>,
+    memo: Translations,
+    /// The physical address of each reference of the batch ([`NO_DATA`]: an
+    /// instruction fetch).
+    phys: Vec<u64>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct LoggedWalk {
+    reference: u64,
+    page: u64,
+    end: usize,
+}
+
+impl Deferred {
+    pub(super) fn new() -> Deferred {
+        Deferred {
+            walks: Vec::new(),
+            memo: Translations::new(),
+            phys: Vec::new(),
+        }
+    }
+
+    /// The walk just made for reference `reference` at `va`: its entries are the
+    /// log's up to `log_len`.
+    #[inline]
+    pub(super) fn note(&mut self, reference: u64, va: VirtAddr, base: PageSize, log_len: usize) {
+        self.walks.push(LoggedWalk {
+            reference,
+            page: va.0 >> base.shift(),
+            end: log_len,
+        });
+    }
+}
+
+/// Recent translations by address space and base page, direct-mapped: a memo of the
+/// page table, exact because a decoupled run's translations never change.
+#[derive(Debug)]
+struct Translations {
+    /// Per slot: the page (`u64::MAX`: none), its address space and its frame.
+    pages: Vec<(u64, Asid, Pfn)>,
+}
+
+impl Translations {
+    fn new() -> Translations {
+        Translations {
+            pages: vec![(u64::MAX, Asid(0), Pfn(0)); MEMO],
+        }
+    }
+}
+
+/// The references of a batch as the caches' pass reads them.
+pub(super) trait CachedInput {
+    fn len(&self) -> usize;
+    /// Reference `i`: its address space, address, and whether it reads or writes
+    /// data (an instruction fetch does not reach the data caches).
+    fn get(&self, i: usize) -> (Asid, VirtAddr, bool);
+}
+
+impl CachedInput for &[MemRef] {
+    fn len(&self) -> usize {
+        <[MemRef]>::len(self)
+    }
+    #[inline(always)]
+    fn get(&self, i: usize) -> (Asid, VirtAddr, bool) {
+        let r = &self[i];
+        (r.asid, r.addr, r.kind != AccessKind::Fetch)
+    }
+}
+
+/// A plain batch's addresses: data references of one address space.
+impl CachedInput for (&[u64], Asid) {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    #[inline(always)]
+    fn get(&self, i: usize) -> (Asid, VirtAddr, bool) {
+        (self.1, VirtAddr(self.0[i]), true)
+    }
+}
+
+impl Machine {
+    /// Run every reference of a batch in order, each walk as its miss happens, even
+    /// when the batch could run decoupled (for tests and measurements).
+    pub fn set_decoupled(&mut self, on: bool) {
+        self.decoupled = on && self.in_order_only();
+        let cached = self.decoupled && self.walker.cache.is_some();
+        self.cached = cached.then(|| Box::new(Deferred::new()));
+        self.walker.walk_log = cached.then(Vec::new);
+    }
+
+    /// Whether nothing keeps batches from running decoupled: no policy, no pager, and
+    /// no data caches under eager paging (whose unmaps change translations the caches'
+    /// pass would read after them).
+    pub(super) fn in_order_only(&self) -> bool {
+        self.walker.promoter.policy.is_none()
+            && self.pager.is_none()
+            && (self.walker.cache.is_none() || self.ranges.eager.is_none())
+    }
+
+    /// The caches' pass over references whose TLB lookups and walks are done (the
+    /// first numbered `first`): each walk's entries and each data reference through
+    /// the caches, in the order of an in-order run. Empties the log.
+    ///
+    /// In two steps, so that the host's memory latency overlaps: the physical address
+    /// of every data reference first, then the caches, each reference's sets brought
+    /// into the host's cache [`AHEAD`] references before its turn.
+    pub(super) fn cache_deferred<I: CachedInput>(&mut self, refs: I, first: u64) {
+        let Some(deferred) = self.cached.as_mut() else {
+            return;
+        };
+        let Deferred { walks, memo, phys } = &mut **deferred;
+        let walker = &mut self.walker;
+        let shift = walker.base_page.shift();
+        let offset_mask = walker.base_page.bytes() - 1;
+        phys.clear();
+        for i in 0..refs.len() {
+            let (asid, va, data) = refs.get(i);
+            if !data {
+                phys.push(NO_DATA);
+                continue;
+            }
+            let page = va.0 >> shift;
+            let slot = (page as usize ^ (asid.0 as usize) << 7) & (MEMO - 1);
+            let (p, a, pfn) = memo.pages[slot];
+            let pfn = if p == page && a == asid {
+                pfn
+            } else {
+                let pfn = walker.base_frame(asid, va);
+                memo.pages[slot] = (page, asid, pfn);
+                pfn
+            };
+            phys.push(pfn.addr().0 | (va.0 & offset_mask));
+        }
+        let log = walker.walk_log.take().unwrap_or_default();
+        let counts = &mut self.counts;
+        let mut next = 0; // the next walk to read
+        let mut from = 0; // where its entries start in the log
+        for i in 0..phys.len() {
+            let (_, va, _) = refs.get(i);
+            let reference = first + i as u64;
+            let page = va.0 >> shift;
+            let cache = walker.cache.as_mut().expect("a cache pass has caches");
+            if let Some(&ahead) = phys.get(i + AHEAD) {
+                if ahead != NO_DATA {
+                    cache.prefetch(PhysAddr(ahead));
+                }
+            }
+            // The walks of the reference's first page (and of its fault's retry) come
+            // before its data; those of the further pages it spans, after.
+            while let Some(w) = walks.get(next) {
+                if w.reference != reference || w.page != page {
+                    break;
+                }
+                for &entry in &log[from..w.end] {
+                    cache.access(entry, CacheAccess::Walk);
+                }
+                from = w.end;
+                next += 1;
+            }
+            if phys[i] != NO_DATA {
+                walker.cache_phys(counts, PhysAddr(phys[i]));
+            }
+            let cache = walker.cache.as_mut().expect("a cache pass has caches");
+            while let Some(w) = walks.get(next) {
+                if w.reference != reference {
+                    break;
+                }
+                for &entry in &log[from..w.end] {
+                    cache.access(entry, CacheAccess::Walk);
+                }
+                from = w.end;
+                next += 1;
+            }
+        }
+        debug_assert_eq!(next, walks.len(), "every walk belongs to a reference");
+        walks.clear();
+        let mut log = log;
+        log.clear();
+        walker.walk_log = Some(log);
+    }
+}
+
+impl super::walker::Walker {
+    /// The base frame `va` is mapped to in a decoupled run, where every page the
+    /// batch references is mapped to one by the time the caches read it.
+    #[cold]
+    fn base_frame(&mut self, asid: Asid, va: VirtAddr) -> Pfn {
+        let t = match self.page_table.walk_brief(asid, va, WalkHint::NONE) {
+            Some((_, t)) => t,
+            None => {
+                self.page_table.walk_into(asid, va, &mut self.walk);
+                self.walk.translation
+            }
+        };
+        let t = t.expect("a decoupled run maps every page before its caches' pass");
+        debug_assert_eq!(t.size, self.base_page);
+        t.pfn
+    }
+}
