@@ -32,7 +32,7 @@ measure() {
   /usr/bin/time -f "%e %M" -o "$out/$name.time" "$@" > "$out/$name.out"
   tail -1 "$out/$name.out"
 }
-for row in read simulate skylake sandy-bridge sandy-bridge-rmm reuse; do
+for row in read simulate skylake skylake-tlbs sandy-bridge sandy-bridge-rmm reuse; do
   measure "$row" target/release/pagelab-bench "$trace" --only "$row"
 done
 measure info target/release/pagelab trace info "$trace"
@@ -58,7 +58,8 @@ def command(name, task, refs, cmd):
     rows.append((task, f"{refs / wall / 1e6:.1f}", f"{mb:.0f} MB", f"`{cmd}`"))
 bench("read", "read the native format")
 bench("simulate", "simulate the default machine (64-entry TLB, radix walks, demand paging)")
-bench("skylake", "simulate `skylake` (split L1 TLBs, 1552-entry STLB, three walk caches)")
+bench("skylake", "simulate `skylake` (split L1 TLBs, 1552-entry STLB, three walk caches, walks read through three data-cache levels)")
+bench("skylake-tlbs", "simulate `skylake` without its data caches (`--set cache.levels=[]`: walks at a flat cost)")
 bench("sandy-bridge", "simulate `sandy-bridge`")
 bench("sandy-bridge-rmm", "simulate `sandy-bridge-rmm` (its range TLB; the heap allocated eagerly)")
 bench("reuse", "exact reuse distances of the 4K page stream (every TLB size at once)")

@@ -139,10 +139,9 @@ static stats page_op(size_t bytes, int copy, double ghz) {
     return stats_of(v, runs, ghz);
 }
 
-/* Cycles per load of a chase over one line in each 4 KiB page of `bytes`, the pages
+/* Cycles per load of a chase over one line in each `stride` bytes of `bytes` (a stride
+ * of 4 KiB puts each line on a page of its own; of 64, every line is read), the pages
  * 4 KiB or 2 MiB (`advice`), in a random cycle; lines spread over the cache sets. */
-/* A random chase over one line in each `stride` bytes of `bytes` (a stride of 4 KiB
- * puts each line on a page of its own; of 64, every line is read). */
 static stats chase(size_t bytes, size_t stride, int advice, double ghz, double *share) {
     size_t pages = bytes / stride;
     char *p = map_aligned(bytes < 2 * MB ? 2 * MB : bytes, advice);
@@ -150,6 +149,10 @@ static stats chase(size_t bytes, size_t stride, int advice, double ghz, double *
     if (share)
         *share = huge_share(bytes < 2 * MB ? 2 * MB : bytes);
     size_t *order = malloc(pages * sizeof *order);
+    if (!order) {
+        fprintf(stderr, "calibrate: no memory for a chase over %zu lines\n", pages);
+        exit(1);
+    }
     for (size_t i = 0; i < pages; i++)
         order[i] = i;
     uint64_t s = 88172645463325252ULL;
@@ -190,9 +193,15 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             quick = 1;
-        } else if (strcmp(argv[i], "--cache") == 0 && i + 1 < argc && ncache < 8) {
-            cache[ncache] = strtoull(argv[++i], NULL, 10);
-            if (cache[ncache] < 4 * KB || cache[ncache] > 4096 * MB) {
+        } else if (strcmp(argv[i], "--cache") == 0 && i + 1 < argc) {
+            char *end;
+            unsigned long long n = strtoull(argv[++i], &end, 10);
+            if (ncache == 8) {
+                fprintf(stderr, "calibrate: at most 8 caches\n");
+                return 2;
+            }
+            cache[ncache] = (size_t)n;
+            if (*end || n < 4 * KB || n > 4096ULL * MB) {
                 fprintf(stderr, "calibrate: --cache %s: a size in bytes from 4096 to 4 GiB\n", argv[i]);
                 return 2;
             }
@@ -238,6 +247,7 @@ int main(int argc, char **argv) {
     /* Each cache level, then memory: every line of the footprint, on 2 MiB pages. */
     stats level[9];
     size_t level_bytes[9];
+    double level_share[9] = {0};
     for (int i = 0; i <= ncache && ncache > 0; i++) {
         char what[64];
         /* The first level over half its size; a further one over an eighth of its size
@@ -249,13 +259,15 @@ int main(int argc, char **argv) {
                                     : (4 * largest > 256 * MB ? 4 * largest : 256 * MB);
         if (bytes >= 2 * MB) /* whole huge pages */
             bytes = (bytes + 2 * MB - 1) / (2 * MB) * (2 * MB);
+        if (i < ncache && bytes > cache[i] / 2) /* and within the level */
+            bytes = cache[i] / 2;
         level_bytes[i] = bytes;
         if (i < ncache)
             snprintf(what, sizeof what, "every line of %zu KiB", bytes / KB);
         else
             snprintf(what, sizeof what, "every line of %zu MiB (memory)", bytes / MB);
         progress(what);
-        level[i] = chase(bytes, 64, MADV_HUGEPAGE, g, NULL);
+        level[i] = chase(bytes, 64, MADV_HUGEPAGE, g, &level_share[i]);
     }
     progress("done");
     printf("{\n");
@@ -275,8 +287,8 @@ int main(int argc, char **argv) {
     }
     printf("  ],\n  \"lines\": [\n");
     for (int i = 0; i <= ncache && ncache > 0; i++) {
-        printf("    {\"cache_bytes\": %zu, \"footprint_bytes\": %zu,\n", i < ncache ? cache[i] : 0,
-               level_bytes[i]);
+        printf("    {\"cache_bytes\": %zu, \"footprint_bytes\": %zu, \"huge_share\": %.3f,\n",
+               i < ncache ? cache[i] : 0, level_bytes[i], level_share[i]);
         printf("     \"cycles\": {\"median\": %.1f, \"min\": %.1f, \"max\": %.1f, \"runs\": %d}}%s\n",
                level[i].median, level[i].min, level[i].max, runs, i < ncache ? "," : "");
     }

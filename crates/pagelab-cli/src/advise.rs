@@ -11,6 +11,9 @@
 //!
 //! The prediction in seconds is the MissCycles saved at this machine's clock; the
 //! predicted speedup is the all-small median over that median less the saving.
+//! C_TLBmiss is, on a machine with data caches (the default `host` has this one's), the
+//! program's mean walk in a simulation of its trace, its entries read through the
+//! caches; else the machine's flat cost.
 
 use crate::native::{self, Run, BACKED};
 use crate::supervisor::Supervisor;
@@ -33,8 +36,8 @@ pub struct AdviseArgs {
     /// Run a workload of the catalogue instead of a command.
     #[arg(long)]
     workload: Option<String>,
-    /// The machine the analysis models. Default: this machine's preset (zen4 on AMD,
-    /// skylake on Intel).
+    /// The machine the analysis models. Default: this machine (`--machine host`; with
+    /// data caches, C_TLBmiss is the program's mean walk, simulated through them).
     #[command(flatten)]
     machine: MachineArgs,
     /// Native runs of each mapping.
@@ -109,6 +112,33 @@ pub struct Advice {
     /// The most huge pages any run got, in MiB.
     pub anon_huge_mib: f64,
     pub runs: Vec<Run>,
+}
+
+/// C_TLBmiss of the recorded program on `config`, when the machine models data
+/// caches: its walks' mean cycles in a simulation of the trace with base pages, where
+/// each page-table entry costs the latency of the cache level that holds it (beside
+/// the flat cost the machine's cost model gives a walk). None without data caches or
+/// without a walk.
+fn walk_cycles(
+    trace: &std::path::Path,
+    config: &pagelab_core::MachineConfig,
+    quiet: bool,
+) -> Result<Option<(f64, f64)>> {
+    if config.cache.is_off() {
+        return Ok(None);
+    }
+    let flat = benefit::model(config, None, None)
+        .map_err(anyhow::Error::msg)?
+        .tlb_miss_cycles;
+    let small = pagelab_core::analysis::simulation::base_pages(config);
+    let mut machine = pagelab_core::Machine::build(&small)?;
+    let mut reader = pagelab_core::trace::open(trace, None)?;
+    let mut progress = crate::progress::Progress::new("pricing walks", quiet).of_files([trace]);
+    machine.run_trace(reader.as_mut(), trace, |r, p| progress.tick(r, p))?;
+    progress.finish();
+    let report = machine.report();
+    let walks = report.counts.walks;
+    Ok((walks > 0).then(|| (report.cycles.walks / walks as f64, flat)))
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -240,11 +270,11 @@ fn advise(args: &AdviseArgs, supervisor: &Supervisor) -> Result<()> {
         }
     };
     let config = if args.machine.config.is_none() && args.machine.machine.is_none() {
-        pagelab_core::presets::load(native::this_machine_preset())?
+        pagelab_core::presets::load("host")?
     } else {
         crate::load_config(&args.machine)?
     };
-    let options = Options {
+    let mut options = Options {
         large_sizes: Some(vec![PageSize::M2]),
         tlb_miss_cycles: args.tlb_miss_cycles,
         page_fault_cycles: args.page_fault_cycles,
@@ -276,6 +306,15 @@ fn advise(args: &AdviseArgs, supervisor: &Supervisor) -> Result<()> {
         }
     };
     let analysed = (|| -> Result<Benefit> {
+        if options.tlb_miss_cycles.is_none() {
+            if let Some((cycles, flat)) = walk_cycles(&trace, &config, args.quiet)? {
+                notes.push(format!(
+                    "C_TLBmiss {cycles:.1} cycles: this program's mean walk on {}, simulated with its page-table entries read through the machine's data caches (a flat cost would be {flat:.1})",
+                    config.name
+                ));
+                options.tlb_miss_cycles = Some(cycles);
+            }
+        }
         let mut reader = pagelab_core::trace::open(&trace, None)?;
         let mut progress =
             crate::progress::Progress::new("analysing", args.quiet).of_files([trace.as_path()]);

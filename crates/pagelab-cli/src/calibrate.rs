@@ -22,7 +22,8 @@ pub struct CalibrateArgs {
     /// instead of the table).
     #[arg(long)]
     json: Option<PathBuf>,
-    /// Fewer runs and footprints: a first look in a second or two.
+    /// Fewer runs and footprints: a first look in about three seconds (the whole
+    /// measurement takes about fifteen).
     #[arg(long)]
     quick: bool,
     /// No progress on standard error.
@@ -55,6 +56,10 @@ pub struct Loads {
 pub struct Lines {
     pub cache_bytes: u64,
     pub footprint_bytes: u64,
+    /// The share of the footprint the kernel gave as huge pages (below 1, some loads
+    /// also walk, and the latency is an overestimate).
+    #[serde(default)]
+    pub huge_share: f64,
     pub cycles: Spread,
 }
 
@@ -91,8 +96,8 @@ pub fn run(args: &CalibrateArgs) -> Result<()> {
     if args.quick {
         command.arg("--quick");
     }
-    for c in data_caches() {
-        command.arg("--cache").arg(c.size_bytes.to_string());
+    for bytes in cache_sizes()? {
+        command.arg("--cache").arg(bytes.to_string());
     }
     let out = command
         .stdout(Stdio::piped())
@@ -127,13 +132,20 @@ pub fn run(args: &CalibrateArgs) -> Result<()> {
     Ok(())
 }
 
-/// The data and unified caches Linux lists, closest first: those the host preset
-/// models, in its order.
-fn data_caches() -> Vec<pagelab_core::host::sysfs::Cache> {
-    pagelab_core::host::Host::this_machine()
-        .caches
+/// The sizes of the host preset's data caches, closest first (at most 8): the levels
+/// whose latencies are measured.
+fn cache_sizes() -> Result<Vec<u64>> {
+    Ok(level_sizes(&pagelab_core::presets::load("host")?.cache)
         .into_iter()
-        .filter(|c| c.kind != "Instruction")
+        .take(8)
+        .collect())
+}
+
+fn level_sizes(c: &pagelab_core::cache::CacheConfig) -> Vec<u64> {
+    c.levels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.sets * l.ways) as u64 * c.level_line_bytes(i))
         .collect()
 }
 
@@ -180,6 +192,14 @@ fn table(c: &Calibration) -> String {
             0 => "memory".to_string(),
             n => format!("a {} cache", pagelab_core::addr::human_bytes(n)),
         };
+        let what = if l.huge_share < 0.9 {
+            format!(
+                "{what} ({:.0}% huge pages: walks included)",
+                100.0 * l.huge_share
+            )
+        } else {
+            what
+        };
         row(
             &format!(
                 "load, every line of {}: {what}",
@@ -210,13 +230,7 @@ fn config_text(c: &Calibration) -> Result<String> {
     // Each cache level's latency and memory's, where the levels measured are the
     // preset's (both from the caches Linux lists, in order).
     let (levels, memory) = c.lines.split_at(c.lines.len().saturating_sub(1));
-    let sizes: Vec<u64> = config
-        .cache
-        .levels
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (l.sets * l.ways) as u64 * config.cache.level_line_bytes(i))
-        .collect();
+    let sizes = level_sizes(&config.cache);
     let caches_measured = !levels.is_empty()
         && levels
             .iter()
@@ -254,13 +268,14 @@ fn config_text(c: &Calibration) -> Result<String> {
         writeln!(
             head,
             "# And each cache level's hit_cycles and cache.memory_cycles: loads over every line\n\
-             # of half the level's size, and of the memory footprint, on 2 MiB pages. Walks read\n\
-             # their entries through these caches."
+             # of a footprint within the level (half the first; an eighth of a further one, four\n\
+             # times the level above at least) and of memory's, on 2 MiB pages. Walks read their\n\
+             # entries through these caches."
         )
     } else {
         writeln!(
             head,
-            "# The caches keep the base preset's latencies (Linux lists none that were measured)."
+            "# The caches keep the base preset's latencies (none of theirs was measured)."
         )
     };
     let _ = writeln!(

@@ -118,8 +118,9 @@ enum Command {
     /// List the machine presets (`simulate --machine NAME`) with their sources.
     Machines(machines::MachinesArgs),
     /// Measure this machine's costs natively (page faults of 4K and 2M pages, pages
-    /// cleared and copied, loads whose pages miss the TLBs by footprint) and write the
-    /// host machine with them (-o FILE, for --config). About ten seconds.
+    /// cleared and copied, loads whose pages miss the TLBs by footprint, each cache's
+    /// and memory's latency) and write the host machine with them (-o FILE, for
+    /// --config). About fifteen seconds.
     Calibrate(calibrate::CalibrateArgs),
 }
 

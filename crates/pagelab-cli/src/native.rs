@@ -68,18 +68,6 @@ pub fn clock_ghz() -> Option<f64> {
     (mhz > 0.0).then_some(mhz / 1000.0)
 }
 
-/// The preset closest to this machine: by the CPU's vendor.
-pub fn this_machine_preset() -> &'static str {
-    let text = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    if text.contains("AuthenticAMD") {
-        "zen4"
-    } else if text.contains("GenuineIntel") {
-        "skylake"
-    } else {
-        "sandy-bridge"
-    }
-}
-
 /// One native run.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Run {

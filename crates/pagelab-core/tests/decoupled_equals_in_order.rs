@@ -178,7 +178,17 @@ fn machines() -> Vec<MachineConfig> {
         },
         ..config.clone()
     };
+    // A hashed table (whose walks the caches' pass reads whole), and the Alpha's 8K
+    // base pages on its linear table.
+    let hashed = MachineConfig {
+        page_table: MachineConfig::from_toml("[page_table]\nkind = \"hashed\"\n", "test")
+            .unwrap()
+            .page_table,
+        ..single(16, 4)
+    };
     let with_caches = [
+        cached(&hashed),
+        cached(&pagelab_core::presets::load("alpha-21264").unwrap()),
         cached(&single(16, 4)),
         cached(&split),
         cached(&untagged),

@@ -174,3 +174,64 @@ fn this_processor_is_a_machine() {
     // What it says of itself names a source for each TLB.
     assert!(h.tlbs.iter().all(|t| t.source.starts_with("CPUID")));
 }
+
+/// A /sys tree listing `caches` as (level, type, size, ways, sets, line).
+fn sys_with(caches: &[(u32, &str, &str, u64, u64, u64)]) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    for (i, (level, kind, size, ways, sets, line)) in caches.iter().enumerate() {
+        let d = root
+            .path()
+            .join(format!("devices/system/cpu/cpu0/cache/index{i}"));
+        std::fs::create_dir_all(&d).unwrap();
+        for (file, text) in [
+            ("level", level.to_string()),
+            ("type", kind.to_string()),
+            ("size", size.to_string()),
+            ("ways_of_associativity", ways.to_string()),
+            ("number_of_sets", sets.to_string()),
+            ("coherency_line_size", line.to_string()),
+        ] {
+            std::fs::write(d.join(file), text + "\n").unwrap();
+        }
+    }
+    root
+}
+
+#[test]
+fn the_data_caches_linux_lists_are_modelled_with_the_base_presets_latencies() {
+    // An L1 instruction cache (left out), an L1d, an L2 and an L3 listed twice.
+    let sys = sys_with(&[
+        (1, "Data", "48K", 12, 64, 64),
+        (1, "Instruction", "32K", 8, 64, 64),
+        (2, "Unified", "2048K", 16, 2048, 64),
+        (3, "Unified", "30720K", 12, 40960, 64),
+        (3, "Unified", "30720K", 12, 40960, 64),
+    ]);
+    let h = Host::read(&recorded("xeon-gold-6252.cpuid"), sys.path());
+    let (config, notes) = h.config_with_notes().unwrap();
+    let skylake = pagelab_core::presets::load("skylake").unwrap();
+    let shape: Vec<(String, usize, usize, f64)> = config
+        .cache
+        .levels
+        .iter()
+        .map(|l| (l.name.clone(), l.sets, l.ways, l.hit_cycles))
+        .collect();
+    let latency = |i: usize| skylake.cache.levels[i].hit_cycles;
+    assert_eq!(
+        shape,
+        vec![
+            ("l1d".into(), 64, 12, latency(0)),
+            ("l2".into(), 2048, 16, latency(1)),
+            ("l3".into(), 40960, 12, latency(2)),
+        ]
+    );
+    assert_eq!(config.cache.memory_cycles, skylake.cache.memory_cycles);
+    assert!(
+        notes.iter().any(|n| n.contains("pagelab calibrate")),
+        "{notes:?}"
+    );
+    Machine::build(&config).expect("it builds");
+    // With no caches listed, the base preset's.
+    let none = host("xeon-gold-6252.cpuid").config().unwrap();
+    assert_eq!(none.cache, skylake.cache);
+}

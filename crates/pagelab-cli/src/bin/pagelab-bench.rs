@@ -5,7 +5,10 @@
 //! - `simulate`: reading plus one 64-entry 4-way LRU TLB with x86-64 radix walks and
 //!   demand paging, exactly what `pagelab simulate` does with the default machine;
 //! - `skylake`: reading plus the `skylake` preset (split L1 TLBs, a 1552-entry STLB,
-//!   three walk caches), exactly what `pagelab simulate --machine skylake` does;
+//!   three walk caches, three data-cache levels that data and walks read through),
+//!   exactly what `pagelab simulate --machine skylake` does;
+//! - `skylake-tlbs`: the same without the data caches (walk references at the
+//!   preset's flat cost): `--set cache.levels=[]`;
 //! - `sandy-bridge`: reading plus the `sandy-bridge` preset;
 //! - `sandy-bridge-rmm`: the same with RMM's 32-entry range TLB beside the STLB
 //!   (`sandy-bridge-rmm`), the standard trace's 4 GiB heap and stack window given to
@@ -22,7 +25,7 @@
 //! the standard trace (0.254017 and 0.224331, docs/performance.md) to six decimals, or
 //! it exits with 1.
 //!
-//! Usage: `pagelab-bench TRACE.plt [--repeat N] [--skip-check] [--only read|simulate|skylake|sandy-bridge|sandy-bridge-rmm|reuse] [--expect-standard]`
+//! Usage: `pagelab-bench TRACE.plt [--repeat N] [--skip-check] [--only read|simulate|skylake|skylake-tlbs|sandy-bridge|sandy-bridge-rmm|reuse] [--expect-standard]`
 //! (`pagelab-bench --help`).
 
 use clap::{Parser, ValueEnum};
@@ -136,6 +139,8 @@ enum Only {
     Read,
     Simulate,
     Skylake,
+    /// `skylake` without its data caches.
+    SkylakeTlbs,
     SandyBridge,
     SandyBridgeRmm,
     Reuse,
@@ -168,8 +173,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             l.miss_ratio, report.counts.walks, report.counts.page_faults
         );
     }
-    if runs(Only::Skylake) {
-        let skylake = pagelab_core::presets::load("skylake")?;
+    for what in [Only::Skylake, Only::SkylakeTlbs] {
+        if !runs(what) {
+            continue;
+        }
+        let mut skylake = pagelab_core::presets::load("skylake")?;
+        let name = if what == Only::SkylakeTlbs {
+            skylake.cache.levels.clear();
+            "skylake-tlbs"
+        } else {
+            "skylake"
+        };
         let (rate, report) = timed(repeat, || simulate_once(&path, &skylake))?;
         let miss = |name: &str| {
             report
@@ -179,7 +193,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .map_or(f64::NAN, |l| l.miss_ratio)
         };
         say!(
-            "skylake   {rate:8.1} M refs/s   (--machine skylake: dtlb miss ratio {:.6}, stlb {:.6}, {} walks)",
+            "{name:<9} {rate:8.1} M refs/s   (--machine skylake: dtlb miss ratio {:.6}, stlb {:.6}, {} walks)",
             miss("dtlb"),
             miss("stlb"),
             report.counts.walks

@@ -32,7 +32,8 @@ pub struct CacheLevel {
     /// recency order.
     policy: Option<AnyReplacement>,
     /// Empty ways in the whole level: once none is left (until an invalidation), a
-    /// miss goes straight to the policy's victim.
+    /// miss goes straight to the policy's victim (with a policy; an LRU level in
+    /// recency order keeps the count, and its empty ways last).
     empty_ways: usize,
 }
 

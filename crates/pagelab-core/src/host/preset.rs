@@ -72,12 +72,20 @@ fn array(t: &Tlb) -> SetAssocConfig {
 /// base preset's latencies level by level (`pagelab calibrate` measures this
 /// machine's); the base preset's caches when Linux lists none.
 fn caches(host: &Host, base: &MachineConfig, notes: &mut Vec<String>) -> CacheConfig {
-    let listed: Vec<&crate::host::sysfs::Cache> = host
-        .caches
-        .iter()
-        .filter(|c| c.kind != "Instruction" && c.sets > 0 && c.ways > 0)
-        .filter(|c| c.line_bytes.is_power_of_two() && (8..=4096).contains(&c.line_bytes))
-        .collect();
+    let mut listed: Vec<&crate::host::sysfs::Cache> = Vec::new();
+    for c in &host.caches {
+        let usable = c.kind != "Instruction"
+            && c.sets > 0
+            && c.ways > 0
+            && c.line_bytes.is_power_of_two()
+            && (8..=4096).contains(&c.line_bytes)
+            && c.sets.saturating_mul(c.ways) <= crate::cache::MAX_LINES
+            && c.ways <= crate::cache::MAX_WAYS as u64;
+        // One cache a level (a second listing of a level is left out).
+        if usable && !listed.iter().any(|l| l.level == c.level) {
+            listed.push(c);
+        }
+    }
     if listed.is_empty() || base.cache.levels.is_empty() {
         notes.push(format!(
             "data caches: the {} preset's (Linux lists none that pagelab can model)",
@@ -87,9 +95,10 @@ fn caches(host: &Host, base: &MachineConfig, notes: &mut Vec<String>) -> CacheCo
     }
     let levels: Vec<CacheLevelConfig> = listed
         .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let from = &base.cache.levels[i.min(base.cache.levels.len() - 1)];
+        .map(|c| {
+            // The base preset's level of the same number (its last, past its levels).
+            let n = (c.level.max(1) as usize - 1).min(base.cache.levels.len() - 1);
+            let from = &base.cache.levels[n];
             CacheLevelConfig {
                 name: if c.kind == "Data" {
                     format!("l{}d", c.level)

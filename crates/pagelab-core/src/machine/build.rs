@@ -172,8 +172,9 @@ impl Machine {
         {
             machine.tlb.track_walking_victims();
         }
-        // Superpages make walks return larger pages, and the pager needs every walk
-        // and write: such runs go in order (see `in_order_only`).
+        // Superpages make walks return larger pages, the pager needs every walk and
+        // write, and eager paging's unmaps would change what a caches' pass reads:
+        // such runs go in order (see `in_order_only`).
         machine.set_decoupled(true);
         // Regions mapped before the trace: eager paging allocates them now.
         for (start, end) in config.ranges.region_spans().map_err(err)? {

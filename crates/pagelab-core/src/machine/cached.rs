@@ -44,9 +44,13 @@ pub(super) struct Deferred {
     /// translated, and where its entries end in the walker's log.
     walks: Vec<LoggedWalk>,
     memo: Translations,
-    /// The physical address of each reference of the batch ([`NO_DATA`]: an
+    /// The physical address of each reference of the pass ([`NO_DATA`]: an
     /// instruction fetch).
     phys: Vec<u64>,
+    /// The first reference of the batch not passed yet, and whether its data was read
+    /// (by a pass that stopped within it, see [`Machine::cache_partly`]).
+    pos: usize,
+    data_done: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -62,7 +66,15 @@ impl Deferred {
             walks: Vec::new(),
             memo: Translations::new(),
             phys: Vec::new(),
+            pos: 0,
+            data_done: false,
         }
+    }
+
+    /// Forget the walks noted (after an error, which ends the run's meaning).
+    pub(super) fn reset(&mut self) {
+        self.walks.clear();
+        (self.pos, self.data_done) = (0, false);
     }
 
     /// The walk just made for reference `reference` at `va`: its entries are the
@@ -125,7 +137,9 @@ impl CachedInput for (&[u64], Asid) {
 
 impl Machine {
     /// Run every reference of a batch in order, each walk as its miss happens, even
-    /// when the batch could run decoupled (for tests and measurements).
+    /// when the batch could run decoupled (for tests and measurements). Before the
+    /// first batch: a decoupled run's TLB entries hold placeholder frames, which an
+    /// in-order run with data caches would read.
     pub fn set_decoupled(&mut self, on: bool) {
         self.decoupled = on && self.in_order_only();
         let cached = self.decoupled && self.walker.cache.is_some();
@@ -142,23 +156,50 @@ impl Machine {
             && (self.walker.cache.is_none() || self.ranges.eager.is_none())
     }
 
-    /// The caches' pass over references whose TLB lookups and walks are done (the
-    /// first numbered `first`): each walk's entries and each data reference through
-    /// the caches, in the order of an in-order run. Empties the log.
-    ///
-    /// In two steps, so that the host's memory latency overlaps: the physical address
-    /// of every data reference first, then the caches, each reference's sets brought
-    /// into the host's cache [`AHEAD`] references before its turn.
+    /// The caches' pass over a batch whose TLB lookups and walks are done (its first
+    /// reference numbered `first`): each walk's entries and each data reference
+    /// through the caches, in the order of an in-order run. Empties the log.
     pub(super) fn cache_deferred<I: CachedInput>(&mut self, refs: I, first: u64) {
+        if self.cached.is_some() {
+            self.cache_pass(&refs, first, refs.len(), false);
+            if let Some(d) = self.cached.as_mut() {
+                (d.pos, d.data_done) = (0, false);
+            }
+        }
+    }
+
+    /// The caches' pass as far as reference `at` of the batch `refs`, when the queue of
+    /// misses was walked before that reference's last page (one that spans many
+    /// pages): the references before it whole, and of it what its walks so far and its
+    /// data read, so that the log stays as short as the queue.
+    pub(super) fn cache_partly(&mut self, refs: &[MemRef], first: u64, at: usize) {
+        if self.cached.is_some() {
+            self.cache_pass(&refs, first, at, true);
+        }
+    }
+
+    /// References `pos..end` of the batch whole, and with `partly` what reference `end`
+    /// has walked so far and its data. In two steps, so that the host's memory latency
+    /// overlaps: the physical address of every data reference first, then the caches,
+    /// each reference's sets brought into the host's cache [`AHEAD`] references before
+    /// its turn.
+    fn cache_pass<I: CachedInput>(&mut self, refs: &I, first: u64, end: usize, partly: bool) {
         let Some(deferred) = self.cached.as_mut() else {
             return;
         };
-        let Deferred { walks, memo, phys } = &mut **deferred;
+        let Deferred {
+            walks,
+            memo,
+            phys,
+            pos,
+            data_done,
+        } = &mut **deferred;
         let walker = &mut self.walker;
         let shift = walker.base_page.shift();
         let offset_mask = walker.base_page.bytes() - 1;
+        let range = *pos..end + partly as usize;
         phys.clear();
-        for i in 0..refs.len() {
+        for i in range.clone() {
             let (asid, va, data) = refs.get(i);
             if !data {
                 phys.push(NO_DATA);
@@ -174,18 +215,18 @@ impl Machine {
                 memo.pages[slot] = (page, asid, pfn);
                 pfn
             };
-            phys.push(pfn.addr().0 | (va.0 & offset_mask));
+            phys.push(pfn.addr().0 + (va.0 & offset_mask));
         }
-        let log = walker.walk_log.take().unwrap_or_default();
+        let mut log = walker.walk_log.take().unwrap_or_default();
         let counts = &mut self.counts;
         let mut next = 0; // the next walk to read
         let mut from = 0; // where its entries start in the log
-        for i in 0..phys.len() {
+        for (k, i) in range.enumerate() {
             let (_, va, _) = refs.get(i);
             let reference = first + i as u64;
             let page = va.0 >> shift;
             let cache = walker.cache.as_mut().expect("a cache pass has caches");
-            if let Some(&ahead) = phys.get(i + AHEAD) {
+            if let Some(&ahead) = phys.get(k + AHEAD) {
                 if ahead != NO_DATA {
                     cache.prefetch(PhysAddr(ahead));
                 }
@@ -202,8 +243,9 @@ impl Machine {
                 from = w.end;
                 next += 1;
             }
-            if phys[i] != NO_DATA {
-                walker.cache_phys(counts, PhysAddr(phys[i]));
+            // A reference passed partly before has had its data read.
+            if phys[k] != NO_DATA && !(i == *pos && *data_done) {
+                walker.cache_phys(counts, PhysAddr(phys[k]));
             }
             let cache = walker.cache.as_mut().expect("a cache pass has caches");
             while let Some(w) = walks.get(next) {
@@ -219,9 +261,9 @@ impl Machine {
         }
         debug_assert_eq!(next, walks.len(), "every walk belongs to a reference");
         walks.clear();
-        let mut log = log;
         log.clear();
         walker.walk_log = Some(log);
+        (*pos, *data_done) = (end, partly);
     }
 }
 

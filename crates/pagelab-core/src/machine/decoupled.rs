@@ -193,6 +193,15 @@ impl Machine {
             }
         }
         misses.clear();
+        if result.is_err() {
+            // The run ends here: no caches' pass reads these walks.
+            if let Some(c) = cached.as_mut() {
+                c.reset();
+            }
+            if let Some(log) = walker.walk_log.as_mut() {
+                log.clear();
+            }
+        }
         result
     }
 }

@@ -374,7 +374,7 @@ impl Machine {
             }
             if r.spans_pages() {
                 crossing += 1;
-                match self.translate_rest::<DECOUPLED>(side, r, reference) {
+                match self.translate_rest::<DECOUPLED>(side, (refs, done), reference) {
                     Ok(n) => extra += n,
                     Err(e) => {
                         result = Err(e);
@@ -444,14 +444,16 @@ impl Machine {
     /// Returns how many further translations that made. A reference larger than
     /// `max_reference`, or one that runs past the top of the address space, is an
     /// error. However many pages a reference spans, the queue of a decoupled run
-    /// stays under [`decoupled::MAX_QUEUED`] misses: it is walked when full.
+    /// stays under [`decoupled::MAX_QUEUED`] misses: it is walked (and what it walked
+    /// read through the data caches) when full. `at`: the reference's place in `refs`.
     #[cold]
     fn translate_rest<const DECOUPLED: bool>(
         &mut self,
         side: usize,
-        r: &crate::event::MemRef,
+        (refs, at): (&[crate::event::MemRef], usize),
         reference: u64,
     ) -> Result<u64, SimError> {
+        let r = &refs[at];
         let error = |message: String| SimError { reference, message };
         if r.size as u64 > self.max_reference {
             return Err(error(format!(
@@ -473,6 +475,8 @@ impl Machine {
         for page in first + 1..=last {
             if DECOUPLED && self.misses.len() >= decoupled::MAX_QUEUED {
                 self.walk_deferred()?;
+                // The caches read what was walked, so that their log stays as short.
+                self.cache_partly(refs, reference - at as u64, at);
             }
             let va = crate::addr::Vpn(page).base(PageSize::K4);
             self.translate::<DECOUPLED>(side, r.asid, va, reference)?;

@@ -223,3 +223,47 @@ fn many_page_references_keep_the_miss_queue_bounded() {
     assert_eq!(decoupled.counts(), in_order.counts());
     assert_eq!(decoupled.counts().translations, 4 << 18);
 }
+
+/// With data caches too: what the queue walked is read through the caches as it
+/// fills (the log never holds more than a queue's walks), with the report in order.
+#[test]
+fn many_page_references_keep_the_caches_log_bounded() {
+    // The preset's text (the presets module builds machines: no cycle through it).
+    let text = crate::config::PRESETS
+        .iter()
+        .find(|(n, _)| *n == "skylake")
+        .unwrap()
+        .1;
+    let mut config = MachineConfig::from_toml(text, "skylake").unwrap();
+    config.max_reference = crate::addr::ByteSize(1 << 30);
+    // Data references spanning many pages, and smaller ones around them.
+    let mut refs = Vec::new();
+    for i in 0..3u64 {
+        refs.push(MemRef::new((i << 32) + 8, 8, AccessKind::Load));
+        refs.push(MemRef::new(
+            (i << 32) + 4000,
+            (1 << 29) + 200,
+            AccessKind::Store,
+        ));
+        refs.push(MemRef::new((i << 32) + 64, 8, AccessKind::Load));
+    }
+    let batch = Batch {
+        refs,
+        events: vec![],
+    };
+    let mut decoupled = Machine::build(&config).unwrap();
+    assert!(decoupled.cached.is_some());
+    decoupled.run_refs::<true>(&batch.refs, &[]).unwrap();
+    let log = decoupled.walker.walk_log.as_ref().map_or(0, |l| l.len());
+    assert!(log <= 4 * decoupled::MAX_QUEUED, "{log} entries logged");
+    decoupled.walk_deferred().unwrap();
+    decoupled.cache_deferred(&batch.refs[..], 0);
+    let mut in_order = Machine::build(&config).unwrap();
+    in_order.set_decoupled(false);
+    in_order.run_batch(&batch).unwrap();
+    assert_eq!(decoupled.counts(), in_order.counts());
+    assert_eq!(
+        serde_json::to_value(decoupled.report()).unwrap(),
+        serde_json::to_value(in_order.report()).unwrap()
+    );
+}

@@ -98,9 +98,10 @@ impl Walker {
     }
 
     /// [`Walker::resolve`] for a run that needs the walk's counts, not its entries or
-    /// its translation (a decoupled run: no data caches read the entries, no policy
-    /// looks at the translation): a page table that can count a walk without writing
-    /// it down does so (see [`PageTable::walk_brief`]).
+    /// its translation (a decoupled run without data caches: no policy looks at the
+    /// translation): a page table that can count a walk without writing it down does
+    /// so (see [`PageTable::walk_brief`]). With data caches the walk is written down
+    /// (into the log of `cached.rs`).
     ///
     /// [`PageTable::walk_brief`]: crate::pagetable::PageTable::walk_brief
     #[inline]

@@ -140,10 +140,11 @@ def advise(
 def calibrate(output: Optional[PathLike] = None, *, quick: bool = False, quiet: bool = True) -> Dict[str, Any]:
     """Measure this machine's costs natively (``pagelab calibrate``): the core clock, a
     4 KiB and a 2 MiB page fault, a page cleared and copied from memory, and loads
-    whose pages miss the TLBs by footprint with 4 KiB and 2 MiB pages, each as
-    ``{median, min, max, runs}`` in cycles. With ``output``, also writes the host
-    machine with the measured costs there as TOML (for ``config=``). Needs ``make
-    native``; about ten seconds (``quick``: one or two)."""
+    whose pages miss the TLBs by footprint with 4 KiB and 2 MiB pages, and the latency
+    of each data cache and of memory (``lines``), each as ``{median, min, max, runs}``
+    in cycles. With ``output``, also writes the host machine with the measured costs
+    and latencies there as TOML (for ``config=``). Needs ``make native``; about fifteen
+    seconds (``quick``: three)."""
     args = ["calibrate", "--json", "-"] + _options(output=output, quick=quick, quiet=quiet)
     result: Dict[str, Any] = json.loads(_run(args, quiet, capture=True))
     return result
