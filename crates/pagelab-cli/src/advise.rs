@@ -1,5 +1,5 @@
 //! `pagelab advise`: the benefit analysis checked on this machine. Record the program
-//! (or take `--trace`), analyse it for 2M pages on this machine's preset, then run the
+//! (or take `--trace`), analyse it for 2M pages on this machine (`host`), then run the
 //! program natively once per mapping the preload library can make (all small; static,
 //! small dynamic, large dynamic; the three together), `--runs` times each, the
 //! mappings interleaved so that drift of the machine spreads over all of them; report
@@ -137,8 +137,18 @@ fn walk_cycles(
     machine.run_trace(reader.as_mut(), trace, |r, p| progress.tick(r, p))?;
     progress.finish();
     let report = machine.report();
-    let walks = report.counts.walks;
-    Ok((walks > 0).then(|| (report.cycles.walks / walks as f64, flat)))
+    let c = &report.counts;
+    // The walks' cycles, without the retries of faulting walks, which the cost model
+    // files with them when caches price walks but which are a fault's cost (C_PF): at
+    // the mean cycles of a walk reference, each retry's references taken out.
+    let refs = c.walk_refs + c.fault_walk_refs;
+    let walk_cache_cycles = report.cache.as_ref().map_or(0.0, |k| k.cycles.walk);
+    let retries = if refs > 0 {
+        walk_cache_cycles * c.fault_walk_refs as f64 / refs as f64
+    } else {
+        0.0
+    };
+    Ok((c.walks > 0).then(|| ((report.cycles.walks - retries) / c.walks as f64, flat)))
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -270,7 +280,12 @@ fn advise(args: &AdviseArgs, supervisor: &Supervisor) -> Result<()> {
         }
     };
     let config = if args.machine.config.is_none() && args.machine.machine.is_none() {
-        pagelab_core::presets::load("host")?
+        // This machine, and what of it was not read from it.
+        let (config, host) = pagelab_core::host::Host::this_machine()
+            .config_with_notes()
+            .map_err(anyhow::Error::msg)?;
+        notes.extend(host.into_iter().map(|n| format!("host: {n}")));
+        config
     } else {
         crate::load_config(&args.machine)?
     };
@@ -307,12 +322,19 @@ fn advise(args: &AdviseArgs, supervisor: &Supervisor) -> Result<()> {
     };
     let analysed = (|| -> Result<Benefit> {
         if options.tlb_miss_cycles.is_none() {
-            if let Some((cycles, flat)) = walk_cycles(&trace, &config, args.quiet)? {
-                notes.push(format!(
-                    "C_TLBmiss {cycles:.1} cycles: this program's mean walk on {}, simulated with its page-table entries read through the machine's data caches (a flat cost would be {flat:.1})",
-                    config.name
-                ));
-                options.tlb_miss_cycles = Some(cycles);
+            match walk_cycles(&trace, &config, args.quiet) {
+                Ok(Some((cycles, flat))) => {
+                    let cycles = (cycles * 10.0).round() / 10.0;
+                    notes.push(format!(
+                        "C_TLBmiss {cycles} cycles: this program's mean walk on {}, simulated with its page-table entries read through the machine's data caches (instruction fetches' walks included; the machine's flat cost would be {flat})",
+                        config.name
+                    ));
+                    options.tlb_miss_cycles = Some(cycles);
+                }
+                Ok(None) => {}
+                Err(e) => notes.push(format!(
+                    "C_TLBmiss: the machine's flat cost, as the simulation that prices walks failed: {e:#}"
+                )),
             }
         }
         let mut reader = pagelab_core::trace::open(&trace, None)?;

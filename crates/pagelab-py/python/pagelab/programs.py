@@ -119,8 +119,10 @@ def advise(
 ) -> Dict[str, Any]:
     """Which data categories of a program gain from huge pages, predicted and checked on
     this machine (``pagelab advise``): the program is recorded (or ``trace`` read),
-    analysed, run natively with each category backed by transparent huge pages, and
-    compared. Returns the command line's JSON result as a dict.
+    analysed (on ``machine``, by default this one: ``"host"``, where C_TLBmiss is the
+    program's mean walk simulated through its data caches), run natively with each
+    category backed by transparent huge pages, and compared. Returns the command line's
+    JSON result as a dict.
 
     Raises:
         ValueError: the program cannot be run, or the analysis failed.

@@ -154,7 +154,12 @@ pub fn validate(
     cost.page_fault_cycles = benefit.page_fault_cycles;
     let mut notes = Vec::new();
     let preset = super::model(config, None, None).map_err(fail)?;
-    if preset.tlb_miss_cycles != benefit.tlb_miss_cycles {
+    if !config.cache.is_off() {
+        notes.push(format!(
+            "the prediction charged {} cycles a TLB miss; the simulation reads each walk's entries through {}'s data caches, at the latency of the level that holds each",
+            benefit.tlb_miss_cycles, config.name
+        ));
+    } else if preset.tlb_miss_cycles != benefit.tlb_miss_cycles {
         notes.push(format!(
             "the prediction charged {} cycles a TLB miss; the simulation charges walks as {} does ({} cycles a reference)",
             benefit.tlb_miss_cycles, config.name, cost.walk_ref_cycles
