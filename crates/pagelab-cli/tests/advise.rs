@@ -22,7 +22,17 @@ fn the_large_block_ranks_first_and_gets_its_huge_pages() {
     let randread = native("randread");
     let o = Command::new(env!("CARGO_BIN_EXE_pagelab"))
         .args([
-            "advise", "--runs", "1", "--warmup", "0", "--quiet", "--json", "-", "--",
+            "advise",
+            "--runs",
+            "1",
+            "--max-seconds",
+            "0",
+            "--warmup",
+            "0",
+            "--quiet",
+            "--json",
+            "-",
+            "--",
         ])
         .arg(&randread)
         .args(["64", "20000"])
@@ -77,7 +87,16 @@ fn the_program_reads_advises_standard_input() {
         let kept = dir.join(name);
         let mut child = Command::new(env!("CARGO_BIN_EXE_pagelab"))
             .args([
-                "advise", "--runs", "1", "--warmup", "0", "--quiet", "--json", "-",
+                "advise",
+                "--runs",
+                "1",
+                "--max-seconds",
+                "0",
+                "--warmup",
+                "0",
+                "--quiet",
+                "--json",
+                "-",
             ])
             .arg("--keep-trace")
             .arg(&kept)
@@ -146,7 +165,16 @@ fn an_interrupted_advise_ends_its_programs_and_leaves_no_file() {
         // A sleep of a length no other process has.
         let marker = format!("{}.{}", 300 + std::process::id() % 600, phase.len());
         let mut cmd = Command::new(&pagelab);
-        cmd.args(["advise", "--runs", "1", "--warmup", "0", "--quiet"]);
+        cmd.args([
+            "advise",
+            "--runs",
+            "1",
+            "--max-seconds",
+            "0",
+            "--warmup",
+            "0",
+            "--quiet",
+        ]);
         if let Some(t) = given {
             cmd.arg("--trace").arg(t);
         }
@@ -195,5 +223,86 @@ fn an_interrupted_advise_ends_its_programs_and_leaves_no_file() {
             .collect();
         assert!(left.is_empty(), "{phase}: left behind: {left:?}");
         let _ = std::fs::remove_dir(&tmp);
+    }
+}
+
+/// More rounds run while an interval holds 1.0; each mapping's interval is Student's t
+/// on its rounds' paired speedups, and `measurable` says whether it leaves out 1.0.
+#[test]
+fn rounds_go_on_until_settled_or_the_limit_and_give_intervals() {
+    let randread = native("randread");
+    let o = Command::new(env!("CARGO_BIN_EXE_pagelab"))
+        .args([
+            "advise",
+            "--runs",
+            "2",
+            "--max-runs",
+            "3",
+            "--warmup",
+            "0",
+            "--quiet",
+            "--json",
+            "-",
+            "--",
+        ])
+        .arg(&randread)
+        .args(["16", "2000"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rounds = v["rounds"].as_u64().unwrap();
+    assert!((2..=3).contains(&rounds), "{v}");
+    let m = v["mappings"].as_array().unwrap();
+    assert_eq!(m[0]["rounds"].as_u64().unwrap(), rounds);
+    for a in m {
+        let n = a["rounds"].as_u64().unwrap();
+        assert!((2..=rounds).contains(&n), "{a}");
+        assert_eq!(a["runs"].as_array().unwrap().len() as u64, n);
+        let (low, high) = (
+            a["measured_low"].as_f64().unwrap(),
+            a["measured_high"].as_f64().unwrap(),
+        );
+        let s = a["measured_speedup"].as_f64().unwrap();
+        assert!(low <= s && s <= high, "{a}");
+        assert_eq!(a["measurable"].as_bool().unwrap(), low > 1.0 || high < 1.0);
+    }
+    let notes: Vec<&str> = v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with(&format!("{rounds} rounds: "))),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn bad_round_settings_are_refused_naming_the_flag() {
+    for (args, flag) in [
+        (&["--runs", "5", "--max-runs", "3"][..], "--max-runs 3"),
+        (&["--max-seconds", "-1"][..], "--max-seconds"),
+        (&["--max-seconds", "NaN"][..], "--max-seconds"),
+        (&["--confidence", "1.5"][..], "--confidence"),
+        (&["--confidence", "0"][..], "--confidence"),
+        (&["--resolution", "-0.1"][..], "--resolution"),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_pagelab"))
+            .arg("advise")
+            .args(args)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{args:?}");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            e.contains(flag) && e.trim().lines().count() == 1,
+            "{args:?}: {e}"
+        );
     }
 }

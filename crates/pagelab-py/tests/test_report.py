@@ -214,7 +214,7 @@ def advice(tmp_path_factory):
     if not randread.is_file():
         pytest.skip(f"{randread} is not built (make native)")
     out = tmp_path_factory.mktemp("advise") / "advice.json"
-    subprocess.run([CLI, "advise", "--runs", "1", "--warmup", "0", "--quiet", "--json", str(out), "--",
+    subprocess.run([CLI, "advise", "--runs", "1", "--max-seconds", "0", "--warmup", "0", "--quiet", "--json", str(out), "--",
                     str(randread), "64", "20000"], check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     return out
 

@@ -1,19 +1,20 @@
 //! `pagelab advise`: the benefit analysis checked on this machine. Record the program
 //! (or take `--trace`), analyse it for 2M pages on this machine (`host`), then run the
 //! program natively once per mapping the preload library can make (all small; static,
-//! small dynamic, large dynamic; the three together), `--runs` times each, the
-//! mappings interleaved so that drift of the machine spreads over all of them; report
-//! per mapping the predicted benefit, the measured wall-clock speedup over all small,
-//! and the huge pages the process really got.
-//!
-//! Each timed run follows `--warmup` untimed ones of the same mapping, so that every
-//! timed run finds memory as the one before it left it.
+//! small dynamic, large dynamic; the three together), in rounds (rounds.rs) until each
+//! mapping's speedup over all small is told from the noise or the time is spent;
+//! report per mapping the predicted benefit, the measured speedup with its interval
+//! (interval.rs), and the huge pages the process really got.
 //!
 //! The prediction in seconds is the MissCycles saved at this machine's clock; the
 //! predicted speedup is the all-small median over that median less the saving.
 //! C_TLBmiss is, on a machine with data caches (the default `host` has this one's), the
 //! program's mean walk in a simulation of its trace, its entries read through the
 //! caches; else the machine's flat cost.
+
+mod interval;
+mod report;
+mod rounds;
 
 use crate::native::{self, Run, BACKED};
 use crate::supervisor::Supervisor;
@@ -24,7 +25,6 @@ use pagelab_core::analysis::benefit::{self, Benefit, Budget, Options};
 use pagelab_core::PageSize;
 use serde::Serialize;
 use std::ffi::OsString;
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -40,9 +40,24 @@ pub struct AdviseArgs {
     /// data caches, C_TLBmiss is the program's mean walk, simulated through them).
     #[command(flatten)]
     machine: MachineArgs,
-    /// Native runs of each mapping.
+    /// Rounds of native runs that run every mapping (each round: all small, then
+    /// the others).
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     runs: u32,
+    /// More rounds, of the mappings whose interval still holds 1.0 and is wider than
+    /// 1 ± --resolution, up to this many rounds in all.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
+    max_runs: u32,
+    /// ... while the native runs (warm-ups included) have taken less than this many
+    /// seconds in all (0: exactly --runs rounds).
+    #[arg(long, default_value_t = 600.0, allow_negative_numbers = true)]
+    max_seconds: f64,
+    /// The confidence of each speedup's interval.
+    #[arg(long, default_value_t = 0.95, allow_negative_numbers = true)]
+    confidence: f64,
+    /// An interval within 1 ± this needs no more rounds: any difference is smaller.
+    #[arg(long, default_value_t = 0.01, allow_negative_numbers = true)]
+    resolution: f64,
     /// Untimed runs of a mapping right before each timed one: in a virtual machine
     /// that gives freed memory back to its host (free page reporting), the first run
     /// to touch memory again pays the host's faults, and huge pages, taken from the
@@ -108,7 +123,16 @@ pub struct Advice {
     pub median_seconds: f64,
     pub min_seconds: f64,
     pub max_seconds: f64,
+    /// The geometric mean of the rounds' speedups (all small's seconds over this
+    /// mapping's, in the same round).
     pub measured_speedup: f64,
+    /// Its interval at the run's confidence (none with one round).
+    pub measured_low: Option<f64>,
+    pub measured_high: Option<f64>,
+    /// The interval leaves out 1.0: a difference larger than the noise.
+    pub measurable: bool,
+    /// The rounds this mapping ran in.
+    pub rounds: usize,
     /// The most huge pages any run got, in MiB.
     pub anon_huge_mib: f64,
     pub runs: Vec<Run>,
@@ -233,6 +257,36 @@ fn advise(args: &AdviseArgs, supervisor: &Supervisor) -> Result<()> {
     {
         bail!("--keep-trace -: the recording is read again after it is made; name a file");
     }
+    if args.max_runs < args.runs {
+        bail!(
+            "--max-runs {} is fewer than --runs {}",
+            args.max_runs,
+            args.runs
+        );
+    }
+    if !(args.max_seconds >= 0.0) {
+        bail!("--max-seconds {}: not a duration", args.max_seconds);
+    }
+    if !(args.confidence > 0.0 && args.confidence < 1.0) {
+        bail!(
+            "--confidence {}: a probability between 0 and 1 (0.95 for 95 %)",
+            args.confidence
+        );
+    }
+    if !(args.resolution >= 0.0 && args.resolution.is_finite()) {
+        bail!(
+            "--resolution {}: a share of the run time (0.01 for 1 %)",
+            args.resolution
+        );
+    }
+    let plan = rounds::Plan {
+        min_rounds: args.runs,
+        max_rounds: args.max_runs,
+        max_seconds: args.max_seconds,
+        warmup: args.warmup,
+        confidence: args.confidence,
+        resolution: args.resolution,
+    };
     let lib = native::library()?;
     let mut notes = Vec::new();
     match native::thp_mode().as_deref() {
@@ -405,59 +459,59 @@ fn advise(args: &AdviseArgs, supervisor: &Supervisor) -> Result<()> {
         ));
     }
 
-    // The native runs, interleaved.
-    let mut runs: Vec<Vec<Run>> = vec![Vec::new(); mappings.len()];
-    for round in 0..args.runs as usize {
-        for k in 0..mappings.len() {
-            let i = (k + round) % mappings.len();
-            let cats: Vec<&str> = mappings[i].categories.iter().map(String::as_str).collect();
-            for _ in 0..args.warmup {
-                native::run(&target, &lib, &cats, supervisor)?;
-            }
-            let r = native::run(&target, &lib, &cats, supervisor)?;
-            if !args.quiet {
-                eprintln!(
-                    "pagelab: run {}/{} {:<40} {:>8.3} s {:>9.1} MiB in huge pages",
-                    round + 1,
-                    args.runs,
-                    mappings[i].name,
-                    r.seconds,
-                    r.anon_huge_kib as f64 / 1024.0
-                );
-            }
-            runs[i].push(r);
-        }
-    }
-    let seconds = |i: usize| runs[i].iter().map(|r| r.seconds).collect::<Vec<_>>();
+    // The native runs, in rounds.
+    let named: Vec<(String, Vec<String>)> = mappings
+        .iter()
+        .map(|m| (m.name.clone(), m.categories.clone()))
+        .collect();
+    let measured = rounds::measure(&target, &lib, &named, &plan, supervisor, args.quiet)?;
+    let seconds = |i: usize| {
+        measured.runs[i]
+            .iter()
+            .map(|r| r.seconds)
+            .collect::<Vec<_>>()
+    };
     let small = median(&seconds(0));
     let analysed = analysed.with_seconds(small).map_err(anyhow::Error::msg)?;
-    let advice: Vec<Advice> = mappings
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let s = seconds(i);
-            let saved = p.benefit / (clock * 1e9);
-            let m = median(&s);
-            Advice {
-                mapping: p.name.clone(),
-                categories: p.categories.clone(),
-                additive: p.additive,
-                large_pages: p.large_pages,
-                bloat_bytes: p.bloat_bytes,
-                predicted_pmb: p.pmb,
-                predicted_benefit_cycles: p.benefit,
-                predicted_seconds_saved: saved,
-                predicted_speedup: (saved < small).then(|| small / (small - saved)),
-                median_seconds: m,
-                min_seconds: s.iter().copied().fold(f64::INFINITY, f64::min),
-                max_seconds: s.iter().copied().fold(0.0, f64::max),
-                measured_speedup: small / m,
-                anon_huge_mib: runs[i].iter().map(|r| r.anon_huge_kib).max().unwrap_or(0) as f64
-                    / 1024.0,
-                runs: runs[i].clone(),
-            }
-        })
-        .collect();
+    let mut advice: Vec<Advice> = Vec::new();
+    for (i, p) in mappings.iter().enumerate() {
+        let s = seconds(i);
+        let saved = p.benefit / (clock * 1e9);
+        let speedup = measured
+            .speedup(i, args.confidence)
+            .context("a native run took no time")?;
+        advice.push(Advice {
+            mapping: p.name.clone(),
+            categories: p.categories.clone(),
+            additive: p.additive,
+            large_pages: p.large_pages,
+            bloat_bytes: p.bloat_bytes,
+            predicted_pmb: p.pmb,
+            predicted_benefit_cycles: p.benefit,
+            predicted_seconds_saved: saved,
+            predicted_speedup: (saved < small).then(|| small / (small - saved)),
+            median_seconds: median(&s),
+            min_seconds: s.iter().copied().fold(f64::INFINITY, f64::min),
+            max_seconds: s.iter().copied().fold(0.0, f64::max),
+            measured_speedup: speedup.speedup,
+            measured_low: speedup.low,
+            measured_high: speedup.high,
+            measurable: speedup.measurable(),
+            rounds: speedup.rounds,
+            anon_huge_mib: measured.runs[i]
+                .iter()
+                .map(|r| r.anon_huge_kib)
+                .max()
+                .unwrap_or(0) as f64
+                / 1024.0,
+            runs: measured.runs[i].clone(),
+        });
+    }
+    notes.push(format!(
+        "{} rounds: {}",
+        measured.rounds(),
+        measured.stopped
+    ));
     if advice[0].anon_huge_mib > 0.0 {
         notes.push(format!(
             "all small got {:.0} MiB of huge pages: the program (or its allocator) asks for them itself, so the speedups do not compare small pages with huge",
@@ -476,7 +530,8 @@ fn advise(args: &AdviseArgs, supervisor: &Supervisor) -> Result<()> {
         "program": target.label,
         "machine": analysed.machine,
         "clock_ghz": clock,
-        "runs": args.runs,
+        "rounds": measured.rounds(),
+        "confidence": args.confidence,
         "mappings": advice,
         "analysis": analysed,
         "notes": notes,
@@ -484,91 +539,17 @@ fn advise(args: &AdviseArgs, supervisor: &Supervisor) -> Result<()> {
     crate::output::emit(
         &[
             (args.json.as_ref(), json),
-            (args.csv.as_ref(), csv(&advice)),
+            (args.csv.as_ref(), report::csv(&advice)),
         ],
-        || report(&target.label, &analysed, &advice, clock, args.runs, &notes),
+        || {
+            report::table(
+                &target.label,
+                &analysed,
+                &advice,
+                clock,
+                args.confidence,
+                &notes,
+            )
+        },
     )
-}
-
-fn report(
-    program: &str,
-    b: &Benefit,
-    advice: &[Advice],
-    clock: f64,
-    runs: u32,
-    notes: &[String],
-) -> String {
-    let mut s = format!(
-        "{program}: predicted on {} ({} data references, C_TLBmiss {} and C_PF {} cycles, {clock:.2} GHz), measured natively, median of {runs} runs\n\n",
-        b.machine, b.references, b.tlb_miss_cycles, b.page_fault_cycles
-    );
-    let mut t = crate::table::Columns::new([
-        "mapping",
-        "PMB",
-        "bloat",
-        "saved (s)",
-        "predicted",
-        "median (s)",
-        "spread (s)",
-        "measured",
-        "huge (MiB)",
-    ]);
-    for a in advice {
-        t.row([
-            format!("{}{}", a.mapping, if a.additive { " (sum)" } else { "" }),
-            a.predicted_pmb.map_or("-".into(), |p| format!("{p:.1}%")),
-            crate::human_bytes(a.bloat_bytes),
-            format!("{:.3}", a.predicted_seconds_saved),
-            a.predicted_speedup
-                .map_or("all".into(), |x| format!("{x:.2}x")),
-            format!("{:.3}", a.median_seconds),
-            format!("{:.3}-{:.3}", a.min_seconds, a.max_seconds),
-            format!("{:.2}x", a.measured_speedup),
-            format!("{:.0}", a.anon_huge_mib),
-        ]);
-    }
-    s.push_str(&t.render());
-    s.push_str("(saved: MissCycles saved at the clock; predicted and measured: speedup over all small; huge: AnonHugePages, the most any run got)\n");
-    s.push_str(crate::benefit::PMB_AND_BLOAT);
-    let g = &b.significance;
-    let _ = writeln!(
-        s,
-        "significance over the measured {:.3} s: {}",
-        g.seconds,
-        if g.passes {
-            "passes"
-        } else {
-            "fails: large pages cannot pay"
-        }
-    );
-    let _ = writeln!(s, "agent: {} ({})", b.choice.mapping, b.choice.why);
-    for n in b.notes.iter().chain(notes) {
-        let _ = writeln!(s, "note: {n}");
-    }
-    s
-}
-
-fn csv(advice: &[Advice]) -> String {
-    let mut s = String::from("mapping,categories,additive,large_pages,bloat_bytes,predicted_pmb,predicted_benefit_cycles,predicted_seconds_saved,predicted_speedup,median_seconds,min_seconds,max_seconds,measured_speedup,anon_huge_mib\n");
-    for a in advice {
-        let _ = writeln!(
-            s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            a.mapping,
-            a.categories.join(";"),
-            a.additive,
-            a.large_pages,
-            a.bloat_bytes,
-            a.predicted_pmb.map_or(String::new(), |p| p.to_string()),
-            a.predicted_benefit_cycles,
-            a.predicted_seconds_saved,
-            a.predicted_speedup.map_or(String::new(), |p| p.to_string()),
-            a.median_seconds,
-            a.min_seconds,
-            a.max_seconds,
-            a.measured_speedup,
-            a.anon_huge_mib
-        );
-    }
-    s
 }
