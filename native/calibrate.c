@@ -7,9 +7,11 @@
  * footprint, where the page-table entries sit in the caches). Given the sizes of the
  * data caches, also the load-to-use latency of each (a chase over every line of a
  * footprint that fits it, on 2 MiB pages) and of memory (over every line of four times
- * the largest, 256 MiB at least).
+ * the largest, 256 MiB at least). And the data TLBs' reach: loads over one line in
+ * each of 16 to 16,384 pages, with 4 KiB and with 2 MiB pages.
  *
  *   calibrate [--quick] [--cache BYTES]...
+ *   calibrate --clock      (the core clock alone)
  *
  * Each figure is measured several times; the output (standard output, one JSON
  * object) gives each as {median, min, max, runs}, in core cycles. Progress goes to
@@ -29,6 +31,8 @@
 
 static int runs = 7;
 static int steps, step;
+/* Loads a chase makes each run: 0 for its default (by footprint). */
+static size_t chase_loads;
 
 typedef struct {
     double median, min, max;
@@ -167,7 +171,7 @@ static stats chase(size_t bytes, size_t stride, int advice, double ghz, double *
             p + b * stride + (b + b / 32) % (stride / 64) * 64;
     }
     /* About a tenth of a second a run at memory latency; more loads when they are fast. */
-    size_t n = bytes > 8 * MB ? 1500000 : 6000000;
+    size_t n = chase_loads ? chase_loads : bytes > 8 * MB ? 1500000 : 6000000;
     double v[MAX_RUNS];
     for (int r = 0; r < runs; r++) {
         char **q = (char **)(p + order[0] * stride + (order[0] + order[0] / 32) % (stride / 64) * 64);
@@ -188,11 +192,13 @@ static void print_stats(const char *name, stats s, const char *after) {
 }
 
 int main(int argc, char **argv) {
-    int quick = 0, ncache = 0;
+    int quick = 0, ncache = 0, clock_only = 0;
     size_t cache[8], largest = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             quick = 1;
+        } else if (strcmp(argv[i], "--clock") == 0) {
+            clock_only = 1;
         } else if (strcmp(argv[i], "--cache") == 0 && i + 1 < argc) {
             char *end;
             unsigned long long n = strtoull(argv[++i], &end, 10);
@@ -208,7 +214,7 @@ int main(int argc, char **argv) {
             largest = cache[ncache] > largest ? cache[ncache] : largest;
             ncache++;
         } else {
-            fprintf(stderr, "calibrate: unknown argument %s (usage: calibrate [--quick] [--cache BYTES]...)\n",
+            fprintf(stderr, "calibrate: unknown argument %s (usage: calibrate [--quick] [--clock] [--cache BYTES]...)\n",
                     argv[i]);
             return 2;
         }
@@ -220,7 +226,14 @@ int main(int argc, char **argv) {
     size_t fault_bytes = quick ? 64 * MB : 256 * MB, op_bytes = quick ? 64 * MB : 256 * MB;
     if (quick)
         runs = 3;
-    steps = 6 + 2 * nf + (ncache ? ncache + 1 : 0);
+    if (clock_only) { /* the core clock alone, at once: what `advise` converts cycles with */
+        stats ghz = clock_ghz();
+        printf("{\n");
+        print_stats("clock_ghz", ghz, "");
+        printf("}\n");
+        return 0;
+    }
+    steps = 7 + 2 * nf + (ncache ? ncache + 1 : 0);
     progress("core clock");
     stats ghz = clock_ghz();
     double g = ghz.max; /* the fastest run: the clock undisturbed */
@@ -269,6 +282,21 @@ int main(int argc, char **argv) {
         progress(what);
         level[i] = chase(bytes, 64, MADV_HUGEPAGE, g, &level_share[i]);
     }
+    /* The data TLBs' reach: loads over one line in each of N pages, N stepping
+     * through the sizes TLBs have, with 4 KiB and with 2 MiB pages (where the lines,
+     * the same ones, fit in few TLB entries). Where N passes the first level, a 4 KiB
+     * load pays a second-level TLB hit; where it passes the last, a walk. */
+    static const size_t reach[] = {16,   32,   48,   64,   96,   128,  192,  256,  384,  512,  768,
+                                   1024, 1536, 2048, 2560, 3072, 4096, 5120, 6144, 8192, 12288, 16384};
+    enum { NREACH = sizeof reach / sizeof reach[0] };
+    stats reach_4k[NREACH], reach_2m[NREACH];
+    double reach_share[NREACH];
+    progress("TLB reach");
+    chase_loads = 1000000; /* a run of a few milliseconds: within the caches */
+    for (int i = 0; i < NREACH; i++) {
+        reach_4k[i] = chase(reach[i] * 4 * KB, 4 * KB, MADV_NOHUGEPAGE, g, NULL);
+        reach_2m[i] = chase(reach[i] * 4 * KB, 4 * KB, MADV_HUGEPAGE, g, &reach_share[i]);
+    }
     progress("done");
     printf("{\n");
     print_stats("clock_ghz", ghz, ",");
@@ -291,6 +319,14 @@ int main(int argc, char **argv) {
                i < ncache ? cache[i] : 0, level_bytes[i], level_share[i]);
         printf("     \"cycles\": {\"median\": %.1f, \"min\": %.1f, \"max\": %.1f, \"runs\": %d}}%s\n",
                level[i].median, level[i].min, level[i].max, runs, i < ncache ? "," : "");
+    }
+    printf("  ],\n  \"reach\": [\n");
+    for (int i = 0; i < NREACH; i++) {
+        printf("    {\"pages\": %zu, \"huge_share\": %.3f,\n", reach[i], reach_share[i]);
+        printf("     \"cycles_4k\": {\"median\": %.2f, \"min\": %.2f, \"max\": %.2f, \"runs\": %d},\n",
+               reach_4k[i].median, reach_4k[i].min, reach_4k[i].max, runs);
+        printf("     \"cycles_2m\": {\"median\": %.2f, \"min\": %.2f, \"max\": %.2f, \"runs\": %d}}%s\n",
+               reach_2m[i].median, reach_2m[i].min, reach_2m[i].max, runs, i + 1 < NREACH ? "," : "");
     }
     printf("  ]\n}\n");
     return 0;

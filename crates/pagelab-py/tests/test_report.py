@@ -214,7 +214,7 @@ def advice(tmp_path_factory):
     if not randread.is_file():
         pytest.skip(f"{randread} is not built (make native)")
     out = tmp_path_factory.mktemp("advise") / "advice.json"
-    subprocess.run([CLI, "advise", "--runs", "1", "--max-seconds", "0", "--warmup", "0", "--quiet", "--json", str(out), "--",
+    subprocess.run([CLI, "advise", "--runs", "2", "--max-seconds", "0", "--warmup", "0", "--quiet", "--json", str(out), "--",
                     str(randread), "64", "20000"], check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     return out
 
@@ -228,6 +228,11 @@ def test_an_advise_report_sets_prediction_beside_measurement(advice, tmp_path):
     rows = re.findall(r"<tr><td>([^<]+)</td>", text)
     assert rows == [m["mapping"] + (" (sum)" if m["additive"] else "") for m in mappings]
     assert "PMB: the percentage of the maximal benefit" in text and "bloat (MiB)" in text
+    # Each measured speedup with its interval from the two rounds, or "no difference".
+    assert "interval (×)" in text and "in 2 rounds" in text
+    for m in mappings[1:]:
+        shown = f"{m['measured_low']:.3f}–{m['measured_high']:.3f}"
+        assert shown in text, m
     large = next(m for m in mappings if m["mapping"] == "large-dynamic@2M")
     assert large["bloat_bytes"] < large["large_pages"] * (2 << 20)
     # The same page from Python; a JSON that is not an advise result is refused.

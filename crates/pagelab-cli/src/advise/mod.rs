@@ -72,7 +72,8 @@ pub struct AdviseArgs {
     tlb_miss_cycles: Option<f64>,
     #[arg(long, allow_negative_numbers = true)]
     page_fault_cycles: Option<f64>,
-    /// This machine's clock, for cycles to seconds. Default: /proc/cpuinfo's.
+    /// This machine's clock, for cycles to seconds. Default: the core clock, measured
+    /// (by `make native`'s calibrate program), else /proc/cpuinfo's.
     #[arg(long, allow_negative_numbers = true)]
     clock_ghz: Option<f64>,
     /// Keep the recorded trace in this file (default: a temporary file, removed).
@@ -329,9 +330,28 @@ fn advise(args: &AdviseArgs, supervisor: &Supervisor) -> Result<()> {
     let clock = match args.clock_ghz {
         Some(g) if g.is_finite() && g > 0.0 => g,
         Some(g) => bail!("--clock-ghz {g}: not a clock rate"),
-        None => {
-            native::clock_ghz().context("--clock-ghz: /proc/cpuinfo gives no clock; name it")?
-        }
+        // The core clock, measured: the clock the cycles of the cost model (and of
+        // `pagelab calibrate`) are counted at. /proc/cpuinfo's, in a virtual machine,
+        // is often the host's nominal one.
+        None => match crate::calibrate::core_clock_ghz() {
+            Ok(g) => {
+                notes.push(format!(
+                    "clock {g:.2} GHz: this core's, measured (a chain of dependent additions){}",
+                    native::clock_ghz()
+                        .map_or(String::new(), |c| format!("; /proc/cpuinfo says {c:.2}"))
+                ));
+                g
+            }
+            Err(e) => {
+                let g = native::clock_ghz().with_context(|| {
+                    format!("--clock-ghz: the core clock cannot be measured ({e:#}) and /proc/cpuinfo gives none; name it")
+                })?;
+                notes.push(format!(
+                    "clock {g:.2} GHz: /proc/cpuinfo's, as the core clock cannot be measured ({e:#})"
+                ));
+                g
+            }
+        },
     };
     let config = if args.machine.config.is_none() && args.machine.machine.is_none() {
         // This machine, and what of it was not read from it.

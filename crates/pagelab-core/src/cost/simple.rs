@@ -21,6 +21,13 @@ pub struct SimpleCostConfig {
     /// Fixed cycles per page walk besides its memory references: the trap and
     /// instructions of a software-refilled TLB's miss handler. Default 0.
     pub miss_cycles: f64,
+    /// Cycles a fault of a large page adds for each base page of it beyond the first:
+    /// the kernel clears the whole large page at its fault. A large page's fault costs
+    /// `page_fault_cycles` + (its base pages - 1) x this in the benefit analysis (and
+    /// `advise`); the simulator charges `page_fault_cycles` a fault. Default 0, every
+    /// fault the same whatever its size, as in Cascaval et al.'s model (PACT 2005
+    /// §3.2); `pagelab calibrate` sets it to a 4 KiB page cleared in memory.
+    pub large_fault_cycles_per_page: f64,
     /// Cycles per major fault: a fault that reads a reclaimed page back from the swap
     /// store (with a `paging.resident_limit`), instead of `page_fault_cycles`.
     /// Default 300,000, about 100 µs at 3 GHz: a read from a fast SSD.
@@ -42,6 +49,7 @@ impl Default for SimpleCostConfig {
             base_cycles_per_ref: 1.0,
             walk_ref_cycles: 8.0,
             page_fault_cycles: 5000.0,
+            large_fault_cycles_per_page: 0.0,
             miss_cycles: 0.0,
             major_fault_cycles: 300_000.0,
             eager_page_cycles: 1000.0,
@@ -58,6 +66,10 @@ impl SimpleCostConfig {
             ("base_cycles_per_ref", self.base_cycles_per_ref),
             ("walk_ref_cycles", self.walk_ref_cycles),
             ("page_fault_cycles", self.page_fault_cycles),
+            (
+                "large_fault_cycles_per_page",
+                self.large_fault_cycles_per_page,
+            ),
             ("miss_cycles", self.miss_cycles),
             ("major_fault_cycles", self.major_fault_cycles),
             ("eager_page_cycles", self.eager_page_cycles),
@@ -102,6 +114,7 @@ mod tests {
             base_cycles_per_ref: 1.0,
             walk_ref_cycles: 10.0,
             page_fault_cycles: 1000.0,
+            large_fault_cycles_per_page: 0.0,
             miss_cycles: 0.0,
             major_fault_cycles: 100_000.0,
             eager_page_cycles: 500.0,

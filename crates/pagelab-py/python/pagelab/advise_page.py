@@ -46,6 +46,20 @@ def _mib(b: Optional[float]) -> str:
     return "" if b is None else f"{b / 2**20:.1f}"
 
 
+def _measured(a: Dict[str, Any]) -> str:
+    """The measured speedup as the page shows it: "no difference" where its interval
+    holds 1.0."""
+    if a.get("measurable") is False:
+        return "no difference"
+    return f"{a['measured_speedup']:.3f}×"
+
+
+def _interval(a: Dict[str, Any]) -> str:
+    if a.get("measured_low") is None or a.get("measured_high") is None:
+        return ""
+    return f"{a['measured_low']:.3f}–{a['measured_high']:.3f}"
+
+
 def _figure(advice: List[Dict[str, Any]]) -> Tuple[str, bool]:
     """The figure (a base64 PNG), and whether its speedup axis starts near its smallest
     value rather than at 0."""
@@ -61,9 +75,15 @@ def _figure(advice: List[Dict[str, Any]]) -> Tuple[str, bool]:
                       label="predicted", color="#8da0cb")
     speed.bar_label(bars, labels=[f"{p:.3f}×" if p is not None else "all" for p in predicted], padding=3,
                     fontsize=7)
-    bars = speed.barh([y + height / 2 for y in ys], measured, height, label="measured", color="#4c72b0")
-    speed.bar_label(bars, labels=[f"{m:.3f}×" for m in measured], padding=3, fontsize=7)
-    values = [v for v in predicted + measured if v is not None]
+    # The measured speedup's interval, where the result has one (advise before its
+    # rounds gave none).
+    low = [a.get("measured_low") if a.get("measured_low") is not None else m for a, m in zip(advice, measured)]
+    high = [a.get("measured_high") if a.get("measured_high") is not None else m for a, m in zip(advice, measured)]
+    bars = speed.barh([y + height / 2 for y in ys], measured, height, label="measured (interval)", color="#4c72b0",
+                      xerr=[[m - lo for m, lo in zip(measured, low)], [h - m for m, h in zip(measured, high)]],
+                      error_kw={"elinewidth": 1, "capsize": 2, "ecolor": "#333"})
+    speed.bar_label(bars, labels=[_measured(a) for a in advice], padding=3, fontsize=7)
+    values = [v for v in predicted + measured + low + high if v is not None]
     lo, hi = min(values), max(values)
     relative = None not in predicted and lo > 0 and (hi - lo) / hi < r.RELATIVE_BELOW
     if relative:
@@ -143,13 +163,15 @@ def _render(result: Dict[str, Any], path: str, title: Optional[str]) -> str:
         f"<h1>{esc(title)}</h1>",
         f"<p>Predicted on <code>{esc(str(result.get('machine')))}</code> from "
         f"{analysis.get('references', 0):,} data references (C_TLBmiss {analysis.get('tlb_miss_cycles')} and "
-        f"C_PF {analysis.get('page_fault_cycles')} cycles, {result.get('clock_ghz', 0):.2f} GHz); measured natively, "
-        f"the median of {result.get('runs')} runs of each mapping.</p>",
+        f"C_PF {analysis.get('page_fault_cycles')} cycles, {result.get('clock_ghz', 0):.2f} GHz); measured natively"
+        + (f" in {result['rounds']} rounds, each all small and then the mappings still to measure, the speedup "
+           f"the geometric mean of a mapping's rounds with its {result.get('confidence', 0.95):.0%} interval.</p>"
+           if "rounds" in result else f", the median of {result.get('runs')} runs of each mapping.</p>"),
         "<h2>Predicted and measured speedup</h2><figure>"
         f'<img src="data:image/png;base64,{png}" alt="Predicted and measured speedup">'
         "<figcaption>Left: each mapping's speedup over all small pages, predicted by the analysis (its MissCycles "
         "saved at this machine's clock; \"all\" where the saving is the whole measured time or more) and measured "
-        "(median wall-clock time). Right: the huge pages the mapping "
+        "(wall-clock time, with its interval; \"no difference\" where the interval holds 1). Right: the huge pages the mapping "
         "asks for and the most any of its runs got; a mapping that got none was timed on small pages."
         + (" The speedup axis starts near the smallest value, not at 0: the mappings differ by less than "
            f"{r.RELATIVE_BELOW:.0%}." if relative else "") + "</figcaption>"
@@ -163,12 +185,12 @@ def _render(result: Dict[str, Any], path: str, title: Optional[str]) -> str:
         rows.append(
             f"<tr><td>{esc(a['mapping'])}{' (sum)' if a.get('additive') else ''}</td>"
             f"<td>{esc(', '.join(a.get('categories') or []) or 'none')}</td><td>{pmb}</td>"
-            f"<td>{a['predicted_seconds_saved']:.3f}</td><td>{predicted}</td><td>{a['measured_speedup']:.3f}</td>"
+            f"<td>{a['predicted_seconds_saved']:.3f}</td><td>{predicted}</td><td>{esc(_measured(a))}</td><td>{_interval(a)}</td>"
             f"<td>{a['median_seconds']:.3f}</td><td>{spread}</td><td>{a.get('large_pages', 0)}</td>"
             f"<td>{_mib(a.get('bloat_bytes'))}</td><td>{a['anon_huge_mib']:.0f}</td></tr>")
     parts.append(
         "<h2>Mappings</h2><div class=\"scroll\"><table class=\"sortable nowrap\"><thead><tr><th>mapping</th>"
-        "<th>on large pages</th><th>PMB (%)</th><th>saved (s)</th><th>predicted (×)</th><th>measured (×)</th>"
+        "<th>on large pages</th><th>PMB (%)</th><th>saved (s)</th><th>predicted (×)</th><th>measured (×)</th><th>interval (×)</th>"
         "<th>median (s)</th><th>range (s)</th><th>large pages</th><th>bloat (MiB)</th><th>huge got (MiB)</th>"
         "</tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>")
     parts.append(f'<p class="note">{esc(PMB)} Bloat: the memory the mapping\'s large pages take beyond the '

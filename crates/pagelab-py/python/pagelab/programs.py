@@ -152,9 +152,10 @@ def calibrate(output: Optional[PathLike] = None, *, quick: bool = False, quiet: 
     """Measure this machine's costs natively (``pagelab calibrate``): the core clock, a
     4 KiB and a 2 MiB page fault, a page cleared and copied from memory, and loads
     whose pages miss the TLBs by footprint with 4 KiB and 2 MiB pages, and the latency
-    of each data cache and of memory (``lines``), each as ``{median, min, max, runs}``
-    in cycles. With ``output``, also writes the host machine with the measured costs
-    and latencies there as TOML (for ``config=``). Needs ``make native``; about fifteen
+    of each data cache and of memory (``lines``), and the data TLBs' reach (``reach``:
+    loads over one line in each of N pages), each as ``{median, min, max, runs}`` in
+    cycles. With ``output``, also writes the host machine with the measured costs,
+    latencies and data TLB sizes there as TOML (for ``config=``). Needs ``make native``; about fifteen
     seconds (``quick``: three)."""
     args = ["calibrate", "--json", "-"] + _options(output=output, quick=quick, quiet=quiet)
     result: Dict[str, Any] = json.loads(_run(args, quiet, capture=True))

@@ -171,6 +171,8 @@ pub struct Benefit {
     pub tlbs: Vec<ModelTlb>,
     pub tlb_miss_cycles: f64,
     pub page_fault_cycles: f64,
+    /// What a large page's fault adds for each base page beyond its first.
+    pub large_fault_cycles_per_page: f64,
     pub page_table_entries: Option<u64>,
     /// (category, data references) of the references kept.
     pub categories: Vec<(String, u64)>,
@@ -420,7 +422,10 @@ pub fn analyze_trace(
             row.bloat_bytes = (large * size.bytes()).saturating_sub(touched.len() << BASE_SHIFT);
         }
         row.miss_cycles = row.tlb_misses as f64 * m.tlb_miss_cycles
-            + row.page_faults as f64 * m.page_fault_cycles;
+            + row.page_faults as f64 * m.page_fault_cycles
+            + map.size.map_or(0.0, |size| {
+                large_fault_extra(row.large_pages, size, m.large_fault_cycles_per_page)
+            });
         rows.push(row);
     }
     rank(&mut rows);
@@ -447,6 +452,7 @@ pub fn analyze_trace(
         tlbs: m.tlbs.clone(),
         tlb_miss_cycles: m.tlb_miss_cycles,
         page_fault_cycles: m.page_fault_cycles,
+        large_fault_cycles_per_page: m.large_fault_cycles_per_page,
         page_table_entries: options.page_table_entries,
         categories: names
             .iter()
@@ -462,6 +468,13 @@ pub fn analyze_trace(
 }
 
 /// Benefits against the first row (all small), PMB and ranks.
+/// The cycles `large` faults of large pages of `size` add to C_PF each: clearing
+/// each base page of it beyond the first.
+pub fn large_fault_extra(large: u64, size: PageSize, cycles_per_page: f64) -> f64 {
+    let pages = size.bytes() >> BASE_SHIFT;
+    large as f64 * pages.saturating_sub(1) as f64 * cycles_per_page
+}
+
 pub fn rank(rows: &mut [Row]) {
     let Some(base) = rows.first().map(|r| r.miss_cycles) else {
         return;

@@ -26,6 +26,9 @@ pub struct MachineModel {
     /// Cycles of a TLB miss (C_TLBmiss) and of a page fault (C_PF).
     pub tlb_miss_cycles: f64,
     pub page_fault_cycles: f64,
+    /// What a large page's fault adds for each base page of it beyond the first
+    /// (clearing it): the cost model's `large_fault_cycles_per_page`.
+    pub large_fault_cycles_per_page: f64,
     /// Cycles of a reference apart from translation (for the run-time estimate).
     pub base_cycles_per_ref: f64,
 }
@@ -151,6 +154,7 @@ pub fn model(
         tlb_miss_cycles: tlb_miss_cycles
             .unwrap_or(cost.miss_cycles + cost.walk_ref_cycles * walk_refs),
         page_fault_cycles: page_fault_cycles.unwrap_or(cost.page_fault_cycles),
+        large_fault_cycles_per_page: cost.large_fault_cycles_per_page,
         base_cycles_per_ref: cost.base_cycles_per_ref,
     })
 }

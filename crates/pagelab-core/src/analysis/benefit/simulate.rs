@@ -210,7 +210,23 @@ pub fn validate(
             page_faults: r.counts.page_faults,
             // The large faults, where the row keeps its large pages.
             large_pages: r.counts.large_faults,
-            miss_cycles: r.cycles.walks + r.cycles.page_faults,
+            // The simulator charges a fault C_PF whatever its size; the analysis adds
+            // the clearing of a large page's other base pages, and so here.
+            miss_cycles: r.cycles.walks
+                + r.cycles.page_faults
+                + row
+                    .page_size
+                    .as_deref()
+                    .map_or(Ok(0.0), |s| {
+                        PageSize::parse(s).map(|size| {
+                            super::large_fault_extra(
+                                r.counts.large_faults,
+                                size,
+                                benefit.large_fault_cycles_per_page,
+                            )
+                        })
+                    })
+                    .map_err(fail)?,
             pmb: None,
             rank: None,
             large_page_starts: Vec::new(),

@@ -2,9 +2,12 @@
 //! native/calibrate.c (`make native` builds it): a 4 KiB and a 2 MiB page fault, a
 //! page cleared and copied from memory, and the latency of loads whose pages miss the
 //! TLBs by footprint, with 4 KiB and with 2 MiB pages, and the latency of each data
-//! cache Linux lists and of memory. Printed as a table with each figure's spread; with
-//! `-o`, written as the `host` machine with the measured costs and latencies in place
-//! (a configuration `--config` takes), every measurement in its comments.
+//! cache Linux lists and of memory, and the data TLBs' reach (reach.rs). Printed as a
+//! table with each figure's spread; with `-o`, written as the `host` machine with the
+//! measured costs, latencies and TLB sizes in place (a configuration `--config`
+//! takes), every measurement in its comments.
+
+mod reach;
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -76,11 +79,34 @@ pub struct Calibration {
     /// Per data cache Linux lists, then memory (none when Linux lists no cache).
     #[serde(default)]
     pub lines: Vec<Lines>,
+    /// The data TLBs' reach, footprints ascending.
+    #[serde(default)]
+    pub reach: Vec<reach::Reach>,
 }
 
 /// The measuring program `make native` builds.
 fn program() -> Result<PathBuf> {
     crate::native::built("calibrate")
+}
+
+/// The core clock in GHz, measured now (the fastest of a few chains of dependent
+/// additions, about a second): the clock calibrate's cycles are counted at, which in
+/// a virtual machine can be far from /proc/cpuinfo's.
+pub fn core_clock_ghz() -> Result<f64> {
+    let out = Command::new(program()?)
+        .arg("--clock")
+        .stderr(Stdio::null())
+        .output()
+        .context("cannot run the calibration program")?;
+    if !out.status.success() {
+        bail!("the calibration program failed ({})", out.status);
+    }
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).context("the calibration program's output")?;
+    v["clock_ghz"]["max"]
+        .as_f64()
+        .filter(|g| g.is_finite() && *g > 0.0)
+        .context("the calibration program gave no clock")
 }
 
 pub fn run(args: &CalibrateArgs) -> Result<()> {
@@ -187,6 +213,22 @@ fn table(c: &Calibration) -> String {
             ),
         );
     }
+    match reach::steps(&c.reach) {
+        Some(s) => row(
+            "data TLBs' reach (4K pages)",
+            format!(
+                "{} pages load as on 2 MiB pages; at {}, walks add {:.1} cycles",
+                s.entries,
+                c.reach.last().map_or(0, |r| r.pages),
+                s.walk_cycles
+            ),
+        ),
+        None if c.reach.is_empty() => {}
+        None => row(
+            "data TLBs' reach (4K pages)",
+            "4 KiB pages cost no more at the largest footprint".into(),
+        ),
+    }
     for l in &c.lines {
         let what = match l.cache_bytes {
             0 => "memory".to_string(),
@@ -222,6 +264,7 @@ fn config_text(c: &Calibration) -> Result<String> {
     if let CostConfig::Simple(cost) = &mut config.cost {
         cost.page_fault_cycles = c.fault_4k_cycles.median.round();
         cost.eager_page_cycles = c.zero_4k_cycles.median.round();
+        cost.large_fault_cycles_per_page = c.zero_4k_cycles.median.round();
     }
     if let MechanismConfig::Copy(copy) = &mut config.mechanism {
         copy.cycles_per_page = c.copy_4k_cycles.median.round();
@@ -243,13 +286,21 @@ fn config_text(c: &Calibration) -> Result<String> {
         }
         config.cache.memory_cycles = memory[0].cycles.median.round();
     }
+    let tlbs = reach::steps(&c.reach)
+        .map(|s| reach::apply(&mut config, &c.reach, &s))
+        .unwrap_or_default();
     config.description = format!(
-        "{}; page faults, clearing and copying{} measured by pagelab calibrate",
+        "{}; page faults, clearing and copying{}{} measured by pagelab calibrate",
         config.description,
         if caches_measured {
             ", cache and memory latencies"
         } else {
             ""
+        },
+        if tlbs.is_empty() {
+            ""
+        } else {
+            ", data TLB sizes"
         }
     );
     let mut head = String::new();
@@ -260,8 +311,9 @@ fn config_text(c: &Calibration) -> Result<String> {
     );
     let _ = writeln!(
         head,
-        "# Set from it: cost.page_fault_cycles (a 4 KiB zero-fill fault), cost.eager_page_cycles\n\
-         # and mechanism.zero_cycles_per_page (a 4 KiB page cleared in memory), and\n\
+        "# Set from it: cost.page_fault_cycles (a 4 KiB zero-fill fault), cost.eager_page_cycles,\n\
+         # cost.large_fault_cycles_per_page and mechanism.zero_cycles_per_page (a 4 KiB page\n\
+         # cleared in memory), and\n\
          # mechanism.cycles_per_page (a 4 KiB page copied from memory): medians, in cycles."
     );
     let _ = if caches_measured {
@@ -278,6 +330,9 @@ fn config_text(c: &Calibration) -> Result<String> {
             "# The caches keep the base preset's latencies (none of theirs was measured)."
         )
     };
+    for t in &tlbs {
+        let _ = writeln!(head, "# And {t} (the data TLBs' reach, below).");
+    }
     let _ = writeln!(
         head,
         "# Measured, not used by the cost model: a 2 MiB fault, and loads over one line a page\n\

@@ -1,0 +1,134 @@
+"""The table of bench/advise-validation.sh: per program and mapping, the speedup
+`pagelab advise` predicted (on the calibrated host, and before, on zen4's flat costs)
+beside the one measured, with its interval; then the mean and worst error of the
+predicted speedup over the mappings whose measured difference is larger than the
+noise (their interval leaves out 1.0).
+
+    advise-validation.py OUT MACHINE DATE COMMIT NAME... [--write DOC README]
+
+The error of a prediction p of a measured speedup m is |p - m| / m; a prediction of
+the whole run time saved (no finite speedup) has an infinite error.
+"""
+import json
+import math
+import sys
+
+BEGIN, END = "<!-- advise-validation -->", "<!-- /advise-validation -->"
+
+
+def cpuinfo_clock():
+    """/proc/cpuinfo's clock in GHz: the one advise converted cycles with before it
+    measured the core clock."""
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("cpu MHz"):
+            return float(line.split(":")[1]) / 1000
+    raise SystemExit("advise-validation.py: /proc/cpuinfo gives no clock")
+
+
+def flat_predictions(advice, zen4):
+    """Each mapping's predicted speedup as advise made it before: the flat-cost
+    analysis at /proc/cpuinfo's clock, against the measured all-small time (a sum
+    mapping: the sum of its parts)."""
+    benefit = {r["mapping"]: r["benefit_cycles"] for r in zen4["rows"]}
+    small = advice["mappings"][0]["median_seconds"]
+    out = {}
+    for a in advice["mappings"]:
+        if a["mapping"] == "all small":
+            cycles = 0.0
+        elif a["additive"]:
+            cycles = sum(benefit[f"{c}@2M"] for c in a["categories"])
+        else:
+            cycles = benefit[a["mapping"]]
+        saved = cycles / (cpuinfo_clock() * 1e9)
+        out[a["mapping"]] = small / (small - saved) if saved < small else math.inf
+    return out
+
+
+def error(predicted, measured):
+    if predicted is None or math.isinf(predicted):
+        return math.inf
+    return abs(predicted - measured) / measured
+
+
+def pct(e):
+    return "∞" if math.isinf(e) else f"{100 * e:.1f}%"
+
+
+def speedup(x):
+    return "all" if x is None or math.isinf(x) else f"{x:.2f}×"
+
+
+def main(argv):
+    write = None
+    if "--write" in argv:
+        i = argv.index("--write")
+        write, argv = argv[i + 1:i + 3], argv[:i]
+    out, machine, day, commit, *names = argv
+    rows, measurable, quiet = [], [], []
+    for name in names:
+        advice = json.load(open(f"{out}/{name}.json"))
+        before = flat_predictions(advice, json.load(open(f"{out}/{name}.zen4.json")))
+        for a in advice["mappings"][1:]:
+            m = a["measured_speedup"]
+            p = a["predicted_speedup"]
+            b = before[a["mapping"]]
+            low, high = a["measured_low"], a["measured_high"]
+            interval = f"{low:.3f}–{high:.3f}" if low is not None else "–"
+            row = [name, a["mapping"].replace("static+small-dynamic+large-dynamic", "all three"),
+                   speedup(b), speedup(p), f"{m:.3f}×" if a["measurable"] else "no difference", interval,
+                   str(a["rounds"])]
+            if a["large_pages"] > 0 and a["anon_huge_mib"] == 0 and not a["measurable"]:
+                # The mapping could not be made natively: nothing to compare.
+                row += ["", "no huge pages"]
+            elif a["measurable"]:
+                eb, ea = error(b, m), error(p, m)
+                measurable.append((name, a["mapping"], eb, ea))
+                row += [pct(eb), pct(ea)]
+            else:
+                # Told apart from 1.0 or not, as measured: does the prediction fall in
+                # the interval (is it as small as the noise)?
+                inside = low is not None and p is not None and low <= p <= high
+                quiet.append(inside)
+                row += ["", "within" if inside else "outside"]
+            rows.append(row)
+    head = ["program", "mapping", "predicted before", "predicted", "measured", "95% interval", "rounds",
+            "error before", "error"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    table = "\n".join(lines)
+
+    def mean_worst(k):
+        v = [x[k] for x in measurable]
+        return (sum(v) / len(v), max(v)) if v else (math.nan, math.nan)
+
+    (mb, wb), (ma, wa) = mean_worst(2), mean_worst(3)
+    summary = (f"{len(names)} programs, {len(rows)} mappings; {len(measurable)} measured a difference larger "
+               f"than the noise: mean error {pct(ma)} (before: {pct(mb)}), worst {pct(wa)} (before: {pct(wb)}); "
+               f"of the {len(quiet)} with no measurable difference, {sum(quiet)} were predicted within the interval.")
+    where = f"{machine}, THP madvise, {day}, commit {commit}, `bench/advise-validation.sh`"
+    print(table)
+    print()
+    print(summary)
+    print(where)
+    if write:
+        doc, readme = write
+        with open(doc, "w") as f:
+            f.write("# `pagelab advise` against the machine\n\n")
+            f.write(__doc__.split("\n\n")[0].replace("The table of", "The output of") + ".\n\n")
+            f.write(f"Measured on {where}. *predicted before*: zen4's flat walk and fault costs, as advise "
+                    "priced them before it simulated walks through this machine's caches; *predicted*: the "
+                    "`host` machine as `pagelab calibrate` measured it, C_TLBmiss the program's mean walk "
+                    "through its caches. *within*/*outside*: where no difference was measurable, whether "
+                    "the prediction lies in the interval; *no huge pages*: the mapping got none in any run (its "
+                    "measured time is of small pages), left out.\n\n")
+            f.write(table + "\n\n" + summary + "\n")
+        text = open(readme).read()
+        if BEGIN in text and END in text:
+            a, b = text.index(BEGIN) + len(BEGIN), text.index(END)
+            text = text[:a] + "\n" + summary + " " + where + " ([docs/advise-validation.md]"\
+                "(docs/advise-validation.md))\n" + text[b:]
+            open(readme, "w").write(text)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

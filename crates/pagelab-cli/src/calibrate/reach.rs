@@ -1,0 +1,185 @@
+//! The data TLBs' reach, measured: loads over one line in each of N pages, with 4 KiB
+//! pages and with 2 MiB ones (the same lines, in a few large pages), N stepping through
+//! the sizes TLBs have. While the TLBs hold N 4 KiB pages the two cost the same; past
+//! the last level, each 4 KiB load walks. A random cycle over N pages misses an LRU TLB
+//! of fewer than N entries at every load, so the step is sharp: its place is the
+//! entries that hold 4 KiB pages.
+//!
+//! In a virtual machine CPUID can describe other TLBs than the processor has (this
+//! one's says 128 second-level entries, and 3,072 to 4,096 pages load as on 2 MiB
+//! pages), so `calibrate -o` writes the measured entries in place of CPUID's where
+//! they differ.
+
+use super::Spread;
+use pagelab_core::config::{Serves, TlbConfig};
+use pagelab_core::{MachineConfig, PageSize};
+use serde::{Deserialize, Serialize};
+
+/// Loads over one line in each of `pages` 4 KiB pages.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub struct Reach {
+    pub pages: u64,
+    /// The share of the 2 MiB run's region the kernel gave as huge pages.
+    pub huge_share: f64,
+    pub cycles_4k: Spread,
+    pub cycles_2m: Spread,
+}
+
+/// What the scan says.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Steps {
+    /// The most pages that load as fast as on 2 MiB pages (at least this many
+    /// entries hold 4 KiB pages, fewer than the next footprint measured).
+    pub entries: u64,
+    /// What 4 KiB pages add over 2 MiB ones at the largest footprint measured.
+    pub walk_cycles: f64,
+}
+
+/// What 4 KiB pages may add over 2 MiB ones and still count as the same: the noise of
+/// the medians (a second-level TLB hit, 7 cycles on Zen 4, is more).
+const SAME_CYCLES: f64 = 2.0;
+
+/// The step of a scan (footprints ascending; points whose 2 MiB run got fewer than 90 %
+/// huge pages left out): the last footprint at which 4 KiB pages cost what 2 MiB ones
+/// do. None where 4 KiB pages cost no more at the largest footprint either.
+///
+/// Where the first level's misses cost more than [`SAME_CYCLES`], the step is the
+/// first level's; [`apply`] then leaves the TLBs as they are.
+pub fn steps(reach: &[Reach]) -> Option<Steps> {
+    let points: Vec<(u64, f64)> = reach
+        .iter()
+        .filter(|r| r.huge_share >= 0.9)
+        .map(|r| (r.pages, r.cycles_4k.median - r.cycles_2m.median))
+        .collect();
+    let &(_, walk) = points.last()?;
+    if walk < 2.0 * SAME_CYCLES {
+        return None;
+    }
+    let last = points.iter().rposition(|&(_, d)| d < SAME_CYCLES)?;
+    Some(Steps {
+        entries: points[last].0,
+        walk_cycles: walk,
+    })
+}
+
+/// The entries of a level's array that holds 4 KiB pages.
+fn entries_4k(level: &pagelab_core::config::LevelConfig) -> Option<(usize, u64)> {
+    level
+        .arrays
+        .iter()
+        .position(|a| a.page_sizes.contains(&PageSize::K4))
+        .map(|i| (i, (level.arrays[i].sets * level.arrays[i].ways) as u64))
+}
+
+/// Put the measured step into `config`'s last data TLB where its entries lie outside
+/// what was measured (at least the step's footprint, fewer than the next one's): the
+/// array keeps its ways and takes the sets that come nearest the measured entries.
+/// Nothing changes where the step is within the first level's entries (it is the
+/// first level's). Returns what was changed.
+pub fn apply(config: &mut MachineConfig, reach: &[Reach], s: &Steps) -> Vec<String> {
+    let TlbConfig::Hierarchy(h) = &mut config.tlb else {
+        return Vec::new();
+    };
+    // The data side's levels, first level first.
+    let data: Vec<usize> = h
+        .levels
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.serves != Serves::Instruction && l.range.is_none())
+        .map(|(i, _)| i)
+        .collect();
+    let (Some(&first), Some(&last)) = (data.first(), data.last()) else {
+        return Vec::new();
+    };
+    let first_entries = entries_4k(&h.levels[first]).map_or(0, |e| e.1);
+    if first == last || s.entries <= first_entries {
+        return Vec::new();
+    }
+    let next = reach
+        .iter()
+        .map(|r| r.pages)
+        .find(|&p| p > s.entries)
+        .unwrap_or(u64::MAX);
+    let level = &mut h.levels[last];
+    let Some((a, had)) = entries_4k(level) else {
+        return Vec::new();
+    };
+    if (s.entries..next).contains(&had) {
+        return Vec::new();
+    }
+    let array = &mut level.arrays[a];
+    array.sets = ((s.entries as f64 / array.ways as f64).round() as usize).max(1);
+    vec![format!(
+        "tlb {}: {} entries ({} sets × {} ways), as {} pages load without a walk and {next} do not; not {had}",
+        level.name,
+        array.sets * array.ways,
+        array.sets,
+        array.ways,
+        s.entries
+    )]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan(points: &[(u64, f64)]) -> Vec<Reach> {
+        let s = |median| Spread {
+            median,
+            min: median,
+            max: median,
+            runs: 3,
+        };
+        points
+            .iter()
+            .map(|&(pages, d)| Reach {
+                pages,
+                huge_share: 1.0,
+                cycles_4k: s(4.0 + d),
+                cycles_2m: s(4.0),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_step_is_where_4k_pages_cost_more() {
+        // Equal to 3,072 pages (the noise under 2 cycles), walks from 4,096; a point
+        // without huge pages is left out.
+        let mut r = scan(&[
+            (64, 0.1),
+            (768, 1.9),
+            (1024, 0.5),
+            (3072, 0.8),
+            (4096, 4.5),
+            (8192, 24.0),
+            (16384, 32.0),
+        ]);
+        r[1].huge_share = 0.6;
+        let s = steps(&r).unwrap();
+        assert_eq!((s.entries, s.walk_cycles), (3072, 32.0));
+        assert_eq!(steps(&scan(&[(16, 0.0), (32, 3.0)])), None);
+        assert_eq!(steps(&[]), None);
+    }
+
+    #[test]
+    fn applied_where_the_preset_is_outside_the_step() {
+        let mut config = pagelab_core::presets::load("zen4").unwrap();
+        // zen4: l1d 72 entries, l2d 128 × 24 = 3072 entries, within [3072, 4096).
+        let r = scan(&[(64, 0.0), (3072, 0.5), (4096, 30.0)]);
+        let s = steps(&r).unwrap();
+        assert!(apply(&mut config, &r, &s).is_empty());
+        // Walks from 6,144: 4,096 entries or more, 171 sets of 24 ways.
+        let r = scan(&[(64, 0.0), (4096, 0.5), (6144, 30.0)]);
+        let changed = apply(&mut config, &r, &steps(&r).unwrap());
+        let TlbConfig::Hierarchy(h) = &config.tlb else {
+            panic!()
+        };
+        let l2d = h.levels.iter().find(|l| l.name == "l2d").unwrap();
+        assert_eq!(entries_4k(l2d).unwrap().1, 171 * 24, "{changed:?}");
+        assert_eq!(changed.len(), 1);
+        pagelab_core::Machine::build(&config).unwrap();
+        // A step within the first level's entries is the first level's: nothing changes.
+        let r = scan(&[(64, 0.0), (96, 7.0), (6144, 30.0)]);
+        assert!(apply(&mut config, &r, &steps(&r).unwrap()).is_empty());
+    }
+}
