@@ -218,10 +218,10 @@ fn report(trace: &Path, b: &Benefit, v: Option<&simulate::Validation>) -> String
         .collect();
     let _ = writeln!(
         s,
-        "TLBs modelled fully associative: {}; C_TLBmiss {} cycles, C_PF {} cycles",
+        "TLBs modelled fully associative: {}; C_TLBmiss {} cycles, {}",
         tlbs.join(", "),
         b.tlb_miss_cycles,
-        b.page_fault_cycles
+        fault_cost(b)
     );
     let cats: Vec<String> = b
         .categories
@@ -381,4 +381,16 @@ fn csv(b: &Benefit, v: Option<&simulate::Validation>) -> String {
         );
     }
     s
+}
+
+/// C_PF as the tables give it: with what a large page's fault adds, where anything.
+pub fn fault_cost(b: &Benefit) -> String {
+    if b.large_fault_cycles_per_page > 0.0 {
+        format!(
+            "C_PF {} cycles (a large page's: + {} for each of its other 4 KiB pages, cleared)",
+            b.page_fault_cycles, b.large_fault_cycles_per_page
+        )
+    } else {
+        format!("C_PF {} cycles", b.page_fault_cycles)
+    }
 }

@@ -372,3 +372,50 @@ fn bad_options_get_one_line_errors_naming_them() {
         assert!(e.contains(says) && !e.contains('\n'), "{e}");
     }
 }
+
+/// A large page's fault adds the clearing of its other base pages, alike in the
+/// prediction and in the simulation that checks it.
+#[test]
+fn a_large_faults_clearing_is_charged_alike_by_the_model_and_the_simulation() {
+    let batches = trace(true);
+    let run = |per_page: f64| {
+        let mut config = machine();
+        config
+            .cost
+            .as_simple_mut()
+            .unwrap()
+            .large_fault_cycles_per_page = per_page;
+        let mut r = reader(&batches);
+        let b = benefit::analyze_trace(
+            r.as_mut(),
+            Path::new("t"),
+            &config,
+            &Options::default(),
+            |_, _| {},
+        )
+        .unwrap();
+        let v = simulate::validate(
+            &b,
+            &config,
+            &[],
+            || Ok(reader(&batches)),
+            Path::new("t"),
+            |_, _, _| {},
+        )
+        .unwrap();
+        (b, v)
+    };
+    let (b0, v0) = run(0.0);
+    let (b1, v1) = run(700.0);
+    assert_eq!(b1.large_fault_cycles_per_page, 700.0);
+    for (p, (q, (s, t))) in b0
+        .rows
+        .iter()
+        .zip(b1.rows.iter().zip(v0.rows.iter().zip(&v1.rows)))
+    {
+        let extra = p.large_pages as f64 * 511.0 * 700.0;
+        assert_eq!(q.miss_cycles - p.miss_cycles, extra, "{}", p.mapping);
+        assert_eq!(t.miss_cycles - s.miss_cycles, extra, "{}", p.mapping);
+    }
+    assert!(b1.rows.iter().any(|r| r.large_pages > 0));
+}

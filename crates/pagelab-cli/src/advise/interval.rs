@@ -4,6 +4,11 @@
 //! the geometric mean of the rounds' ratios, and its interval Student's t interval on
 //! their logarithms (a ratio's logarithm is a difference, and the noise of a virtual
 //! machine's run times is multiplicative).
+//!
+//! The rounds stop early where an interval settles (rounds.rs), so each look at the
+//! intervals is a chance to see a difference that is not there: the confidence is
+//! shared among the looks planned ([`look_confidence`]), and the interval reported is
+//! at that share.
 
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -52,8 +57,8 @@ impl Speedup {
         })
     }
 
-    /// The interval holds 1.0, or there is none: no difference from all small could be
-    /// told from the noise.
+    /// The interval leaves out 1.0: a difference from all small larger than the noise
+    /// (false with no interval).
     pub fn measurable(&self) -> bool {
         match (self.low, self.high) {
             (Some(l), Some(h)) => l > 1.0 || h < 1.0,
@@ -71,9 +76,36 @@ impl Speedup {
     }
 }
 
+/// The rounds after which `advise` looks at the intervals: `runs`, then twice as many,
+/// four times..., and `max_runs` (one look when they are equal).
+pub fn looks(runs: u32, max_runs: u32) -> Vec<u32> {
+    let mut at = vec![runs];
+    let mut n = runs;
+    while n < max_runs {
+        n = (n * 2).min(max_runs);
+        at.push(n);
+    }
+    at
+}
+
+/// The confidence of each of `looks` intervals such that all of them hold the true
+/// speedup with `confidence` at least (Bonferroni: the chance of error shared evenly).
+pub fn look_confidence(confidence: f64, looks: usize) -> f64 {
+    1.0 - (1.0 - confidence) / looks.max(1) as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn looks_double_up_to_the_limit_and_share_the_confidence() {
+        assert_eq!(looks(5, 30), vec![5, 10, 20, 30]);
+        assert_eq!(looks(3, 3), vec![3]);
+        assert_eq!(looks(1, 4), vec![1, 2, 4]);
+        assert!((look_confidence(0.95, 4) - 0.9875).abs() < 1e-12);
+        assert_eq!(look_confidence(0.95, 1), 0.95);
+    }
 
     #[test]
     fn equal_ratios_have_no_spread() {

@@ -1,6 +1,6 @@
 //! `pagelab advise`: the benefit analysis checked on this machine. Record the program
 //! (or take `--trace`), analyse it for 2M pages on this machine (`host`), then run the
-//! program natively once per mapping the preload library can make (all small; static,
+//! program natively with each mapping the preload library can make (all small; static,
 //! small dynamic, large dynamic; the three together), in rounds (rounds.rs) until each
 //! mapping's speedup over all small is told from the noise or the time is spent;
 //! report per mapping the predicted benefit, the measured speedup with its interval
@@ -40,8 +40,8 @@ pub struct AdviseArgs {
     /// data caches, C_TLBmiss is the program's mean walk, simulated through them).
     #[command(flatten)]
     machine: MachineArgs,
-    /// Rounds of native runs that run every mapping (each round: all small, then
-    /// the others).
+    /// Rounds of native runs that run every mapping (each round: all small and the
+    /// others, in an order that turns by one each round).
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     runs: u32,
     /// More rounds, of the mappings whose interval still holds 1.0 and is wider than
@@ -52,10 +52,13 @@ pub struct AdviseArgs {
     /// seconds in all (0: exactly --runs rounds).
     #[arg(long, default_value_t = 600.0, allow_negative_numbers = true)]
     max_seconds: f64,
-    /// The confidence of each speedup's interval.
+    /// The confidence that every interval holds its mapping's speedup: shared among the
+    /// looks at them (after --runs rounds, twice as many, ..., --max-runs), each
+    /// interval is at 1 - (1 - this) / looks.
     #[arg(long, default_value_t = 0.95, allow_negative_numbers = true)]
     confidence: f64,
-    /// An interval within 1 ± this needs no more rounds: any difference is smaller.
+    /// An interval within 1 ± this needs no more rounds: any difference is smaller
+    /// than what is worth telling.
     #[arg(long, default_value_t = 0.01, allow_negative_numbers = true)]
     resolution: f64,
     /// Untimed runs of a mapping right before each timed one: in a virtual machine
@@ -497,9 +500,7 @@ fn advise(args: &AdviseArgs, supervisor: &Supervisor) -> Result<()> {
     for (i, p) in mappings.iter().enumerate() {
         let s = seconds(i);
         let saved = p.benefit / (clock * 1e9);
-        let speedup = measured
-            .speedup(i, args.confidence)
-            .context("a native run took no time")?;
+        let speedup = measured.speedup(i).context("a native run took no time")?;
         advice.push(Advice {
             mapping: p.name.clone(),
             categories: p.categories.clone(),
@@ -532,6 +533,14 @@ fn advise(args: &AdviseArgs, supervisor: &Supervisor) -> Result<()> {
         measured.rounds(),
         measured.stopped
     ));
+    if measured.looks > 1 {
+        notes.push(format!(
+            "intervals at {:.2} %: {} % shared among {} looks at them",
+            measured.confidence * 100.0,
+            args.confidence * 100.0,
+            measured.looks
+        ));
+    }
     if advice[0].anon_huge_mib > 0.0 {
         notes.push(format!(
             "all small got {:.0} MiB of huge pages: the program (or its allocator) asks for them itself, so the speedups do not compare small pages with huge",
@@ -551,7 +560,8 @@ fn advise(args: &AdviseArgs, supervisor: &Supervisor) -> Result<()> {
         "machine": analysed.machine,
         "clock_ghz": clock,
         "rounds": measured.rounds(),
-        "confidence": args.confidence,
+        "confidence": measured.confidence,
+        "looks": measured.looks,
         "mappings": advice,
         "analysis": analysed,
         "notes": notes,
@@ -567,7 +577,7 @@ fn advise(args: &AdviseArgs, supervisor: &Supervisor) -> Result<()> {
                 &analysed,
                 &advice,
                 clock,
-                args.confidence,
+                measured.confidence,
                 &notes,
             )
         },

@@ -5,9 +5,11 @@ use pagelab_core::analysis::benefit::Benefit;
 use std::fmt::Write as _;
 
 /// The measured speedup as the table shows it: "no difference" when its interval
-/// holds 1.0 (or there is none).
+/// holds 1.0; with one round (no interval), the speedup and "(1 round)".
 fn measured(a: &Advice) -> String {
-    if a.measurable {
+    if a.measured_low.is_none() {
+        format!("{:.2}x (1 round)", a.measured_speedup)
+    } else if a.measurable {
         format!("{:.2}x", a.measured_speedup)
     } else {
         "no difference".into()
@@ -30,11 +32,19 @@ pub fn table(
     notes: &[String],
 ) -> String {
     let pct = confidence * 100.0;
+    let pct_text = if (pct - pct.round()).abs() < 1e-9 {
+        format!("{pct:.0}%")
+    } else {
+        format!("{pct:.2}%")
+    };
     let mut s = format!(
-        "{program}: predicted on {} ({} data references, C_TLBmiss {} and C_PF {} cycles, {clock:.2} GHz), measured natively\n\n",
-        b.machine, b.references, b.tlb_miss_cycles, b.page_fault_cycles
+        "{program}: predicted on {} ({} data references, C_TLBmiss {} cycles, {}, {clock:.2} GHz), measured natively\n\n",
+        b.machine,
+        b.references,
+        b.tlb_miss_cycles,
+        crate::benefit::fault_cost(b)
     );
-    let ci = format!("{pct:.0}% interval");
+    let ci = format!("{pct_text} interval");
     let mut t = crate::table::Columns::new([
         "mapping",
         "PMB",
@@ -66,7 +76,7 @@ pub fn table(
     s.push_str(&t.render());
     let _ = writeln!(
         s,
-        "(saved: MissCycles saved at the clock; predicted: speedup over all small; measured: the geometric mean of the rounds' speedups over all small, \"no difference\" when its {pct:.0}% interval holds 1.0; huge: AnonHugePages, the most any run got)"
+        "(saved: MissCycles saved at the clock; predicted: speedup over all small; measured: the geometric mean of the rounds' speedups over all small, \"no difference\" when its {pct_text} interval holds 1.0; huge: AnonHugePages, the most any run got)"
     );
     s.push_str(crate::benefit::PMB_AND_BLOAT);
     let g = &b.significance;

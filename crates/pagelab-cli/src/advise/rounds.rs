@@ -1,12 +1,14 @@
-//! `advise`'s native runs, in rounds: each round runs all small and, one after
-//! another in an order that turns by one each round, the mappings still to measure,
-//! each after `--warmup` untimed runs of its own. The first `--runs` rounds run every
-//! mapping; after them a mapping is left out once its interval is settled (it leaves
-//! out 1.0, or lies within 1 ± `--resolution`), and the rounds stop when every mapping
-//! is, at `--max-runs` rounds, or when the next round would pass `--max-seconds` of
-//! native runs.
+//! `advise`'s native runs, in rounds: each round runs all small and the mappings still
+//! to measure, one after another in an order that turns by one each round, each after
+//! `--warmup` untimed runs of its own. The first `--runs` rounds run every mapping.
+//! After them, at planned looks (`--runs` rounds, twice as many, four times..., and
+//! `--max-runs`), a mapping whose interval has settled (it leaves out 1.0, or lies
+//! within 1 ± `--resolution`) is left out of later rounds; the rounds stop when every
+//! mapping has settled, at `--max-runs`, or when the next round would pass
+//! `--max-seconds` of native runs. Every interval is at the confidence the looks share
+//! (interval.rs).
 
-use super::interval::Speedup;
+use super::interval::{self, Speedup};
 use crate::native::{self, Run};
 use crate::supervisor::Supervisor;
 use crate::target::Target;
@@ -30,11 +32,20 @@ pub struct Measured {
     rounds_of: Vec<Vec<usize>>,
     /// Why the rounds stopped.
     pub stopped: String,
+    /// The confidence of each interval: the run's, shared among the looks planned.
+    pub confidence: f64,
+    /// The looks planned.
+    pub looks: usize,
 }
 
 impl Measured {
-    /// Mapping `i`'s speedup over all small, from the rounds it ran in.
-    pub fn speedup(&self, i: usize, confidence: f64) -> Option<Speedup> {
+    /// Mapping `i`'s speedup over all small, from the rounds it ran in, at
+    /// [`Measured::confidence`].
+    pub fn speedup(&self, i: usize) -> Option<Speedup> {
+        self.speedup_at(i, self.confidence)
+    }
+
+    fn speedup_at(&self, i: usize, confidence: f64) -> Option<Speedup> {
         let small: Vec<f64> = self.rounds_of[i]
             .iter()
             .map(|&r| self.runs[0][r].seconds)
@@ -59,30 +70,33 @@ pub fn measure(
     quiet: bool,
 ) -> Result<Measured> {
     let n = mappings.len();
+    let looks = if plan.max_seconds > 0.0 {
+        interval::looks(plan.min_rounds, plan.max_rounds)
+    } else {
+        vec![plan.min_rounds]
+    };
     let mut m = Measured {
         runs: vec![Vec::new(); n],
         rounds_of: vec![Vec::new(); n],
         stopped: String::new(),
+        confidence: interval::look_confidence(plan.confidence, looks.len()),
+        looks: looks.len(),
     };
     let start = Instant::now();
     // The last round's seconds per mapping run (its warm-ups included).
     let mut per_mapping = 0.0;
+    // The mappings still to measure, as of the last look.
+    let mut open: Vec<usize> = (1..n).collect();
     let mut round = 0usize;
     loop {
-        let active: Vec<usize> = if round < plan.min_rounds as usize {
-            (0..n).collect()
-        } else {
-            let open: Vec<usize> = (1..n)
-                .filter(|&i| {
-                    !m.speedup(i, plan.confidence)
-                        .is_some_and(|s| s.settled(plan.resolution))
-                })
-                .collect();
+        if round >= plan.min_rounds as usize {
+            if looks.contains(&(round as u32)) {
+                open.retain(|&i| !m.speedup(i).is_some_and(|s| s.settled(plan.resolution)));
+            }
             let spent = start.elapsed().as_secs_f64();
             m.stopped = if open.is_empty() {
                 format!(
-                    "every mapping's {:.0} % interval leaves out 1.0 or lies within 1 ± {}",
-                    plan.confidence * 100.0,
+                    "every mapping's interval leaves out 1.0 or lies within 1 ± {}",
                     plan.resolution
                 )
             } else if round >= plan.max_rounds as usize {
@@ -98,8 +112,8 @@ pub fn measure(
             if !m.stopped.is_empty() {
                 break;
             }
-            std::iter::once(0).chain(open).collect()
-        };
+        }
+        let active: Vec<usize> = std::iter::once(0).chain(open.iter().copied()).collect();
         let began = Instant::now();
         for k in 0..active.len() {
             let i = active[(k + round) % active.len()];

@@ -214,20 +214,15 @@ fn table(c: &Calibration) -> String {
         );
     }
     match reach::steps(&c.reach) {
-        Some(s) => row(
+        Ok(s) => row(
             "data TLBs' reach (4K pages)",
             format!(
-                "{} pages load as on 2 MiB pages; at {}, walks add {:.1} cycles",
-                s.entries,
-                c.reach.last().map_or(0, |r| r.pages),
-                s.walk_cycles
+                "{} pages load as on 2 MiB pages, {} do not; at {}, walks add {:.1} cycles",
+                s.entries, s.next, s.largest, s.walk_cycles
             ),
         ),
-        None if c.reach.is_empty() => {}
-        None => row(
-            "data TLBs' reach (4K pages)",
-            "4 KiB pages cost no more at the largest footprint".into(),
-        ),
+        Err(_) if c.reach.is_empty() => {}
+        Err(why) => row("data TLBs' reach (4K pages)", format!("no step: {why}")),
     }
     for l in &c.lines {
         let what = match l.cache_bytes {
@@ -287,7 +282,7 @@ fn config_text(c: &Calibration) -> Result<String> {
         config.cache.memory_cycles = memory[0].cycles.median.round();
     }
     let tlbs = reach::steps(&c.reach)
-        .map(|s| reach::apply(&mut config, &c.reach, &s))
+        .map(|s| reach::apply(&mut config, &s))
         .unwrap_or_default();
     config.description = format!(
         "{}; page faults, clearing and copying{}{} measured by pagelab calibrate",

@@ -29,9 +29,12 @@ pub struct Reach {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Steps {
     /// The most pages that load as fast as on 2 MiB pages (at least this many
-    /// entries hold 4 KiB pages, fewer than the next footprint measured).
+    /// entries hold 4 KiB pages, fewer than `next`).
     pub entries: u64,
-    /// What 4 KiB pages add over 2 MiB ones at the largest footprint measured.
+    /// The next footprint measured, where 4 KiB pages cost more.
+    pub next: u64,
+    /// The largest footprint measured, and what 4 KiB pages add over 2 MiB ones there.
+    pub largest: u64,
     pub walk_cycles: f64,
 }
 
@@ -41,26 +44,40 @@ const SAME_CYCLES: f64 = 2.0;
 
 /// The step of a scan (footprints ascending; points whose 2 MiB run got fewer than 90 %
 /// huge pages left out): the last footprint at which 4 KiB pages cost what 2 MiB ones
-/// do. None where 4 KiB pages cost no more at the largest footprint either.
+/// do; else why there is none.
 ///
 /// Where the first level's misses cost more than [`SAME_CYCLES`], the step is the
 /// first level's; [`apply`] then leaves the TLBs as they are.
-pub fn steps(reach: &[Reach]) -> Option<Steps> {
+pub fn steps(reach: &[Reach]) -> Result<Steps, String> {
     let points: Vec<(u64, f64)> = reach
         .iter()
         .filter(|r| r.huge_share >= 0.9)
         .map(|r| (r.pages, r.cycles_4k.median - r.cycles_2m.median))
         .collect();
-    let &(_, walk) = points.last()?;
+    let Some(&(largest, walk)) = points.last() else {
+        return Err("the 2 MiB runs got no huge pages".into());
+    };
     if walk < 2.0 * SAME_CYCLES {
-        return None;
+        return Err(format!(
+            "at {largest} pages, 4 KiB pages cost {walk:.1} cycles more than 2 MiB ones: no walk told from the noise"
+        ));
     }
-    let last = points.iter().rposition(|&(_, d)| d < SAME_CYCLES)?;
-    Some(Steps {
+    let Some(last) = points.iter().rposition(|&(_, d)| d < SAME_CYCLES) else {
+        return Err("4 KiB pages cost more than 2 MiB ones at every footprint".into());
+    };
+    Ok(Steps {
         entries: points[last].0,
+        next: points[last + 1].0,
+        largest,
         walk_cycles: walk,
     })
 }
+
+/// No last-level data TLB of an x86-64 processor holds fewer 4 KiB pages: Nehalem's
+/// second-level TLB has 512 entries (Intel 64 and IA-32 Architectures Optimization
+/// Reference Manual, Nehalem's TLBs), AMD's since Zen 1,536 and more. A step below it
+/// is a first level's.
+const FEWEST_LAST_LEVEL: u64 = 512;
 
 /// The entries of a level's array that holds 4 KiB pages.
 fn entries_4k(level: &pagelab_core::config::LevelConfig) -> Option<(usize, u64)> {
@@ -73,10 +90,10 @@ fn entries_4k(level: &pagelab_core::config::LevelConfig) -> Option<(usize, u64)>
 
 /// Put the measured step into `config`'s last data TLB where its entries lie outside
 /// what was measured (at least the step's footprint, fewer than the next one's): the
-/// array keeps its ways and takes the sets that come nearest the measured entries.
-/// Nothing changes where the step is within the first level's entries (it is the
-/// first level's). Returns what was changed.
-pub fn apply(config: &mut MachineConfig, reach: &[Reach], s: &Steps) -> Vec<String> {
+/// array keeps its ways and takes the fewest sets that hold the measured entries.
+/// Nothing changes where the step is within the first level's entries, or below
+/// [`FEWEST_LAST_LEVEL`] (it is a first level's). Returns what was changed.
+pub fn apply(config: &mut MachineConfig, s: &Steps) -> Vec<String> {
     let TlbConfig::Hierarchy(h) = &mut config.tlb else {
         return Vec::new();
     };
@@ -92,14 +109,10 @@ pub fn apply(config: &mut MachineConfig, reach: &[Reach], s: &Steps) -> Vec<Stri
         return Vec::new();
     };
     let first_entries = entries_4k(&h.levels[first]).map_or(0, |e| e.1);
-    if first == last || s.entries <= first_entries {
+    if first == last || s.entries <= first_entries || s.entries < FEWEST_LAST_LEVEL {
         return Vec::new();
     }
-    let next = reach
-        .iter()
-        .map(|r| r.pages)
-        .find(|&p| p > s.entries)
-        .unwrap_or(u64::MAX);
+    let next = s.next;
     let level = &mut h.levels[last];
     let Some((a, had)) = entries_4k(level) else {
         return Vec::new();
@@ -108,7 +121,7 @@ pub fn apply(config: &mut MachineConfig, reach: &[Reach], s: &Steps) -> Vec<Stri
         return Vec::new();
     }
     let array = &mut level.arrays[a];
-    array.sets = ((s.entries as f64 / array.ways as f64).round() as usize).max(1);
+    array.sets = s.entries.div_ceil(array.ways as u64).max(1) as usize;
     vec![format!(
         "tlb {}: {} entries ({} sets × {} ways), as {} pages load without a walk and {next} do not; not {had}",
         level.name,
@@ -156,9 +169,18 @@ mod tests {
         ]);
         r[1].huge_share = 0.6;
         let s = steps(&r).unwrap();
-        assert_eq!((s.entries, s.walk_cycles), (3072, 32.0));
-        assert_eq!(steps(&scan(&[(16, 0.0), (32, 3.0)])), None);
-        assert_eq!(steps(&[]), None);
+        assert_eq!((s.entries, s.next, s.walk_cycles), (3072, 4096, 32.0));
+        assert!(steps(&scan(&[(16, 0.0), (32, 3.0)]))
+            .unwrap_err()
+            .contains("no walk"));
+        assert!(steps(&scan(&[(16, 3.0), (32, 30.0)]))
+            .unwrap_err()
+            .contains("every footprint"));
+        assert!(steps(&[]).unwrap_err().contains("no huge pages"));
+        // The step's next footprint is the next one measured with huge pages.
+        let mut r = scan(&[(1024, 0.0), (2048, 9.0), (4096, 30.0)]);
+        r[1].huge_share = 0.5;
+        assert_eq!(steps(&r).unwrap().next, 4096);
     }
 
     #[test]
@@ -167,19 +189,22 @@ mod tests {
         // zen4: l1d 72 entries, l2d 128 × 24 = 3072 entries, within [3072, 4096).
         let r = scan(&[(64, 0.0), (3072, 0.5), (4096, 30.0)]);
         let s = steps(&r).unwrap();
-        assert!(apply(&mut config, &r, &s).is_empty());
+        assert!(apply(&mut config, &s).is_empty());
         // Walks from 6,144: 4,096 entries or more, 171 sets of 24 ways.
         let r = scan(&[(64, 0.0), (4096, 0.5), (6144, 30.0)]);
-        let changed = apply(&mut config, &r, &steps(&r).unwrap());
+        let changed = apply(&mut config, &steps(&r).unwrap());
         let TlbConfig::Hierarchy(h) = &config.tlb else {
             panic!()
         };
         let l2d = h.levels.iter().find(|l| l.name == "l2d").unwrap();
-        assert_eq!(entries_4k(l2d).unwrap().1, 171 * 24, "{changed:?}");
+        assert_eq!(entries_4k(l2d).unwrap().1, 171 * 24, "{changed:?}"); // 4,104: 4,096 at least
         assert_eq!(changed.len(), 1);
         pagelab_core::Machine::build(&config).unwrap();
-        // A step within the first level's entries is the first level's: nothing changes.
+        // A step within the first level's entries, or below 512 pages, is a first
+        // level's: nothing changes.
         let r = scan(&[(64, 0.0), (96, 7.0), (6144, 30.0)]);
-        assert!(apply(&mut config, &r, &steps(&r).unwrap()).is_empty());
+        assert!(apply(&mut config, &steps(&r).unwrap()).is_empty());
+        let r = scan(&[(256, 0.0), (384, 7.0), (6144, 30.0)]);
+        assert!(apply(&mut config, &steps(&r).unwrap()).is_empty());
     }
 }

@@ -49,6 +49,10 @@ def _mib(b: Optional[float]) -> str:
 def _measured(a: Dict[str, Any]) -> str:
     """The measured speedup as the page shows it: "no difference" where its interval
     holds 1.0."""
+    if a.get("mapping") == "all small":
+        return "–"
+    if "measurable" in a and a.get("measured_low") is None:
+        return f"{a['measured_speedup']:.3f}× (1 round)"
     if a.get("measurable") is False:
         return "no difference"
     return f"{a['measured_speedup']:.3f}×"
@@ -164,8 +168,8 @@ def _render(result: Dict[str, Any], path: str, title: Optional[str]) -> str:
         f"<p>Predicted on <code>{esc(str(result.get('machine')))}</code> from "
         f"{analysis.get('references', 0):,} data references (C_TLBmiss {analysis.get('tlb_miss_cycles')} and "
         f"C_PF {analysis.get('page_fault_cycles')} cycles, {result.get('clock_ghz', 0):.2f} GHz); measured natively"
-        + (f" in {result['rounds']} rounds, each all small and then the mappings still to measure, the speedup "
-           f"the geometric mean of a mapping's rounds with its {result.get('confidence', 0.95):.0%} interval.</p>"
+        + (f" in {result['rounds']} rounds, each all small and the mappings still to measure, the speedup "
+           f"the geometric mean of a mapping's rounds with its {100 * result.get('confidence', 0.95):g}% interval.</p>"
            if "rounds" in result else f", the median of {result.get('runs')} runs of each mapping.</p>"),
         "<h2>Predicted and measured speedup</h2><figure>"
         f'<img src="data:image/png;base64,{png}" alt="Predicted and measured speedup">'

@@ -117,6 +117,7 @@ def advise(
     max_runs: Optional[int] = None,
     max_seconds: Optional[float] = None,
     confidence: Optional[float] = None,
+    resolution: Optional[float] = None,
     budget: Optional[str] = None,
     quiet: bool = True,
 ) -> Dict[str, Any]:
@@ -125,10 +126,11 @@ def advise(
     analysed (on ``machine``, by default this one: ``"host"``, where C_TLBmiss is the
     program's mean walk simulated through its data caches), run natively with each
     category backed by transparent huge pages, and compared. The native runs go in
-    rounds (all small, then each mapping): ``runs`` rounds of every mapping, then more
-    of those whose speedup's ``confidence`` interval still holds 1.0, up to ``max_runs``
-    rounds or ``max_seconds`` of runs (0: ``runs`` rounds exactly). Each mapping's
-    ``measured_speedup`` is the geometric mean of its rounds' speedups, with
+    rounds (all small and each mapping still to measure): ``runs`` rounds of every
+    mapping, then more of those whose interval still holds 1.0 and is wider than 1 ±
+    ``resolution``, up to ``max_runs`` rounds or ``max_seconds`` of runs (0: ``runs``
+    rounds exactly); ``confidence`` is shared among the looks at the intervals. Each
+    mapping's ``measured_speedup`` is the geometric mean of its rounds' speedups, with
     ``measured_low``, ``measured_high`` and ``measurable`` (the interval leaves out
     1.0). Returns the command line's JSON result as a dict.
 
@@ -139,6 +141,7 @@ def advise(
         raise TypeError("command is a list: the program and its arguments")
     args = ["advise", *_options(trace=trace, workload=workload, machine=machine, config=config, runs=runs,
                                 max_runs=max_runs, max_seconds=max_seconds, confidence=confidence,
+                                resolution=resolution,
                                 budget=budget), "--json", "-"]
     if quiet:
         args.append("--quiet")

@@ -467,7 +467,6 @@ pub fn analyze_trace(
     })
 }
 
-/// Benefits against the first row (all small), PMB and ranks.
 /// The cycles `large` faults of large pages of `size` add to C_PF each: clearing
 /// each base page of it beyond the first.
 pub fn large_fault_extra(large: u64, size: PageSize, cycles_per_page: f64) -> f64 {
@@ -475,6 +474,7 @@ pub fn large_fault_extra(large: u64, size: PageSize, cycles_per_page: f64) -> f6
     large as f64 * pages.saturating_sub(1) as f64 * cycles_per_page
 }
 
+/// Benefits against the first row (all small), PMB and ranks.
 pub fn rank(rows: &mut [Row]) {
     let Some(base) = rows.first().map(|r| r.miss_cycles) else {
         return;
