@@ -2,8 +2,10 @@
 # How far `pagelab advise` is from the machine: on each program, the predicted and the
 # measured speedup of every mapping of its data to 2 MiB pages, and the error.
 #
-#   bench/advise-validation.sh [--max-seconds S] [NAME...]
+#   bench/advise-validation.sh [--resume] [--max-seconds S] [NAME...]
 #
+# --resume keeps what bench/out/advise/ holds of an earlier run (its host.toml and the
+# programs whose results are there) and runs only the rest.
 # NAME: workloads of workloads/catalogue.toml (default: the list below). For each:
 # 1. `pagelab advise --workload NAME --config host.toml` records it, analyses it on
 #    this machine as `pagelab calibrate` measured it (host.toml, made first), and runs
@@ -22,6 +24,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 max_seconds=60
+resume=0
+if [ "${1:-}" = --resume ]; then
+  resume=1
+  shift
+fi
 if [ "${1:-}" = --max-seconds ]; then
   max_seconds=$2
   shift 2
@@ -37,9 +44,15 @@ mkdir -p "$out"
 workloads/setup.sh "${names[@]}"
 machine="$(nproc)-core $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') VM"
 echo "== $machine, load $(cut -d' ' -f1-3 /proc/loadavg), THP $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
-echo "== pagelab calibrate -o $out/host.toml"
-"$pagelab" calibrate -o "$out/host.toml" > "$out/calibrate.txt"
+if [ $resume = 0 ] || [ ! -s "$out/host.toml" ]; then
+  echo "== pagelab calibrate -o $out/host.toml"
+  "$pagelab" calibrate -o "$out/host.toml" > "$out/calibrate.txt"
+fi
 for name in "${names[@]}"; do
+  if [ $resume = 1 ] && [ -s "$out/$name.json" ] && [ -s "$out/$name.zen4.json" ]; then
+    echo "== $name: kept from the earlier run"
+    continue
+  fi
   echo "== $name"
   "$pagelab" advise --workload "$name" --config "$out/host.toml" --runs 3 --max-seconds "$max_seconds" \
     --keep-trace "$out/$name.plt" --json "$out/$name.json" > "$out/$name.txt"

@@ -5,6 +5,7 @@
    the address range of its object, whose own mmaps are not advised. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <gnu/libc-version.h>
 #include <link.h>
@@ -33,6 +34,105 @@ static int same_object(const void *f, const void *g)
 static int in_libc(const void *f)
 {
     return same_object(f, (const void *)gnu_get_libc_version);
+}
+
+/* What the main program's dynamic symbol table says of `name` and of an address. */
+struct program_symbol {
+    const char *name;
+    const void *addr;
+    int defined;   /* `name` is defined there (not an undefined import) */
+    int holds;     /* `addr` lies in one of its loaded segments */
+};
+
+static uint32_t gnu_hash(const char *s)
+{
+    uint32_t h = 5381;
+    for (; *s; s++)
+        h = h * 33 + (unsigned char)*s;
+    return h;
+}
+
+static uint32_t sysv_hash(const char *s)
+{
+    uint32_t h = 0, g;
+    for (; *s; s++) {
+        h = (h << 4) + (unsigned char)*s;
+        g = h & 0xf0000000;
+        h ^= g >> 24;
+        h &= ~g;
+    }
+    return h;
+}
+
+/* dl_iterate_phdr's callback for its first object, the main program: the symbol's
+   entry in its DT_GNU_HASH or DT_HASH table, and whether the address is in it. */
+static int program_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct program_symbol *q = data;
+    const ElfW(Dyn) *dyn = NULL;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (uintptr_t)q->addr >= lo && (uintptr_t)q->addr < lo + ph->p_memsz)
+            q->holds = 1;
+        if (ph->p_type == PT_DYNAMIC)
+            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
+    }
+    const ElfW(Sym) *symtab = NULL;
+    const char *strtab = NULL;
+    const uint32_t *gnu = NULL, *sysv = NULL;
+    /* The loader has made these addresses absolute (x86-64's dynamic section is
+       writable); one below the load bias is not yet. */
+#define PTR(t, v) ((t)((v) < info->dlpi_addr ? (v) + info->dlpi_addr : (v)))
+    for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+        if (dyn->d_tag == DT_SYMTAB)
+            symtab = PTR(const ElfW(Sym) *, dyn->d_un.d_ptr);
+        else if (dyn->d_tag == DT_STRTAB)
+            strtab = PTR(const char *, dyn->d_un.d_ptr);
+        else if (dyn->d_tag == DT_GNU_HASH)
+            gnu = PTR(const uint32_t *, dyn->d_un.d_ptr);
+        else if (dyn->d_tag == DT_HASH)
+            sysv = PTR(const uint32_t *, dyn->d_un.d_ptr);
+    }
+#undef PTR
+    if (!symtab || !strtab)
+        return 1;
+    const ElfW(Sym) *sym = NULL;
+    if (gnu && gnu[0]) {
+        uint32_t nbuckets = gnu[0], offset = gnu[1], bloom = gnu[2];
+        const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)(gnu + 4) + bloom);
+        const uint32_t *chain = buckets + nbuckets;
+        uint32_t h = gnu_hash(q->name);
+        for (uint32_t i = buckets[h % nbuckets]; i >= offset && i; i++) {
+            uint32_t c = chain[i - offset];
+            if ((c | 1) == (h | 1) && strcmp(strtab + symtab[i].st_name, q->name) == 0) {
+                sym = &symtab[i];
+                break;
+            }
+            if (c & 1)
+                break;
+        }
+    } else if (sysv && sysv[0]) {
+        const uint32_t *bucket = sysv + 2, *chain = bucket + sysv[0];
+        for (uint32_t i = bucket[sysv_hash(q->name) % sysv[0]]; i; i = chain[i])
+            if (strcmp(strtab + symtab[i].st_name, q->name) == 0) {
+                sym = &symtab[i];
+                break;
+            }
+    }
+    q->defined = sym && sym->st_shndx != SHN_UNDEF;
+    return 1;   /* the main program only */
+}
+
+/* Whether f is the main program's stub for an allocator function it only imports: a
+   program built without -fPIE that takes malloc's address gets a "canonical" PLT entry,
+   which dlsym(RTLD_DEFAULT) returns and which jumps to the first definition: ours. */
+static int program_stub(const void *f, const char *name)
+{
+    struct program_symbol q = {name, f, 0, 0};
+    dl_iterate_phdr(program_cb, &q);
+    return q.holds && !q.defined;
 }
 
 /* The allocator's function called name, from handle (RTLD_NEXT, or RTLD_DEFAULT when
@@ -67,7 +167,7 @@ __attribute__((noinline)) int huge_resolve(void)
         (void *(*)(void *, size_t, int, int, int, off_t))dlsym(RTLD_NEXT, "mmap");
     void *first = dlsym(RTLD_DEFAULT, "malloc");
     void *handle = first && !same_object(first, (const void *)huge_resolve)
-                   && !in_libc(first) ? RTLD_DEFAULT : RTLD_NEXT;
+                   && !in_libc(first) && !program_stub(first, "malloc") ? RTLD_DEFAULT : RTLD_NEXT;
 #define NEXT(f) (huge_next.f = (__typeof__(huge_next.f))lookup(handle, #f))
     NEXT(malloc), NEXT(calloc), NEXT(realloc), NEXT(memalign), NEXT(aligned_alloc);
     NEXT(posix_memalign), NEXT(valloc), NEXT(pvalloc), NEXT(free);

@@ -191,6 +191,35 @@ else
     bad "cannot compile the program that asks for huge pages"
 fi
 
+# A program built without -fPIE that takes malloc's address (as Debian's python3 does)
+# has a "canonical" PLT entry for it, which dlsym(RTLD_DEFAULT, "malloc") returns: the
+# library must see through it to glibc's malloc, not call itself through it.
+cat >"$T/stub.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+void *(*volatile pick)(size_t);
+int main(void)
+{
+    pick = malloc;   /* in code: an absolute relocation, hence the canonical PLT entry */
+    char *p = pick(64 << 20);
+    memset(p, 1, 64 << 20);
+    long sum = 0;
+    for (long i = 0; i < (64 << 20); i += 4096)
+        sum += p[i];
+    free(p);
+    printf("checksum 0x%lx, done\n", sum);
+    return 0;
+}
+C
+if gcc -O1 -fno-pie -no-pie -o "$T/stub" "$T/stub.c"; then
+    run "$T/stub-small" "" "$T/stub" || bad "a non-PIE program taking malloc's address: exit $?"
+    run "$T/stub-large" large-dynamic "$T/stub" || bad "a non-PIE program taking malloc's address, large-dynamic: exit $?"
+    expect_same "a non-PIE program taking malloc's address" "$T/stub-small" "$T/stub-large"
+else
+    bad "cannot compile the non-PIE program"
+fi
+
 if [ "$fails" -gt 0 ]; then
     echo "native/test.sh: $fails check(s) failed"
     exit 1

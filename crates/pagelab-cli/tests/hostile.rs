@@ -185,6 +185,16 @@ fn configuration_errors_name_the_file_and_the_field() {
         "[page_table]\nkind = \"hashed\"\n\nbuckets = \"many\"\n",
     );
     write(&d, "maxref.toml", "max_reference = \"1K\"\n");
+    write(
+        &d,
+        "clear.toml",
+        "[cost]\nkind = \"simple\"\nlarge_fault_cycles_per_page = -1\n",
+    );
+    refused(
+        &d,
+        &["simulate", "--trace", "ok.lackey", "--config", "clear.toml"],
+        &["clear.toml", "cost.large_fault_cycles_per_page"],
+    );
     refused(
         &d,
         &["simulate", "--trace", "ok.lackey", "--config", "cost.toml"],
