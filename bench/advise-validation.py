@@ -64,10 +64,11 @@ def main(argv):
         i = argv.index("--write")
         write, argv = argv[i + 1:i + 3], argv[:i]
     out, machine, day, commit, *names = argv
-    rows, measurable, quiet = [], [], []
+    rows, measurable, quiet, confidences = [], [], [], set()
     for name in names:
         advice = json.load(open(f"{out}/{name}.json"))
         before = flat_predictions(advice, json.load(open(f"{out}/{name}.zen4.json")))
+        confidences.add(advice.get("confidence", 0.95))
         for a in advice["mappings"][1:]:
             m = a["measured_speedup"]
             p = a["predicted_speedup"]
@@ -91,21 +92,34 @@ def main(argv):
                 quiet.append(inside)
                 row += ["", "within" if inside else "outside"]
             rows.append(row)
-    head = ["program", "mapping", "predicted before", "predicted", "measured", "95% interval", "rounds",
+    shared = f"{100 * confidences.pop():g}% interval" if len(confidences) == 1 else "interval"
+    head = ["program", "mapping", "predicted before", "predicted", "measured", shared, "rounds",
             "error before", "error"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     table = "\n".join(lines)
 
-    def mean_worst(k):
-        v = [x[k] for x in measurable]
-        return (sum(v) / len(v), max(v)) if v else (math.nan, math.nan)
+    def stats(k):
+        """Mean and worst error over the finite predictions, the worst's program, and
+        how many predicted the whole run saved."""
+        finite = [x for x in measurable if not math.isinf(x[k])]
+        if not finite:
+            return math.nan, math.nan, "", len(measurable)
+        worst = max(finite, key=lambda x: x[k])
+        return sum(x[k] for x in finite) / len(finite), worst[k], worst[0], len(measurable) - len(finite)
 
-    (mb, wb), (ma, wa) = mean_worst(2), mean_worst(3)
-    summary = (f"{len(names)} programs, {len(rows)} mappings; {len(measurable)} measured a difference larger "
-               f"than the noise: mean error {pct(ma)} (before: {pct(mb)}), worst {pct(wa)} (before: {pct(wb)}); "
-               f"of the {len(quiet)} with no measurable difference, {sum(quiet)} were predicted within the interval.")
-    where = f"{machine}, THP madvise, {day}, commit {commit}, `bench/advise-validation.sh`"
+    def said(k):
+        mean, worst, who, saved_all = stats(k)
+        text = f"off by {pct(mean)} on average (worst {pct(worst)}: {who})"
+        if saved_all:
+            text += f", and {saved_all} predicted to save the whole run"
+        return text
+
+    summary = (f"on the {len(measurable)} of its {len(rows)} mappings measured apart from the noise, the predicted "
+               f"speedup is {said(3)}; as advise predicted before it measured this machine (zen4's flat costs at "
+               f"/proc/cpuinfo's clock), {said(2)}. Of the {len(quiet)} mappings with huge pages but no measurable "
+               f"difference, {sum(quiet)} were predicted within the interval.")
+    where = f"{machine}, THP madvise, {day}, commit {commit}"
     print(table)
     print()
     print(summary)
@@ -114,19 +128,21 @@ def main(argv):
         doc, readme = write
         with open(doc, "w") as f:
             f.write("# `pagelab advise` against the machine\n\n")
-            f.write(__doc__.split("\n\n")[0].replace("The table of", "The output of") + ".\n\n")
-            f.write(f"Measured on {where}. *predicted before*: zen4's flat walk and fault costs, as advise "
+            f.write(__doc__.split("\n\n")[0].replace("The table of", "The output of") + "\n\n")
+            f.write(f"Measured: {where}; each program by `pagelab advise --runs 3 --max-seconds 60`, whose 95 % "
+                    "confidence is shared among its looks at the intervals (five: each interval at 99 %). "
+                    "*predicted before*: zen4's flat walk and fault costs, as advise "
                     "priced them before it simulated walks through this machine's caches; *predicted*: the "
                     "`host` machine as `pagelab calibrate` measured it, C_TLBmiss the program's mean walk "
                     "through its caches. *within*/*outside*: where no difference was measurable, whether "
                     "the prediction lies in the interval; *no huge pages*: the mapping got none in any run (its "
                     "measured time is of small pages), left out.\n\n")
-            f.write(table + "\n\n" + summary + "\n")
+            f.write(table + "\n\n" + summary[0].upper() + summary[1:] + "\n")
         text = open(readme).read()
         if BEGIN in text and END in text:
             a, b = text.index(BEGIN) + len(BEGIN), text.index(END)
-            text = text[:a] + "\n" + summary + " " + where + " ([docs/advise-validation.md]"\
-                "(docs/advise-validation.md))\n" + text[b:]
+            text = text[:a] + "\n" + summary[0].upper() + summary[1:-1] + f" ({where}; every program in "\
+                "[docs/advise-validation.md](docs/advise-validation.md)).\n" + text[b:]
             open(readme, "w").write(text)
 
 
