@@ -142,7 +142,7 @@ def main(argv):
         if BEGIN in text and END in text:
             a, b = text.index(BEGIN) + len(BEGIN), text.index(END)
             text = text[:a] + "\n" + summary[0].upper() + summary[1:-1] + f" ({where}; every program in "\
-                "[docs/advise-validation.md](docs/advise-validation.md)).\n" + text[b:]
+                "[docs/advise-validation.md](docs/advise-validation.md)). " + text[b:]
             open(readme, "w").write(text)
 
 
