@@ -143,15 +143,24 @@ static stats page_op(size_t bytes, int copy, double ghz) {
     return stats_of(v, runs, ghz);
 }
 
-/* Cycles per load of a chase over one line in each `stride` bytes of `bytes` (a stride
- * of 4 KiB puts each line on a page of its own; of 64, every line is read), the pages
- * 4 KiB or 2 MiB (`advice`), in a random cycle; lines spread over the cache sets. */
-static stats chase(size_t bytes, size_t stride, int advice, double ghz, double *share) {
+/* A chase's cycle of lines: one line in each `stride` bytes of `bytes` (a stride of
+ * 4 KiB puts each line on a page of its own; of 64, every line is read), the pages
+ * 4 KiB or 2 MiB (`advice`), in a random order; lines spread over the cache sets.
+ * Made once, timed as often as asked. */
+typedef struct {
+    char *mem;
+    size_t map_bytes;
+    char **start;
+    size_t bytes;
+} chain;
+
+static chain chain_make(size_t bytes, size_t stride, int advice, double *share) {
     size_t pages = bytes / stride;
-    char *p = map_aligned(bytes < 2 * MB ? 2 * MB : bytes, advice);
+    chain c = {NULL, bytes < 2 * MB ? 2 * MB : bytes, NULL, bytes};
+    char *p = map_aligned(c.map_bytes, advice);
     memset(p, 0, bytes);
     if (share)
-        *share = huge_share(bytes < 2 * MB ? 2 * MB : bytes);
+        *share = huge_share(c.map_bytes);
     size_t *order = malloc(pages * sizeof *order);
     if (!order) {
         fprintf(stderr, "calibrate: no memory for a chase over %zu lines\n", pages);
@@ -170,19 +179,36 @@ static stats chase(size_t bytes, size_t stride, int advice, double ghz, double *
         *(char **)(p + a * stride + (a + a / 32) % (stride / 64) * 64) =
             p + b * stride + (b + b / 32) % (stride / 64) * 64;
     }
-    /* About a tenth of a second a run at memory latency; more loads when they are fast. */
-    size_t n = chase_loads ? chase_loads : bytes > 8 * MB ? 1500000 : 6000000;
-    double v[MAX_RUNS];
-    for (int r = 0; r < runs; r++) {
-        char **q = (char **)(p + order[0] * stride + (order[0] + order[0] / 32) % (stride / 64) * 64);
-        double t = now_ns();
-        for (size_t i = 0; i < n; i++)
-            q = (char **)*q;
-        v[r] = (now_ns() - t) / n;
-        __asm__ volatile("" ::"r"(q));
-    }
+    c.mem = p;
+    c.start = (char **)(p + order[0] * stride + (order[0] + order[0] / 32) % (stride / 64) * 64);
     free(order);
-    munmap(p, bytes < 2 * MB ? 2 * MB : bytes);
+    return c;
+}
+
+/* Nanoseconds per load of one run of the chase: `chase_loads` loads, or by default
+ * about a tenth of a second at memory latency (more loads when they are fast). */
+static double chain_time(const chain *c) {
+    size_t n = chase_loads ? chase_loads : c->bytes > 8 * MB ? 1500000 : 6000000;
+    char **q = c->start;
+    double t = now_ns();
+    for (size_t i = 0; i < n; i++)
+        q = (char **)*q;
+    double ns = (now_ns() - t) / n;
+    __asm__ volatile("" ::"r"(q));
+    return ns;
+}
+
+static void chain_free(chain *c) {
+    munmap(c->mem, c->map_bytes);
+}
+
+/* Cycles per load of a chase (see chain_make), each run timed. */
+static stats chase(size_t bytes, size_t stride, int advice, double ghz, double *share) {
+    chain c = chain_make(bytes, stride, advice, share);
+    double v[MAX_RUNS];
+    for (int r = 0; r < runs; r++)
+        v[r] = chain_time(&c);
+    chain_free(&c);
     return stats_of(v, runs, ghz);
 }
 
@@ -289,13 +315,32 @@ int main(int argc, char **argv) {
     static const size_t reach[] = {16,   32,   48,   64,   96,   128,  192,  256,  384,  512,  768,
                                    1024, 1536, 2048, 2560, 3072, 4096, 5120, 6144, 8192, 12288, 16384};
     enum { NREACH = sizeof reach / sizeof reach[0] };
-    stats reach_4k[NREACH], reach_2m[NREACH];
+    /* The two chases of a footprint are timed in turn, and each pair's difference
+     * kept: what drifts between runs (the clock, another guest) falls on both. */
+    stats reach_4k[NREACH], reach_2m[NREACH], reach_d[NREACH];
     double reach_share[NREACH];
     progress("TLB reach");
     chase_loads = 1000000; /* a run of a few milliseconds: within the caches */
+    /* Each footprint on three allocations of each kind (where their frames fall in the
+     * caches differs), their pairs pooled. */
+    enum { ALLOCATIONS = 3 };
     for (int i = 0; i < NREACH; i++) {
-        reach_4k[i] = chase(reach[i] * 4 * KB, 4 * KB, MADV_NOHUGEPAGE, g, NULL);
-        reach_2m[i] = chase(reach[i] * 4 * KB, 4 * KB, MADV_HUGEPAGE, g, &reach_share[i]);
+        double t4[ALLOCATIONS * MAX_RUNS], t2[ALLOCATIONS * MAX_RUNS], d[ALLOCATIONS * MAX_RUNS];
+        int n = 0;
+        for (int k = 0; k < ALLOCATIONS; k++) {
+            chain small = chain_make(reach[i] * 4 * KB, 4 * KB, MADV_NOHUGEPAGE, NULL);
+            chain large = chain_make(reach[i] * 4 * KB, 4 * KB, MADV_HUGEPAGE, &reach_share[i]);
+            for (int r = 0; r < runs; r++, n++) {
+                t4[n] = chain_time(&small);
+                t2[n] = chain_time(&large);
+                d[n] = t4[n] - t2[n];
+            }
+            chain_free(&small);
+            chain_free(&large);
+        }
+        reach_4k[i] = stats_of(t4, n, g);
+        reach_2m[i] = stats_of(t2, n, g);
+        reach_d[i] = stats_of(d, n, g);
     }
     progress("done");
     printf("{\n");
@@ -324,9 +369,11 @@ int main(int argc, char **argv) {
     for (int i = 0; i < NREACH; i++) {
         printf("    {\"pages\": %zu, \"huge_share\": %.3f,\n", reach[i], reach_share[i]);
         printf("     \"cycles_4k\": {\"median\": %.2f, \"min\": %.2f, \"max\": %.2f, \"runs\": %d},\n",
-               reach_4k[i].median, reach_4k[i].min, reach_4k[i].max, runs);
-        printf("     \"cycles_2m\": {\"median\": %.2f, \"min\": %.2f, \"max\": %.2f, \"runs\": %d}}%s\n",
-               reach_2m[i].median, reach_2m[i].min, reach_2m[i].max, runs, i + 1 < NREACH ? "," : "");
+               reach_4k[i].median, reach_4k[i].min, reach_4k[i].max, 3 * runs);
+        printf("     \"cycles_2m\": {\"median\": %.2f, \"min\": %.2f, \"max\": %.2f, \"runs\": %d},\n",
+               reach_2m[i].median, reach_2m[i].min, reach_2m[i].max, 3 * runs);
+        printf("     \"difference\": {\"median\": %.2f, \"min\": %.2f, \"max\": %.2f, \"runs\": %d}}%s\n",
+               reach_d[i].median, reach_d[i].min, reach_d[i].max, 3 * runs, i + 1 < NREACH ? "," : "");
     }
     printf("  ]\n}\n");
     return 0;

@@ -25,8 +25,8 @@ pub struct CalibrateArgs {
     /// instead of the table).
     #[arg(long)]
     json: Option<PathBuf>,
-    /// Fewer runs and footprints: a first look in about three seconds (the whole
-    /// measurement takes about fifteen).
+    /// Fewer runs and footprints: a first look in about six seconds (the whole
+    /// measurement takes about twenty).
     #[arg(long)]
     quick: bool,
     /// No progress on standard error.

@@ -1,14 +1,15 @@
 //! The data TLBs' reach, measured: loads over one line in each of N pages, with 4 KiB
 //! pages and with 2 MiB ones (the same lines, in a few large pages), N stepping through
-//! the sizes TLBs have. While the TLBs hold N 4 KiB pages the two cost the same; past
-//! the last level, each 4 KiB load walks. A random cycle over N pages misses an LRU TLB
-//! of fewer than N entries at every load, so the step is sharp: its place is the
-//! entries that hold 4 KiB pages.
+//! the sizes TLBs have, the two timed in turn (each pair's difference kept, so that
+//! what drifts between runs falls on both). While the TLBs hold N 4 KiB pages the two
+//! cost the same; past the last level, each 4 KiB load walks. A random cycle over N
+//! pages misses an LRU TLB of fewer than N entries at every load, so the step is sharp:
+//! its place is the entries that hold 4 KiB pages.
 //!
 //! In a virtual machine CPUID can describe other TLBs than the processor has (this
-//! one's says 128 second-level entries, and 3,072 to 4,096 pages load as on 2 MiB
-//! pages), so `calibrate -o` writes the measured entries in place of CPUID's where
-//! they differ.
+//! one's says 128 second-level entries, and 2,560 to 4,096 pages load as on 2 MiB
+//! pages, by run), so `calibrate -o` writes the measured entries in place of CPUID's
+//! where they differ.
 
 use super::Spread;
 use pagelab_core::config::{Serves, TlbConfig};
@@ -23,6 +24,19 @@ pub struct Reach {
     pub huge_share: f64,
     pub cycles_4k: Spread,
     pub cycles_2m: Spread,
+    /// The two timed in turn, each pair's difference (4 KiB's less 2 MiB's): what
+    /// drifts between runs falls on both.
+    #[serde(default)]
+    pub difference: Option<Spread>,
+}
+
+impl Reach {
+    /// What 4 KiB pages add over 2 MiB ones: the median of the paired differences,
+    /// or (from an older calibrate) the difference of the medians.
+    fn added(&self) -> f64 {
+        self.difference
+            .map_or(self.cycles_4k.median - self.cycles_2m.median, |d| d.median)
+    }
 }
 
 /// What the scan says.
@@ -39,8 +53,9 @@ pub struct Steps {
 }
 
 /// What 4 KiB pages may add over 2 MiB ones and still count as the same: the noise of
-/// the medians (a second-level TLB hit, 7 cycles on Zen 4, is more).
-const SAME_CYCLES: f64 = 2.0;
+/// the paired differences' medians (up to 3 cycles on this VM, around 2,048 to 3,072
+/// pages); a second-level TLB hit, 7 cycles on Zen 4, is more.
+const SAME_CYCLES: f64 = 3.0;
 
 /// The step of a scan (footprints ascending; points whose 2 MiB run got fewer than 90 %
 /// huge pages left out): the last footprint at which 4 KiB pages cost what 2 MiB ones
@@ -52,7 +67,7 @@ pub fn steps(reach: &[Reach]) -> Result<Steps, String> {
     let points: Vec<(u64, f64)> = reach
         .iter()
         .filter(|r| r.huge_share >= 0.9)
-        .map(|r| (r.pages, r.cycles_4k.median - r.cycles_2m.median))
+        .map(|r| (r.pages, r.added()))
         .collect();
     let Some(&(largest, walk)) = points.last() else {
         return Err("the 2 MiB runs got no huge pages".into());
@@ -150,13 +165,14 @@ mod tests {
                 huge_share: 1.0,
                 cycles_4k: s(4.0 + d),
                 cycles_2m: s(4.0),
+                difference: None,
             })
             .collect()
     }
 
     #[test]
     fn the_step_is_where_4k_pages_cost_more() {
-        // Equal to 3,072 pages (the noise under 2 cycles), walks from 4,096; a point
+        // Equal to 3,072 pages (the noise under 3 cycles), walks from 4,096; a point
         // without huge pages is left out.
         let mut r = scan(&[
             (64, 0.1),
@@ -170,6 +186,14 @@ mod tests {
         r[1].huge_share = 0.6;
         let s = steps(&r).unwrap();
         assert_eq!((s.entries, s.next, s.walk_cycles), (3072, 4096, 32.0));
+        // The paired differences, where calibrate gives them, rule over the medians'.
+        r[4].difference = Some(Spread {
+            median: 0.5,
+            min: 0.0,
+            max: 1.0,
+            runs: 3,
+        });
+        assert_eq!(steps(&r).unwrap().entries, 4096);
         assert!(steps(&scan(&[(16, 0.0), (32, 3.0)]))
             .unwrap_err()
             .contains("no walk"));

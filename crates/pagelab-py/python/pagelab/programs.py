@@ -158,8 +158,8 @@ def calibrate(output: Optional[PathLike] = None, *, quick: bool = False, quiet: 
     of each data cache and of memory (``lines``), and the data TLBs' reach (``reach``:
     loads over one line in each of N pages), each as ``{median, min, max, runs}`` in
     cycles. With ``output``, also writes the host machine with the measured costs,
-    latencies and data TLB sizes there as TOML (for ``config=``). Needs ``make native``; about fifteen
-    seconds (``quick``: three)."""
+    latencies and data TLB sizes there as TOML (for ``config=``). Needs ``make native``; about
+    twenty seconds (``quick``: six)."""
     args = ["calibrate", "--json", "-"] + _options(output=output, quick=quick, quiet=quiet)
     result: Dict[str, Any] = json.loads(_run(args, quiet, capture=True))
     return result
