@@ -11,6 +11,7 @@ the whole run time saved (no finite speedup) has an infinite error.
 """
 import json
 import math
+import statistics
 import sys
 
 BEGIN, END = "<!-- advise-validation -->", "<!-- /advise-validation -->"
@@ -99,26 +100,21 @@ def main(argv):
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     table = "\n".join(lines)
 
-    def stats(k):
-        """Mean and worst error over the finite predictions, the worst's program, and
-        how many predicted the whole run saved."""
-        finite = [x for x in measurable if not math.isinf(x[k])]
-        if not finite:
-            return math.nan, math.nan, "", len(measurable)
-        worst = max(finite, key=lambda x: x[k])
-        return sum(x[k] for x in finite) / len(finite), worst[k], worst[0], len(measurable) - len(finite)
+    def mean(v):
+        return sum(v) / len(v) if v else math.nan
 
-    def said(k):
-        mean, worst, who, saved_all = stats(k)
-        text = f"off by {pct(mean)} on average (worst {pct(worst)}: {who})"
-        if saved_all:
-            text += f", and {saved_all} predicted to save the whole run"
-        return text
-
-    summary = (f"on the {len(measurable)} of its {len(rows)} mappings measured apart from the noise, the predicted "
-               f"speedup is {said(3)}; as advise predicted before it measured this machine (zen4's flat costs at "
-               f"/proc/cpuinfo's clock), {said(2)}. Of the {len(quiet)} mappings with huge pages but no measurable "
-               f"difference, {sum(quiet)} were predicted within the interval.")
+    now = [x[3] for x in measurable]
+    worst = max(measurable, key=lambda x: x[3]) if measurable else ("", "", 0, math.nan)
+    # Where the flat costs predict short of the whole run: both errors on those.
+    finite = [x for x in measurable if not math.isinf(x[2])]
+    summary = (f"of their {len(rows)} mappings, {len(measurable)} measure a difference larger than the noise; on them "
+               f"the predicted speedup is off by {pct(mean(now))} on average (median "
+               f"{pct(statistics.median(now)) if now else 'nan'}; worst {worst[0]}, {pct(worst[3])}). zen4's "
+               f"flat costs at /proc/cpuinfo's clock are off by {pct(mean([x[2] for x in finite]))} on the "
+               f"{len(finite)} they predict short of the whole run (the calibrated host: "
+               f"{pct(mean([x[3] for x in finite]))} on those), and predict the other "
+               f"{len(measurable) - len(finite)} to save the whole run. Of the {len(quiet)} mappings with huge pages "
+               f"but no measurable difference, {sum(quiet)} were predicted within the interval.")
     where = f"{machine}, THP madvise, {day}, commit {commit}"
     print(table)
     print()

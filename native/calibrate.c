@@ -66,6 +66,11 @@ static char *map_aligned(size_t bytes, int advice) {
         exit(1);
     }
     char *p = (char *)(((uintptr_t)raw + 2 * MB - 1) & ~(2 * MB - 1));
+    /* What lies outside the aligned region goes back: the caller unmaps `bytes` at p. */
+    if (p > raw)
+        munmap(raw, p - raw);
+    if (raw + bytes + 2 * MB > p + bytes)
+        munmap(p + bytes, raw + bytes + 2 * MB - (p + bytes));
     /* A kernel without transparent huge pages refuses MADV_HUGEPAGE: the run goes on
      * with 4 KiB pages, and its huge-page share says so. */
     if (madvise(p, bytes, advice) != 0 && advice != MADV_HUGEPAGE) {
@@ -314,7 +319,7 @@ int main(int argc, char **argv) {
      * load pays a second-level TLB hit; where it passes the last, a walk. */
     static const size_t reach[] = {16,   32,   48,   64,   96,   128,  192,  256,  384,  512,  768,
                                    1024, 1536, 2048, 2560, 3072, 4096, 5120, 6144, 8192, 12288, 16384};
-    enum { NREACH = sizeof reach / sizeof reach[0] };
+    enum { NREACH = sizeof reach / sizeof reach[0], ALLOCATIONS = 3 };
     /* The two chases of a footprint are timed in turn, and each pair's difference
      * kept: what drifts between runs (the clock, another guest) falls on both. */
     stats reach_4k[NREACH], reach_2m[NREACH], reach_d[NREACH];
@@ -322,14 +327,16 @@ int main(int argc, char **argv) {
     progress("TLB reach");
     chase_loads = 1000000; /* a run of a few milliseconds: within the caches */
     /* Each footprint on three allocations of each kind (where their frames fall in the
-     * caches differs), their pairs pooled. */
-    enum { ALLOCATIONS = 3 };
+     * caches differs), their pairs pooled; the huge-page share, the least of the three. */
     for (int i = 0; i < NREACH; i++) {
+        reach_share[i] = 1.0;
         double t4[ALLOCATIONS * MAX_RUNS], t2[ALLOCATIONS * MAX_RUNS], d[ALLOCATIONS * MAX_RUNS];
         int n = 0;
         for (int k = 0; k < ALLOCATIONS; k++) {
             chain small = chain_make(reach[i] * 4 * KB, 4 * KB, MADV_NOHUGEPAGE, NULL);
-            chain large = chain_make(reach[i] * 4 * KB, 4 * KB, MADV_HUGEPAGE, &reach_share[i]);
+            double share;
+            chain large = chain_make(reach[i] * 4 * KB, 4 * KB, MADV_HUGEPAGE, &share);
+            reach_share[i] = share < reach_share[i] ? share : reach_share[i];
             for (int r = 0; r < runs; r++, n++) {
                 t4[n] = chain_time(&small);
                 t2[n] = chain_time(&large);
@@ -369,11 +376,11 @@ int main(int argc, char **argv) {
     for (int i = 0; i < NREACH; i++) {
         printf("    {\"pages\": %zu, \"huge_share\": %.3f,\n", reach[i], reach_share[i]);
         printf("     \"cycles_4k\": {\"median\": %.2f, \"min\": %.2f, \"max\": %.2f, \"runs\": %d},\n",
-               reach_4k[i].median, reach_4k[i].min, reach_4k[i].max, 3 * runs);
+               reach_4k[i].median, reach_4k[i].min, reach_4k[i].max, ALLOCATIONS * runs);
         printf("     \"cycles_2m\": {\"median\": %.2f, \"min\": %.2f, \"max\": %.2f, \"runs\": %d},\n",
-               reach_2m[i].median, reach_2m[i].min, reach_2m[i].max, 3 * runs);
+               reach_2m[i].median, reach_2m[i].min, reach_2m[i].max, ALLOCATIONS * runs);
         printf("     \"difference\": {\"median\": %.2f, \"min\": %.2f, \"max\": %.2f, \"runs\": %d}}%s\n",
-               reach_d[i].median, reach_d[i].min, reach_d[i].max, 3 * runs, i + 1 < NREACH ? "," : "");
+               reach_d[i].median, reach_d[i].min, reach_d[i].max, ALLOCATIONS * runs, i + 1 < NREACH ? "," : "");
     }
     printf("  ]\n}\n");
     return 0;

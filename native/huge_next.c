@@ -64,12 +64,10 @@ static uint32_t sysv_hash(const char *s)
     return h;
 }
 
-/* dl_iterate_phdr's callback for its first object, the main program: the symbol's
-   entry in its DT_GNU_HASH or DT_HASH table, and whether the address is in it. */
-static int program_cb(struct dl_phdr_info *info, size_t size, void *data)
+/* The object's entry for the symbol in its DT_GNU_HASH or DT_HASH table, and whether
+   the address is in it. */
+static void symbol_in(struct dl_phdr_info *info, struct program_symbol *q)
 {
-    (void)size;
-    struct program_symbol *q = data;
     const ElfW(Dyn) *dyn = NULL;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -97,7 +95,7 @@ static int program_cb(struct dl_phdr_info *info, size_t size, void *data)
     }
 #undef PTR
     if (!symtab || !strtab)
-        return 1;
+        return;
     const ElfW(Sym) *sym = NULL;
     if (gnu && gnu[0]) {
         uint32_t nbuckets = gnu[0], offset = gnu[1], bloom = gnu[2];
@@ -122,7 +120,44 @@ static int program_cb(struct dl_phdr_info *info, size_t size, void *data)
             }
     }
     q->defined = sym && sym->st_shndx != SHN_UNDEF;
+}
+
+/* dl_iterate_phdr's callback for its first object, the main program. */
+static int program_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    symbol_in(info, data);
     return 1;   /* the main program only */
+}
+
+/* The first object after the main program that defines a symbol, in load order (the
+   order a lookup in the global scope takes, preloaded objects first). */
+struct definer {
+    const char *name;
+    int index;
+    uintptr_t base;   /* its load address, 0 for none */
+    const char *path;
+};
+
+static int definer_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct definer *d = data;
+    if (d->index++ == 0)
+        return 0;   /* the main program */
+    struct program_symbol q = {d->name, NULL, 0, 0};
+    symbol_in(info, &q);
+    if (!q.defined)
+        return 0;
+    d->base = info->dlpi_addr;
+    d->path = info->dlpi_name;
+    return 1;
+}
+
+static uintptr_t base_of(const void *f)
+{
+    Dl_info i;
+    return dladdr(f, &i) ? (uintptr_t)i.dli_fbase : 0;
 }
 
 /* Whether f is the main program's stub for an allocator function it only imports: a
@@ -167,7 +202,21 @@ __attribute__((noinline)) int huge_resolve(void)
         (void *(*)(void *, size_t, int, int, int, off_t))dlsym(RTLD_NEXT, "mmap");
     void *first = dlsym(RTLD_DEFAULT, "malloc");
     void *handle = first && !same_object(first, (const void *)huge_resolve)
-                   && !in_libc(first) && !program_stub(first, "malloc") ? RTLD_DEFAULT : RTLD_NEXT;
+                   && !in_libc(first) ? RTLD_DEFAULT : RTLD_NEXT;
+    if (handle == RTLD_DEFAULT && program_stub(first, "malloc")) {
+        /* The stub leads to the first definition after the program: ours, glibc's,
+           or an allocator preloaded before ours, whose own functions are then the
+           next ones (its handle's lookups fall to glibc for what it lacks). */
+        struct definer d = {"malloc", 0, 0, NULL};
+        dl_iterate_phdr(definer_cb, &d);
+        handle = RTLD_NEXT;
+        if (d.base && d.base != base_of((const void *)huge_resolve)
+            && d.base != base_of((const void *)gnu_get_libc_version) && d.path && *d.path) {
+            void *h = dlopen(d.path, RTLD_NOLOAD | RTLD_LAZY);
+            if (h)
+                handle = h;
+        }
+    }
 #define NEXT(f) (huge_next.f = (__typeof__(huge_next.f))lookup(handle, #f))
     NEXT(malloc), NEXT(calloc), NEXT(realloc), NEXT(memalign), NEXT(aligned_alloc);
     NEXT(posix_memalign), NEXT(valloc), NEXT(pvalloc), NEXT(free);

@@ -207,15 +207,42 @@ int main(void)
     long sum = 0;
     for (long i = 0; i < (64 << 20); i += 4096)
         sum += p[i];
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    char line[256];
+    long kb;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+            printf("AnonHugePages: %ld kB\n", kb);
     free(p);
     printf("checksum 0x%lx, done\n", sum);
     return 0;
 }
 C
 if gcc -O1 -fno-pie -no-pie -o "$T/stub" "$T/stub.c"; then
+    # The premise: malloc undefined in the program, with an address (the stub's).
+    if readelf --dyn-syms -W "$T/stub" 2>/dev/null | grep -Eq ' [0-9a-f]*[1-9a-f][0-9a-f]* +0 FUNC +GLOBAL +DEFAULT +UND malloc'; then
+        ok "the non-PIE program has a canonical PLT entry for malloc"
+    else
+        skip "the non-PIE program has no canonical PLT entry for malloc here (or no readelf)"
+    fi
+    PRELOAD=$LIB
     run "$T/stub-small" "" "$T/stub" || bad "a non-PIE program taking malloc's address: exit $?"
     run "$T/stub-large" large-dynamic "$T/stub" || bad "a non-PIE program taking malloc's address, large-dynamic: exit $?"
     expect_same "a non-PIE program taking malloc's address" "$T/stub-small" "$T/stub-large"
+    expect_huge "a non-PIE program taking malloc's address, large-dynamic" "$T/stub-large"
+    # jemalloc preloaded before the library: the stub leads to jemalloc's malloc, which
+    # the library must forward to (it says small dynamic cannot be advised under it).
+    if [ -n "$JEMALLOC" ] && [ -f "$JEMALLOC" ]; then
+        PRELOAD="$JEMALLOC $LIB"
+        run "$T/stub-je" small-dynamic "$T/stub" || bad "jemalloc before the library, non-PIE program: exit $?"
+        expect_same "jemalloc before the library, non-PIE program" "$T/stub-small" "$T/stub-je"
+        if grep -q "not glibc's malloc" "$T/stub-je.err"; then
+            ok "jemalloc before the library, non-PIE program: jemalloc is the allocator"
+        else
+            bad "jemalloc before the library, non-PIE program: jemalloc not taken for the allocator ($(cat "$T/stub-je.err"))"
+        fi
+        PRELOAD=$LIB
+    fi
 else
     bad "cannot compile the non-PIE program"
 fi
