@@ -17,31 +17,26 @@ fn native(name: &str) -> PathBuf {
     p
 }
 
-#[test]
-fn the_large_block_ranks_first_and_gets_its_huge_pages() {
-    let randread = native("randread");
+/// `pagelab advise FLAGS --warmup 0 --quiet --json - -- randread MIB READS`'s JSON,
+/// the run having succeeded.
+fn advise_randread(flags: &[&str], mib: &str, reads: &str) -> Value {
     let o = Command::new(env!("CARGO_BIN_EXE_pagelab"))
-        .args([
-            "advise",
-            "--runs",
-            "1",
-            "--max-seconds",
-            "0",
-            "--warmup",
-            "0",
-            "--quiet",
-            "--json",
-            "-",
-            "--",
-        ])
-        .arg(&randread)
-        .args(["64", "20000"])
+        .arg("advise")
+        .args(flags)
+        .args(["--warmup", "0", "--quiet", "--json", "-", "--"])
+        .arg(native("randread"))
+        .args([mib, reads])
         .stdin(Stdio::null())
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn the_large_block_ranks_first_and_gets_its_huge_pages() {
     // Standard output is the JSON alone: the program's own lines went elsewhere.
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = advise_randread(&["--runs", "1", "--max-seconds", "0"], "64", "20000");
     let m = v["mappings"].as_array().unwrap();
     let of = |name: &str| {
         m.iter()
@@ -230,28 +225,7 @@ fn an_interrupted_advise_ends_its_programs_and_leaves_no_file() {
 /// on its rounds' paired speedups, and `measurable` says whether it leaves out 1.0.
 #[test]
 fn rounds_go_on_until_settled_or_the_limit_and_give_intervals() {
-    let randread = native("randread");
-    let o = Command::new(env!("CARGO_BIN_EXE_pagelab"))
-        .args([
-            "advise",
-            "--runs",
-            "2",
-            "--max-runs",
-            "3",
-            "--warmup",
-            "0",
-            "--quiet",
-            "--json",
-            "-",
-            "--",
-        ])
-        .arg(&randread)
-        .args(["16", "2000"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = advise_randread(&["--runs", "2", "--max-runs", "3"], "16", "2000");
     let rounds = v["rounds"].as_u64().unwrap();
     assert!((2..=3).contains(&rounds), "{v}");
     let m = v["mappings"].as_array().unwrap();
