@@ -3,8 +3,8 @@
 //! specialized loop, and from a native file, where chunks of plain references reach
 //! the specialized loop as columns ([`Machine::run_trace`]). All must give the same
 //! report, on random streams (address spaces, instruction fetches, references spanning
-//! pages, untagged TLBs that flush on switches, walk caches, data caches) and on the
-//! bundled traces of real programs.
+//! pages, untagged TLBs that flush on switches, walk caches, data caches, with the
+//! caches on a thread of their own and not) and on the bundled traces of real programs.
 
 use pagelab_core::cache::{CacheConfig, CacheLevelConfig};
 use pagelab_core::config::{
@@ -243,14 +243,25 @@ const REPEAT_MODES: [RepeatMode; 3] = [
 ];
 
 /// The report of `config` over a native trace (the default, decoupled machine), its
-/// kernel loop treating repeats as `repeats` says.
+/// kernel loop treating repeats as `repeats` says: the same with the data caches on
+/// a thread of their own and without.
 fn report_native(config: &MachineConfig, trace: &[u8], repeats: RepeatMode) -> serde_json::Value {
-    let mut m = Machine::build(config).unwrap();
-    m.set_repeat_mode(repeats);
-    let mut reader = NativeReader::new(trace, Path::new("mem")).unwrap();
-    m.run_trace(&mut reader, Path::new("mem"), |_, _| {})
-        .unwrap();
-    serde_json::to_value(m.report()).unwrap()
+    let run = |cache_thread: bool| {
+        let mut m = Machine::build(config).unwrap();
+        m.set_repeat_mode(repeats);
+        m.set_cache_thread(cache_thread);
+        let mut reader = NativeReader::new(trace, Path::new("mem")).unwrap();
+        m.run_trace(&mut reader, Path::new("mem"), |_, _| {})
+            .unwrap();
+        serde_json::to_value(m.report()).unwrap()
+    };
+    let threaded = run(true);
+    assert_eq!(
+        threaded,
+        run(false),
+        "the caches' thread changed the report"
+    );
+    threaded
 }
 
 /// How many chunks of `trace` decode as plain (fetches allowed or not).

@@ -9,6 +9,13 @@ use crate::addr::PhysAddr;
 
 const KINDS: usize = CacheAccess::ALL.len();
 
+/// A first-level data cache as small as a host's has (32 KiB): a cache level whose
+/// tags fit in it needs no prefetching.
+const HOST_L1_BYTES: usize = 32 << 10;
+
+/// How many references of a stream ahead their sets are brought into the host's cache.
+const AHEAD: usize = 8;
+
 /// The levels of a [`CacheConfig`] and their counts. The levels start empty; the
 /// counts cover every reference since.
 #[derive(Clone, Debug)]
@@ -27,6 +34,9 @@ pub struct CacheHierarchy {
     served: Vec<u64>,
     /// Per level: lines dropped by `flush_range`.
     flushed: Vec<u64>,
+    /// The levels whose state outgrows the host's first-level cache, which
+    /// [`CacheHierarchy::prefetch`] brings in (a smaller one stays there anyway).
+    far: Vec<usize>,
     names: Vec<String>,
 }
 
@@ -62,6 +72,9 @@ impl CacheHierarchy {
             latency,
             served: vec![0; (n + 1) * KINDS],
             flushed: vec![0; n],
+            far: (0..n)
+                .filter(|&i| config.levels[i].sets * config.levels[i].ways * 8 > HOST_L1_BYTES)
+                .collect(),
             names: config.levels.iter().map(|l| l.name.clone()).collect(),
         })
     }
@@ -89,25 +102,55 @@ impl CacheHierarchy {
     #[inline]
     pub fn prefetch(&self, paddr: PhysAddr) {
         let line = paddr.0 >> self.line_shift;
-        for (i, level) in self.levels.iter().enumerate() {
-            level.prefetch(line >> self.level_shift[i]);
+        for &i in &self.far {
+            self.levels[i].prefetch(line >> self.level_shift[i]);
         }
     }
 
     #[inline]
     fn access_line(&mut self, line: u64, kind: CacheAccess) -> Served {
-        let n = self.levels.len();
-        let mut by = n;
-        for (i, level) in self.levels.iter_mut().enumerate() {
-            if level.access(line >> self.level_shift[i]) {
+        let by = self.serve(line, kind as usize);
+        Served {
+            level: (by < self.levels.len()).then_some(by),
+            cycles: self.latency[by],
+        }
+    }
+
+    /// Reference `line` as a reference of kind number `kind`: the level that served
+    /// it (the number of levels: memory).
+    #[inline(always)]
+    fn serve(&mut self, line: u64, kind: usize) -> usize {
+        let mut by = self.levels.len();
+        for (i, (level, &shift)) in self.levels.iter_mut().zip(&self.level_shift).enumerate() {
+            if level.access(line >> shift) {
                 by = i;
                 break;
             }
         }
-        self.served[by * KINDS + kind as usize] += 1;
-        Served {
-            level: (by < n).then_some(by),
-            cycles: self.latency[by],
+        self.served[by * KINDS + kind] += 1;
+        by
+    }
+
+    /// `paddr` and `kind` in one word, for [`CacheHierarchy::access_stream`]: the kind
+    /// in the two low bits, which lie within a line (lines are 8 bytes or more).
+    #[inline(always)]
+    pub fn tagged(paddr: PhysAddr, kind: CacheAccess) -> u64 {
+        paddr.0 & !3 | kind as u64
+    }
+
+    /// Reference each word of `stream` ([`CacheHierarchy::tagged`]) in order, as
+    /// [`CacheHierarchy::access`] does; the sets of the reference [`AHEAD`] places on
+    /// are brought into the host's cache first, so that the host's memory latency
+    /// overlaps.
+    pub fn access_stream(&mut self, stream: &[u64]) {
+        for (i, &word) in stream.iter().enumerate() {
+            if let Some(&ahead) = stream.get(i + AHEAD) {
+                self.prefetch(PhysAddr(ahead));
+            }
+            self.serve(
+                word >> self.line_shift,
+                CacheAccess::from_tag(word) as usize,
+            );
         }
     }
 

@@ -7,12 +7,16 @@
 //! set has one, else in place of the policy's victim: write-allocate, and no dirty
 //! state.
 //!
-//! LRU, the default, keeps each set's tags in recency order instead (most recent
-//! first, empty ways last): a hit moves its tag to the front, a miss drops the last
-//! and puts its line in front. A set's whole state is then its tags, one or two host
-//! cache lines, with no policy state beside them to read and write. The other policies
-//! keep tags in place and their own state apart.
+//! LRU, the default, needs no policy beside the tags. A set of up to 16 ways keeps
+//! its ways' recency order in one word, four bits per way, the most recent lowest: a
+//! hit moves its way's nibble to the bottom, a miss fills the way in the top nibble
+//! and moves it there, so a reference writes one word and at most one tag. Empty ways
+//! sit above every filled one (a way moves down only when filled), so they are filled
+//! first. A set of more ways keeps its tags themselves in recency order (most recent
+//! first, empty ways last). The other policies keep tags in place and their own state
+//! apart.
 
+use super::recency;
 use crate::replacement::AnyReplacement;
 
 /// The tag of an empty way. Line numbers are physical addresses shifted right by at
@@ -28,8 +32,11 @@ pub struct CacheLevel {
     /// `sets - 1` when sets is a power of two, for a mask instead of a division.
     mask: Option<u64>,
     tags: Vec<u64>,
-    /// The policy choosing victims; `None`: LRU, with each set's tags kept in
-    /// recency order.
+    /// LRU of at most [`recency::MAX_WAYS`] ways: per set, its ways' recency order
+    /// ([`recency`]). Empty otherwise.
+    order: Vec<u64>,
+    /// The policy choosing victims; `None`: LRU, in `order` or, with more ways, with
+    /// each set's tags kept in recency order.
     policy: Option<AnyReplacement>,
     /// Empty ways in the whole level: once none is left (until an invalidation), a
     /// miss goes straight to the policy's victim (with a policy; an LRU level in
@@ -52,17 +59,29 @@ impl CacheLevel {
         seed: u64,
     ) -> Option<CacheLevel> {
         assert!(sets > 0 && ways > 0, "a cache level needs sets and ways");
+        let policy = match replacement {
+            "lru" => None,
+            _ => Some(AnyReplacement::named(replacement, sets, ways, seed)?),
+        };
+        let ordered = policy.is_none() && ways <= recency::MAX_WAYS;
         Some(CacheLevel {
             sets,
             ways,
             mask: sets.is_power_of_two().then_some(sets as u64 - 1),
             tags: vec![EMPTY; sets * ways],
-            policy: match replacement {
-                "lru" => None,
-                _ => Some(AnyReplacement::named(replacement, sets, ways, seed)?),
+            order: if ordered {
+                vec![recency::initial(ways); sets]
+            } else {
+                Vec::new()
             },
+            policy,
             empty_ways: sets * ways,
         })
+    }
+
+    /// Whether each set keeps its tags in recency order (LRU of many ways).
+    fn tags_in_order(&self) -> bool {
+        self.policy.is_none() && self.order.is_empty()
     }
 
     /// (sets, ways).
@@ -80,14 +99,24 @@ impl CacheLevel {
 
     /// Reference `line`: true on a hit. The line is the most recently used of its set
     /// afterwards, either way (filled on a miss).
-    #[inline]
+    #[inline(always)]
     pub fn access(&mut self, line: u64) -> bool {
-        // The usual associativities get loops of known length, unrolled.
+        // The usual associativities of LRU, the default, get loops of known length,
+        // unrolled, in line; the rest is called.
+        match (self.ways, self.policy.is_none() && !self.order.is_empty()) {
+            (8, true) => self.access_lru::<8>(line),
+            (16, true) => self.access_lru::<16>(line),
+            (4, true) => self.access_lru::<4>(line),
+            (_, true) => self.access_lru::<0>(line),
+            (_, false) => self.access_other(line),
+        }
+    }
+
+    /// [`CacheLevel::access`] with a policy, or LRU of more ways than a word orders.
+    #[inline(never)]
+    fn access_other(&mut self, line: u64) -> bool {
         match (self.ways, self.policy.is_none()) {
-            (8, true) => self.access_ordered::<8>(line),
-            (16, true) => self.access_ordered::<16>(line),
-            (4, true) => self.access_ordered::<4>(line),
-            (_, true) => self.access_ordered::<0>(line),
+            (_, true) => self.access_ordered(line),
             (8, false) => self.access_in::<8>(line),
             (16, false) => self.access_in::<16>(line),
             (4, false) => self.access_in::<4>(line),
@@ -95,33 +124,44 @@ impl CacheLevel {
         }
     }
 
-    /// [`CacheLevel::access`] for LRU sets of `W` ways (0: any number) kept in
-    /// recency order.
+    /// [`CacheLevel::access`] for LRU sets of `W` ways (0: any number up to 16)
+    /// ordered by a word each. A hit moves its way to the front; a miss fills the last
+    /// way (the least recently used line, or an empty way) and moves it there.
     #[inline(always)]
-    fn access_ordered<const W: usize>(&mut self, line: u64) -> bool {
+    fn access_lru<const W: usize>(&mut self, line: u64) -> bool {
         let ways = if W == 0 { self.ways } else { W };
+        let set = self.set_of(line);
+        let base = set * ways;
+        let tags = &mut self.tags[base..base + ways];
+        let order = self.order[set];
+        match find(tags, line) {
+            Some(way) => {
+                let at = recency::position(order, way);
+                self.order[set] = recency::to_front(order, way, at);
+                true
+            }
+            None => {
+                let way = recency::last(order, ways);
+                self.order[set] = recency::last_to_front(order, ways);
+                self.empty_ways -= (tags[way] == EMPTY) as usize;
+                tags[way] = line;
+                false
+            }
+        }
+    }
+
+    /// [`CacheLevel::access`] for LRU sets of more ways than a word orders, their
+    /// tags kept in recency order.
+    fn access_ordered(&mut self, line: u64) -> bool {
+        let ways = self.ways;
         let base = self.set_of(line) * ways;
         let tags = &mut self.tags[base..base + ways];
         let found = find(tags, line);
-        let last = ways - 1;
         // A miss drops the last tag: the least recently used line, or an empty way.
-        let moved = found.unwrap_or(last);
-        self.empty_ways -= (found.is_none() & (tags[last] == EMPTY)) as usize;
-        if W > 0 {
-            // The ways up to the one moved shift down by one, the others stay: a
-            // select per way rather than a loop of unpredictable length.
-            let mut set = [0u64; 16];
-            set[0] = line;
-            for j in 1..W {
-                set[j] = if j <= moved { tags[j - 1] } else { tags[j] };
-            }
-            tags.copy_from_slice(&set[..W]);
-        } else {
-            for j in (0..moved).rev() {
-                tags[j + 1] = tags[j];
-            }
-            tags[0] = line;
-        }
+        let moved = found.unwrap_or(ways - 1);
+        self.empty_ways -= (found.is_none() & (tags[ways - 1] == EMPTY)) as usize;
+        tags.copy_within(0..moved, 1);
+        tags[0] = line;
         found.is_some()
     }
 
@@ -129,10 +169,14 @@ impl CacheLevel {
     /// nothing simulated.
     #[inline(always)]
     pub fn prefetch(&self, line: u64) {
-        let base = self.set_of(line) * self.ways;
+        let set = self.set_of(line);
+        let base = set * self.ways;
         crate::hugemem::prefetch(&self.tags[base]);
         if self.ways > 8 {
             crate::hugemem::prefetch(&self.tags[base + 8]);
+        }
+        if let Some(order) = self.order.get(set) {
+            crate::hugemem::prefetch(order);
         }
     }
 
@@ -192,7 +236,7 @@ impl CacheLevel {
                 if tag != EMPTY && (first..end).contains(&tag) {
                     self.empty(i);
                     dropped += 1;
-                    if self.policy.is_none() {
+                    if self.tags_in_order() {
                         continue; // the set's next tag moved up into way i
                     }
                 }
@@ -202,14 +246,22 @@ impl CacheLevel {
         dropped
     }
 
-    /// Empty the way at `i` (of `tags`). In a set kept in recency order, the tags
-    /// after it move up one and the empty way goes last.
+    /// Empty the way at `i` (of `tags`): it becomes the least recently used of its
+    /// set. In a set whose tags are kept in recency order, the tags after it move up
+    /// one and the empty way goes last.
     fn empty(&mut self, i: usize) {
         self.empty_ways += 1;
+        let (set, way) = (i / self.ways, i % self.ways);
         match &mut self.policy {
             Some(policy) => {
                 self.tags[i] = EMPTY;
-                policy.invalidate(i / self.ways, i % self.ways);
+                policy.invalidate(set, way);
+            }
+            None if !self.order.is_empty() => {
+                self.tags[i] = EMPTY;
+                let order = self.order[set];
+                let at = recency::position(order, way);
+                self.order[set] = recency::to_back(order, way, at, self.ways);
             }
             None => {
                 let end = i - i % self.ways + self.ways;

@@ -21,12 +21,15 @@ mod hierarchy;
 mod level;
 #[cfg(test)]
 mod properties;
+mod recency;
 mod report;
+mod worker;
 
 pub use config::{CacheConfig, CacheLevelConfig, MAX_LINES, MAX_WAYS};
 pub use hierarchy::CacheHierarchy;
 pub use level::CacheLevel;
 pub use report::{CacheLevelReport, CacheReport, PerKind};
+pub use worker::CacheWorker;
 
 /// The data caches a machine's `[cache]` asks for: none when it names no level.
 /// Errors name the field.
@@ -53,6 +56,16 @@ pub enum CacheAccess {
 
 impl CacheAccess {
     pub const ALL: [CacheAccess; 3] = [CacheAccess::Data, CacheAccess::Walk, CacheAccess::Copy];
+
+    /// The kind in the two low bits of a [`CacheHierarchy::tagged`] word.
+    #[inline(always)]
+    pub fn from_tag(word: u64) -> CacheAccess {
+        match word & 3 {
+            0 => CacheAccess::Data,
+            1 => CacheAccess::Walk,
+            _ => CacheAccess::Copy,
+        }
+    }
 
     pub fn name(self) -> &'static str {
         match self {

@@ -163,7 +163,7 @@ proptest! {
     fn set_associative_level_is_an_lru_list_per_set(
         lines in line_stream(),
         sets in prop::sample::select(vec![1usize, 2, 3, 4, 5, 7, 8, 16, 64]),
-        ways in prop::sample::select(vec![1usize, 2, 3, 4, 8, 16]),
+        ways in prop::sample::select(vec![1usize, 2, 3, 4, 8, 12, 16, 17, 24]),
         line_bytes in line_bytes(),
         offset in any::<u64>(),
     ) {
@@ -198,7 +198,7 @@ proptest! {
         shapes in prop::collection::vec(
             (
                 prop::sample::select(vec![1usize, 2, 3, 4, 8, 16]),
-                prop::sample::select(vec![1usize, 2, 3, 4, 8, 16]),
+                prop::sample::select(vec![1usize, 2, 3, 4, 8, 12, 16, 20]),
             ),
             0..4,
         ),

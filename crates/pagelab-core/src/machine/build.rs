@@ -144,6 +144,7 @@ impl Machine {
             decoupled: true,
             misses: Vec::new(),
             cached: None,
+            cache_thread: cached::spare_core(),
             max_reference: check_max_reference(config.max_reference).map_err(err)?,
             kernel: false,
             counts: Counts::default(),

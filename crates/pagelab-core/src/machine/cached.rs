@@ -18,24 +18,26 @@
 //! ([`Translations`]) serves most lookups. `tests/decoupled_equals_in_order.rs` checks
 //! that the reports are identical.
 //!
+//! The caches read a batch's references as one stream ([`CacheHierarchy::access_stream`]),
+//! made once the batch's walks are done. With a core to spare, a run of a trace hands
+//! the streams to a thread that owns the caches ([`CacheWorker`]): the next batch's
+//! TLB lookups and walks go on while the caches read this one's
+//! ([`Machine::start_cache_thread`]).
+//!
+//! A data reference that reaches memory adds no controller lookup here: only a
+//! remapped (shadow) frame costs one, and without a promotion policy none exists.
+//!
 //! [`Walker::walk_log`]: super::walker::Walker::walk_log
+//! [`CacheHierarchy::access_stream`]: crate::cache::CacheHierarchy::access_stream
 
 use super::Machine;
 use crate::addr::{Asid, PageSize, Pfn, PhysAddr, VirtAddr};
-use crate::cache::CacheAccess;
+use crate::cache::{CacheAccess, CacheHierarchy, CacheWorker};
 use crate::event::{AccessKind, MemRef};
 use crate::pagetable::WalkHint;
 
 /// Entries in the memo of translations (a power of two).
-const MEMO: usize = 1 << 12;
-
-/// How many references ahead the caches' sets are brought into the host's cache.
-const AHEAD: usize = 8;
-
-/// The physical address of an instruction fetch, which the data caches do not see
-/// (no data address is all ones: a reference of at least one byte there would span
-/// past the top of memory).
-const NO_DATA: u64 = u64::MAX;
+const MEMO: usize = 1 << 14;
 
 /// The walks of a batch, noted as they are made, for the caches' pass.
 #[derive(Debug)]
@@ -44,13 +46,14 @@ pub(super) struct Deferred {
     /// translated, and where its entries end in the walker's log.
     walks: Vec<LoggedWalk>,
     memo: Translations,
-    /// The physical address of each reference of the pass ([`NO_DATA`]: an
-    /// instruction fetch).
-    phys: Vec<u64>,
     /// The first reference of the batch not passed yet, and whether its data was read
     /// (by a pass that stopped within it, see [`Machine::cache_partly`]).
     pos: usize,
     data_done: bool,
+    /// The references of the pass, in order ([`CacheHierarchy::tagged`]).
+    stream: Vec<u64>,
+    /// The thread that owns the caches during a run of a trace, if one does.
+    worker: Option<CacheWorker>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -65,10 +68,23 @@ impl Deferred {
         Deferred {
             walks: Vec::new(),
             memo: Translations::new(),
-            phys: Vec::new(),
             pos: 0,
             data_done: false,
+            stream: Vec::new(),
+            worker: None,
         }
+    }
+
+    /// Whether the caches are on their thread.
+    pub(super) fn threaded(&self) -> bool {
+        self.worker.is_some()
+    }
+
+    /// The translation of `va` a walk just found, for the caches' pass.
+    #[inline]
+    pub(super) fn remember(&mut self, asid: Asid, va: VirtAddr, base: PageSize, pfn: Pfn) {
+        let page = va.0 >> base.shift();
+        self.memo.pages[Translations::slot(page, asid)] = (page, asid, pfn);
     }
 
     /// Forget the walks noted (after an error, which ends the run's meaning).
@@ -90,7 +106,9 @@ impl Deferred {
 }
 
 /// Recent translations by address space and base page, direct-mapped: a memo of the
-/// page table, exact because a decoupled run's translations never change.
+/// page table, filled by the walks (so that a TLB hit's page is usually there) and by
+/// the lookups that miss it; exact because a decoupled run's translations never
+/// change.
 #[derive(Debug)]
 struct Translations {
     /// Per slot: the page (`u64::MAX`: none), its address space and its frame.
@@ -98,6 +116,11 @@ struct Translations {
 }
 
 impl Translations {
+    #[inline(always)]
+    fn slot(page: u64, asid: Asid) -> usize {
+        (page as usize ^ (asid.0 as usize) << 7) & (MEMO - 1)
+    }
+
     fn new() -> Translations {
         Translations {
             pages: vec![(u64::MAX, Asid(0), Pfn(0)); MEMO],
@@ -179,10 +202,9 @@ impl Machine {
     }
 
     /// References `pos..end` of the batch whole, and with `partly` what reference `end`
-    /// has walked so far and its data. In two steps, so that the host's memory latency
-    /// overlaps: the physical address of every data reference first, then the caches,
-    /// each reference's sets brought into the host's cache [`AHEAD`] references before
-    /// its turn.
+    /// has walked so far and its data. In two steps: the stream of the walks' entries
+    /// and the data's physical addresses in order, then the caches over the stream
+    /// (here, or on their thread).
     fn cache_pass<I: CachedInput>(&mut self, refs: &I, first: u64, end: usize, partly: bool) {
         let Some(deferred) = self.cached.as_mut() else {
             return;
@@ -190,71 +212,56 @@ impl Machine {
         let Deferred {
             walks,
             memo,
-            phys,
             pos,
             data_done,
+            stream,
+            worker,
         } = &mut **deferred;
         let walker = &mut self.walker;
         let shift = walker.base_page.shift();
         let offset_mask = walker.base_page.bytes() - 1;
-        let range = *pos..end + partly as usize;
-        phys.clear();
-        for i in range.clone() {
-            let (asid, va, data) = refs.get(i);
-            if !data {
-                phys.push(NO_DATA);
-                continue;
-            }
-            let page = va.0 >> shift;
-            let slot = (page as usize ^ (asid.0 as usize) << 7) & (MEMO - 1);
-            let (p, a, pfn) = memo.pages[slot];
-            let pfn = if p == page && a == asid {
-                pfn
-            } else {
-                let pfn = walker.base_frame(asid, va);
-                memo.pages[slot] = (page, asid, pfn);
-                pfn
-            };
-            phys.push(pfn.addr().0 + (va.0 & offset_mask));
-        }
         let mut log = walker.walk_log.take().unwrap_or_default();
-        let counts = &mut self.counts;
+        let walked = |entries: &[PhysAddr], stream: &mut Vec<u64>| {
+            let tagged = entries
+                .iter()
+                .map(|&e| CacheHierarchy::tagged(e, CacheAccess::Walk));
+            stream.extend(tagged);
+        };
         let mut next = 0; // the next walk to read
         let mut from = 0; // where its entries start in the log
-        for (k, i) in range.enumerate() {
-            let (_, va, _) = refs.get(i);
+        for i in *pos..end + partly as usize {
+            let (asid, va, data) = refs.get(i);
             let reference = first + i as u64;
             let page = va.0 >> shift;
-            let cache = walker.cache.as_mut().expect("a cache pass has caches");
-            if let Some(&ahead) = phys.get(k + AHEAD) {
-                if ahead != NO_DATA {
-                    cache.prefetch(PhysAddr(ahead));
-                }
-            }
             // The walks of the reference's first page (and of its fault's retry) come
             // before its data; those of the further pages it spans, after.
             while let Some(w) = walks.get(next) {
                 if w.reference != reference || w.page != page {
                     break;
                 }
-                for &entry in &log[from..w.end] {
-                    cache.access(entry, CacheAccess::Walk);
-                }
+                walked(&log[from..w.end], stream);
                 from = w.end;
                 next += 1;
             }
             // A reference passed partly before has had its data read.
-            if phys[k] != NO_DATA && !(i == *pos && *data_done) {
-                walker.cache_phys(counts, PhysAddr(phys[k]));
+            if data && !(i == *pos && *data_done) {
+                let slot = Translations::slot(page, asid);
+                let (p, a, pfn) = memo.pages[slot];
+                let pfn = if p == page && a == asid {
+                    pfn
+                } else {
+                    let pfn = walker.base_frame(asid, va);
+                    memo.pages[slot] = (page, asid, pfn);
+                    pfn
+                };
+                let pa = PhysAddr(pfn.addr().0 + (va.0 & offset_mask));
+                stream.push(CacheHierarchy::tagged(pa, CacheAccess::Data));
             }
-            let cache = walker.cache.as_mut().expect("a cache pass has caches");
             while let Some(w) = walks.get(next) {
                 if w.reference != reference {
                     break;
                 }
-                for &entry in &log[from..w.end] {
-                    cache.access(entry, CacheAccess::Walk);
-                }
+                walked(&log[from..w.end], stream);
                 from = w.end;
                 next += 1;
             }
@@ -264,7 +271,52 @@ impl Machine {
         log.clear();
         walker.walk_log = Some(log);
         (*pos, *data_done) = (end, partly);
+        match worker {
+            Some(worker) => worker.submit(stream),
+            None => {
+                let cache = walker.cache.as_mut().expect("a cache pass has caches");
+                cache.access_stream(stream);
+                stream.clear();
+            }
+        }
     }
+
+    /// For a run of a trace with data caches, decoupled: when the host has a core to
+    /// spare, the caches move to a thread of their own (see the module's notes) until
+    /// [`Machine::stop_cache_thread`]. Changes no count.
+    pub(super) fn start_cache_thread(&mut self) {
+        let Some(deferred) = self.cached.as_mut() else {
+            return;
+        };
+        if !self.cache_thread || deferred.worker.is_some() {
+            return;
+        }
+        if let Some(cache) = self.walker.cache.take() {
+            match CacheWorker::start(cache) {
+                Ok(worker) => deferred.worker = Some(worker),
+                Err(cache) => self.walker.cache = Some(cache),
+            }
+        }
+    }
+
+    /// The caches back from their thread, every reference handed over counted.
+    pub(super) fn stop_cache_thread(&mut self) {
+        if let Some(worker) = self.cached.as_mut().and_then(|d| d.worker.take()) {
+            self.walker.cache = Some(worker.finish());
+        }
+    }
+
+    /// Whether runs of a trace may give the data caches a thread of their own (by
+    /// default when the host has more than one core): off for a caller that runs
+    /// machines on every core already. Changes no count.
+    pub fn set_cache_thread(&mut self, on: bool) {
+        self.cache_thread = on;
+    }
+}
+
+/// Whether the host has a core to spare for the caches' thread.
+pub(super) fn spare_core() -> bool {
+    std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
 }
 
 impl super::walker::Walker {

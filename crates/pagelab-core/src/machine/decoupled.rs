@@ -190,6 +190,10 @@ impl Machine {
             }
             if let (Some(c), Some(log)) = (cached.as_mut(), &walker.walk_log) {
                 c.note(m.reference, m.va, walker.base_page, log.len());
+                // With data caches every walk is made whole: its translation is there.
+                if let Some(t) = walker.walk.translation {
+                    c.remember(m.asid, m.va, walker.base_page, t.pfn);
+                }
             }
         }
         misses.clear();

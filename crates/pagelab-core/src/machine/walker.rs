@@ -30,7 +30,9 @@ pub struct Walker {
     /// The data of pages the page daemon reclaimed (under a resident limit): a fault
     /// on one of them reads it back (a major fault).
     pub swap: Option<crate::pressure::Swap>,
-    /// The data caches, if modelled: every walk's references go through them.
+    /// The data caches, if modelled: every walk's references go through them. Away
+    /// on a thread of their own during a run of a trace that gives them one
+    /// (`cached.rs`): the walks are written down in `walk_log` then.
     pub cache: Option<CacheHierarchy>,
     /// In a decoupled run with data caches: the entries of the walks, written down in
     /// the order read, for the caches to read when their references' turn comes
@@ -113,9 +115,10 @@ impl Walker {
         reference: u64,
         hint: WalkHint,
     ) -> Result<(), SimError> {
-        let brief = match self.cache {
-            None => self.page_table.walk_brief(asid, va, hint),
-            Some(_) => None,
+        // With data caches (here, or on their thread with the log), every entry.
+        let brief = match (&self.cache, &self.walk_log) {
+            (None, None) => self.page_table.walk_brief(asid, va, hint),
+            _ => None,
         };
         let Some((read, translation)) = brief else {
             return self.resolve(counts, asid, va, reference).map(|_| ());
@@ -148,7 +151,7 @@ impl Walker {
         } else {
             self.walk_caches.filter(asid, va, self.walk.refs().len())
         };
-        if self.cache.is_some() {
+        if self.cache.is_some() || self.walk_log.is_some() {
             self.walk_through_cache(skip);
         }
         skip

@@ -28,14 +28,24 @@ impl Machine {
         }
         if n == left {
             self.run_batch(batch)?;
-            self.warm = Some(Box::new(self.report_whole()));
+            self.keep_warm_report();
             return Ok(());
         }
         // Once per run: two batches made for it.
         let (head, tail) = batch.split_at(left as usize);
         self.run_batch(&head)?;
-        self.warm = Some(Box::new(self.report_whole()));
+        self.keep_warm_report();
         self.run_batch(&tail)
+    }
+
+    /// The report at the warm-up's end, with the caches back from their thread for it.
+    fn keep_warm_report(&mut self) {
+        let threaded = self.cached.as_ref().is_some_and(|d| d.threaded());
+        self.stop_cache_thread();
+        self.warm = Some(Box::new(self.report_whole()));
+        if threaded {
+            self.start_cache_thread();
+        }
     }
 
     /// At the end of a run with a warm-up: an error if it left nothing to measure.
