@@ -58,7 +58,7 @@ def command(name, task, refs, cmd):
     rows.append((task, f"{refs / wall / 1e6:.1f}", f"{mb:.0f} MB", f"`{cmd}`"))
 bench("read", "read the native format")
 bench("simulate", "simulate the default machine (64-entry TLB, radix walks, demand paging)")
-bench("skylake", "simulate `skylake` (split L1 TLBs, 1552-entry STLB, three walk caches, walks read through three data-cache levels)")
+bench("skylake", "simulate `skylake` (split L1 TLBs, 1552-entry STLB, three walk caches, walks read through three data-cache levels, which run on the second core)")
 bench("skylake-tlbs", "simulate `skylake` without its data caches (`--set cache.levels=[]`: walks at a flat cost)")
 bench("sandy-bridge", "simulate `sandy-bridge`")
 bench("sandy-bridge-rmm", "simulate `sandy-bridge-rmm` (its range TLB; the heap allocated eagerly)")
@@ -71,7 +71,7 @@ command("pagetables", "the seven page tables, one after another, over the first 
         min(n, 20_000_000),
         f"pagelab pagetables compare --trace {trace} --max-refs 20000000")
 table = (f"On the standard benchmark trace ({n / 1e6:.0f} M references over a 4 GiB heap, "
-         f"1 M distinct pages), one core of a {machine}, {day}, commit `{commit}`; "
+         f"1 M distinct pages), one core of a {machine} unless a row says otherwise, {day}, commit `{commit}`; "
          "`make bench` measures every row (`bench/run.sh`):\n\n"
          "| task | M refs/s | peak memory | command |\n|---|---|---|---|\n"
          + "".join(f"| {' | '.join(r)} |\n" for r in rows))
