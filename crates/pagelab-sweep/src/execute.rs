@@ -64,6 +64,8 @@ impl Executor for Local {
             .jobs
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
             .clamp(1, jobs.len().max(1));
+        crate::analysis::simulate::CORES_TAKEN
+            .store(threads > 1, std::sync::atomic::Ordering::Relaxed);
         let queue = Mutex::new(jobs.into_iter().collect::<VecDeque<_>>());
         let (tx, rx) = mpsc::channel::<Outcome>();
         std::thread::scope(|s| {

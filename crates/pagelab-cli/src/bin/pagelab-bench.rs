@@ -20,7 +20,8 @@
 //! - `check`: miss ratios of a fully associative 64-entry LRU TLB and a 128 × 12 LRU
 //!   TLB, to compare with the reference results of the standard trace.
 //!
-//! Each measurement runs `--repeat` times (default 3) on one core; the median is shown.
+//! Each measurement runs `--repeat` times (default 3) on one core (a machine with data
+//! caches gives them the second core, as `pagelab simulate` does); the median is shown.
 //! With `--expect-standard` the check's miss ratios must equal the reference results of
 //! the standard trace (0.254017 and 0.224331, docs/performance.md) to six decimals, or
 //! it exits with 1.

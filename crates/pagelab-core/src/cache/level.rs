@@ -9,8 +9,8 @@
 //!
 //! LRU, the default, needs no policy beside the tags. A set of up to 16 ways keeps
 //! its ways' recency order in one word, four bits per way, the most recent lowest: a
-//! hit moves its way's nibble to the bottom, a miss fills the way in the top nibble
-//! and moves it there, so a reference writes one word and at most one tag. Empty ways
+//! hit moves its way's nibble to the bottom, a miss fills the way in the last position
+//! and moves that to the bottom, so a reference writes one word and at most one tag. Empty ways
 //! sit above every filled one (a way moves down only when filled), so they are filled
 //! first. A set of more ways keeps its tags themselves in recency order (most recent
 //! first, empty ways last). The other policies keep tags in place and their own state

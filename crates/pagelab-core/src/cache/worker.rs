@@ -31,7 +31,8 @@ impl CacheWorker {
     /// Start a thread that owns `cache`; `Err(cache)` back if no thread can start.
     pub fn start(cache: CacheHierarchy) -> Result<CacheWorker, CacheHierarchy> {
         let (work, todo) = sync_channel::<Vec<u64>>(DEPTH);
-        let (give_back, done) = sync_channel::<Vec<u64>>(DEPTH + 1);
+        // Room for every buffer in flight: the thread never waits to give one back.
+        let (give_back, done) = sync_channel::<Vec<u64>>(DEPTH);
         // The hierarchy follows once the thread runs, so that a failed start keeps it.
         let (hand_over, receive) = sync_channel::<CacheHierarchy>(1);
         let thread = std::thread::Builder::new()
@@ -41,7 +42,7 @@ impl CacheWorker {
                 while let Ok(mut stream) = todo.recv() {
                     cache.access_stream(&stream);
                     stream.clear();
-                    // Room for every buffer in flight; none is lost.
+                    // Never full (see above); after `finish`, nobody takes it.
                     let _ = give_back.try_send(stream);
                 }
                 cache

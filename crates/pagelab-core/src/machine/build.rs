@@ -144,7 +144,7 @@ impl Machine {
             decoupled: true,
             misses: Vec::new(),
             cached: None,
-            cache_thread: cached::spare_core(),
+            cache_thread: true,
             max_reference: check_max_reference(config.max_reference).map_err(err)?,
             kernel: false,
             counts: Counts::default(),

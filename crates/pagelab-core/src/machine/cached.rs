@@ -39,6 +39,9 @@ use crate::pagetable::WalkHint;
 /// Entries in the memo of translations (a power of two).
 const MEMO: usize = 1 << 14;
 
+/// The memo's size.
+pub(super) const MEMO_BYTES: u64 = (MEMO * std::mem::size_of::<(u64, Asid, Pfn)>()) as u64;
+
 /// The walks of a batch, noted as they are made, for the caches' pass.
 #[derive(Debug)]
 pub(super) struct Deferred {
@@ -288,7 +291,7 @@ impl Machine {
         let Some(deferred) = self.cached.as_mut() else {
             return;
         };
-        if !self.cache_thread || deferred.worker.is_some() {
+        if !self.cache_thread || deferred.worker.is_some() || !spare_core() {
             return;
         }
         if let Some(cache) = self.walker.cache.take() {
@@ -306,8 +309,8 @@ impl Machine {
         }
     }
 
-    /// Whether runs of a trace may give the data caches a thread of their own (by
-    /// default when the host has more than one core): off for a caller that runs
+    /// Whether runs of a trace may give the data caches a thread of their own, when
+    /// the host has more than one core (on by default): off for a caller that runs
     /// machines on every core already. Changes no count.
     pub fn set_cache_thread(&mut self, on: bool) {
         self.cache_thread = on;

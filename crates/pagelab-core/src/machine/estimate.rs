@@ -65,6 +65,12 @@ pub fn parts(c: &MachineConfig) -> Vec<Part> {
             cache_level_bytes(level.sets, level.ways),
         );
     }
+    if !c.cache.levels.is_empty() {
+        add(
+            "cache (the caches' pass: its memo of translations)".into(),
+            super::cached::MEMO_BYTES,
+        );
+    }
     let (field, bytes) = c.page_table.preallocated();
     add(format!("page_table.{field}"), bytes);
     if let FramesConfig::Buddy(b) = &c.frames {

@@ -17,7 +17,7 @@ mod benefit;
 mod contiguity;
 mod pagetables;
 mod reuse;
-mod simulate;
+pub(crate) mod simulate;
 mod translation;
 
 pub use benefit::Benefit;
