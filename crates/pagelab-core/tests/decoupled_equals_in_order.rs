@@ -456,25 +456,6 @@ fn plain_chunks_are_found() {
     assert_eq!(plain_chunks(&trace, true), 3);
 }
 
-/// A warm-up hands the caches back from their thread for its report and then on
-/// again: the steady state's report is the same as on one thread.
-#[test]
-fn a_warmup_with_the_caches_on_their_thread() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/traces/xz.plt");
-    let config = pagelab_core::presets::load("skylake").unwrap();
-    let run = |cache_thread: bool| {
-        let mut m = Machine::build(&config).unwrap();
-        m.set_cache_thread(cache_thread);
-        m.set_warmup(100_000);
-        let mut reader = pagelab_core::trace::open(&path, None).unwrap();
-        m.run_trace(reader.as_mut(), &path, |_, _| {}).unwrap();
-        serde_json::to_value(m.report()).unwrap()
-    };
-    let threaded = run(true);
-    assert!(threaded["cache"]["levels"][0]["hits"]["data"].as_u64() > Some(0));
-    assert_eq!(threaded, run(false));
-}
-
 #[test]
 fn bundled_traces_give_the_same_report_every_way() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/traces");
