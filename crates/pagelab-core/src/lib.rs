@@ -26,6 +26,7 @@ pub mod rng;
 pub mod superpage;
 pub mod tlb;
 pub mod trace;
+pub mod virt;
 pub mod whole_file;
 
 pub use addr::{Asid, PageSize, Pfn, PhysAddr, VirtAddr, Vpn};

@@ -47,6 +47,10 @@ fn configurations() -> Vec<MachineConfig> {
         "[tlb]\nkind = \"hierarchy\"\n[[tlb.levels]]\nname = \"tlb\"\n[[tlb.levels.arrays]]\n\
          [tlb.levels.range]\n[frames]\nkind = \"buddy\"\n[ranges]\nallocation = \"eager\"\n",
     ));
+    all.push(with(
+        "[virtualization]\nnested_tlb = {}\nhost_walk_caches = [{}]\n\
+         host_frames = { kind = \"buddy\" }\n",
+    ));
     let mut cached = MachineConfig::default();
     cached.cache = pagelab_core::cache::CacheConfig::typical();
     all.push(cached);

@@ -72,6 +72,11 @@ fn configs() -> Vec<MachineConfig> {
     all.push(toml(
         "name = \"wired\"\n[frames]\nkind = \"buddy\"\nmemory = \"4G\"\nwired = 0.5\n",
     ));
+    all.push(toml(
+        "name = \"virtualized\"\n[virtualization]\nhost_page_table = { kind = \"hashed\", buckets = 4194304 }\n\
+         host_frames = { kind = \"buddy\", memory = \"4G\", wired = 0.5 }\n\
+         nested_tlb = { sets = 4096, ways = 16 }\n",
+    ));
     all
 }
 

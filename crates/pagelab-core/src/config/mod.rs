@@ -48,6 +48,7 @@ pub(crate) fn serde_kinds<T: serde::de::DeserializeOwned + std::fmt::Debug>() ->
 }
 mod tlb;
 mod variant;
+mod virtualization;
 
 pub use crate::addr::ByteSize;
 pub use crate::cost::{CostConfig, SimpleCostConfig};
@@ -62,6 +63,7 @@ pub use crate::superpage::{
 };
 pub use preset_texts::PRESETS;
 pub use tlb::*;
+pub use virtualization::VirtualizationConfig;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -123,6 +125,10 @@ pub struct MachineConfig {
     /// eager paging. Default demand (no ranges).
     #[serde(default, skip_serializing_if = "RangesConfig::is_default")]
     pub ranges: RangesConfig,
+    /// Virtualized translation: the host's page table, memory and caches under the
+    /// guest this machine's other sections describe (`crate::virt`). Default none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub virtualization: Option<VirtualizationConfig>,
     /// The dotted-key settings this configuration was made with from its named machine
     /// (`--set`, `Machine.with_overrides`, a sweep's keys), kept for the record: every
     /// report carries them. They change nothing else.
@@ -173,6 +179,7 @@ impl Default for MachineConfig {
             cache: crate::cache::CacheConfig::default(),
             paging: PagingConfig::default(),
             ranges: RangesConfig::default(),
+            virtualization: None,
             settings: Default::default(),
         }
     }

@@ -41,11 +41,31 @@ fn check_max_reference(b: crate::addr::ByteSize) -> Result<u64, String> {
     Ok(b.0)
 }
 
+/// What a virtualized machine cannot have yet: a guest promotion policy, a pager,
+/// range translations.
+fn check_virtualized(config: &MachineConfig) -> Result<(), String> {
+    let refused = if !matches!(config.promotion, crate::config::PromotionConfig::None {}) {
+        "a promotion policy ([promotion])"
+    } else if config.paging.is_on() {
+        "memory pressure ([paging])"
+    } else if !config.ranges.is_default() {
+        "range translations ([ranges])"
+    } else {
+        return Ok(());
+    };
+    Err(format!(
+        "virtualization: a virtualized machine does not model {refused} yet; use base_page for guest superpages"
+    ))
+}
+
 impl Machine {
     /// Resolve a configuration into components; errors name the field.
     pub fn build(config: &MachineConfig) -> Result<Machine, crate::config::ConfigError> {
         let err = crate::config::ConfigError;
         super::estimate::check(config).map_err(err)?;
+        if config.virtualization.is_some() {
+            check_virtualized(config).map_err(err)?;
+        }
         let tlb = Hierarchy::build(&config.tlb, config.base_page, config.seed).map_err(err)?;
         let page_table = build_page_table(&config.page_table).map_err(err)?;
         if !page_table.as_ref().page_sizes().contains(&config.base_page) {
@@ -111,6 +131,12 @@ impl Machine {
             .map(|_| Default::default());
         let contents = (promoter.policy.is_some() || pager.is_some()).then(Default::default);
         let cache = crate::cache::build(&config.cache).map_err(err)?;
+        let nested = match &config.virtualization {
+            Some(v) => Some(Box::new(
+                crate::virt::Nested::build(v, config.seed).map_err(err)?,
+            )),
+            None => None,
+        };
         let ranges = build_ranges(config, &tlb).map_err(err)?;
         let mut machine = Machine {
             config: config.clone(),
@@ -138,6 +164,8 @@ impl Machine {
                 swap,
                 cache,
                 walk_log: None,
+                nested,
+                entry: None,
             },
             tlb,
             cost: crate::cost::build(&config.cost).map_err(err)?,

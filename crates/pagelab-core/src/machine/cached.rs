@@ -173,13 +173,19 @@ impl Machine {
         self.walker.walk_log = cached.then(Vec::new);
     }
 
-    /// Whether nothing keeps batches from running decoupled: no policy, no pager, and
-    /// no data caches under eager paging (whose unmaps change translations the caches'
-    /// pass would read after them).
+    /// Whether nothing keeps batches from running decoupled: no policy, no pager, no
+    /// data caches under eager paging (whose unmaps change translations the caches'
+    /// pass would read after them), and no host page smaller than the base page
+    /// (whose TLB entries would be smaller).
     pub(super) fn in_order_only(&self) -> bool {
         self.walker.promoter.policy.is_none()
             && self.pager.is_none()
             && (self.walker.cache.is_none() || self.ranges.eager.is_none())
+            && self
+                .walker
+                .nested
+                .as_ref()
+                .is_none_or(|n| n.host_base() >= self.walker.base_page)
     }
 
     /// The caches' pass over a batch whose TLB lookups and walks are done (its first
@@ -328,6 +334,7 @@ impl super::walker::Walker {
     #[cold]
     fn base_frame(&mut self, asid: Asid, va: VirtAddr) -> Pfn {
         let t = match self.page_table.walk_brief(asid, va, WalkHint::NONE) {
+            _ if self.nested.is_some() => self.entry_of(asid, va),
             Some((_, t)) => t,
             None => {
                 self.page_table.walk_into(asid, va, &mut self.walk);

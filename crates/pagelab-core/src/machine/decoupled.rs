@@ -171,9 +171,15 @@ impl Machine {
         for (j, m) in misses.iter().take(AHEAD).enumerate() {
             hints[j] = walker.prefetch(m.asid, m.va);
         }
+        let nested = walker.nested.is_some();
         for j in 0..misses.len() {
             let m = misses[j];
             let hint = hints[j % AHEAD];
+            // Under virtualization, the host entries of a walk's data: its guest
+            // entry was brought in half the way ahead.
+            if let Some(near) = misses.get(j + AHEAD / 2).filter(|_| nested) {
+                walker.prefetch_host(near.asid, near.va, hints[(j + AHEAD / 2) % AHEAD]);
+            }
             if let Some(next) = misses.get(j + AHEAD) {
                 hints[j % AHEAD] = walker.prefetch(next.asid, next.va);
             }
@@ -191,7 +197,7 @@ impl Machine {
             if let (Some(c), Some(log)) = (cached.as_mut(), &walker.walk_log) {
                 c.note(m.reference, m.va, walker.base_page, log.len());
                 // With data caches every walk is made whole: its translation is there.
-                if let Some(t) = walker.walk.translation {
+                if let Some(t) = walker.walked_entry() {
                     c.remember(m.asid, m.va, walker.base_page, t.pfn);
                 }
             }

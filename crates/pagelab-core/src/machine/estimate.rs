@@ -73,7 +73,27 @@ pub fn parts(c: &MachineConfig) -> Vec<Part> {
     }
     let (field, bytes) = c.page_table.preallocated();
     add(format!("page_table.{field}"), bytes);
-    if let FramesConfig::Buddy(b) = &c.frames {
+    frames_parts(&c.frames, "frames", &mut add);
+    if let Some(v) = &c.virtualization {
+        let (field, bytes) = v.host_page_table.preallocated();
+        add(format!("virtualization.host_page_table.{field}"), bytes);
+        frames_parts(&v.host_frames, "virtualization.host_frames", &mut add);
+        for (i, w) in v.host_walk_caches.iter().enumerate() {
+            add(
+                format!("virtualization.host_walk_caches[{i}].sets × ways"),
+                array_bytes(w.sets, w.ways),
+            );
+        }
+        if let Some(a) = &v.nested_tlb {
+            add("virtualization.nested_tlb.sets × ways".into(), arrays(a));
+        }
+    }
+    parts
+}
+
+/// The parts of physical memory configured at `field`.
+fn frames_parts(frames: &FramesConfig, field: &str, add: &mut impl FnMut(String, u64)) {
+    if let FramesConfig::Buddy(b) = frames {
         // A free list entry per free block: wired frames at random leave up to one
         // block per frame; otherwise one per largest block.
         let frames = b.memory.0 >> crate::addr::BASE_SHIFT;
@@ -82,15 +102,14 @@ pub fn parts(c: &MachineConfig) -> Vec<Part> {
         } else {
             frames >> b.max_block.base_frames().trailing_zeros()
         };
-        add("frames.memory".into(), blocks.saturating_mul(16));
+        add(format!("{field}.memory"), blocks.saturating_mul(16));
         if b.cached > 0.0 {
             // Its pages by age and, while it fills, by file (8 bytes each twice), its
             // counts by block (4 bytes a block of each order: under 8 a frame), and the
             // web server's files (24 bytes each, about one per 8 frames).
-            add("frames.cached".into(), frames.saturating_mul(28));
+            add(format!("{field}.cached"), frames.saturating_mul(28));
         }
     }
-    parts
 }
 
 /// A byte count to one decimal, in the largest binary unit it reaches ("51.0 GiB").

@@ -16,6 +16,7 @@
 //! | memory pressure | [`crate::pressure::Pager`] | `paging` | `pressure.rs` |
 //! | range translations | [`crate::range::Ranges`] | `ranges` | `ranges.rs` |
 //! | data caches | [`crate::cache::CacheHierarchy`] (`cache::build`) | `cache` | `walker.rs`, `cached.rs`, `promote.rs` |
+//! | virtualization | [`crate::virt::Nested`] (host table, frames, caches) | `virtualization` | `walker.rs`, `virtualized.rs` |
 //! | fragmentation samples | [`crate::frames::sampling::Fragmentation`] | `frames` | `mod.rs` |
 //! | cycles | [`CostModel`] (`cost::build`) | `cost` | `report.rs` |
 //!
@@ -52,6 +53,7 @@ mod steady;
 #[cfg(test)]
 mod tests;
 mod trace_run;
+mod virtualized;
 mod walker;
 mod warmup;
 pub use crate::counts::Counts;

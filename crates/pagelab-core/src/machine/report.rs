@@ -154,6 +154,7 @@ impl Machine {
             counts: c.clone(),
             levels: level_reports,
             walk_caches: self.walker.walk_caches.report(),
+            virtualization: self.walker.nested.as_ref().map(|n| n.report()),
             walk_refs_per_walk: ratio(c.walk_refs, c.walks),
             walk_lines_per_walk: ratio(c.walk_lines, c.walks),
             page_table_bytes: self.walker.page_table.footprint_bytes(),
@@ -228,6 +229,9 @@ pub struct Report {
     /// Range translations: the range unit and eager paging, if configured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ranges: Option<RangesReport>,
+    /// Under `[virtualization]`: the two-dimensional walks by dimension.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub virtualization: Option<crate::virt::VirtualizationReport>,
     /// With a warm-up (`--warmup`): what its references counted and cost, left out
     /// of everything above (see `steady.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]

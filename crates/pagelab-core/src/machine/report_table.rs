@@ -1,7 +1,59 @@
 //! A run's report as the table `pagelab simulate` prints (`Display`).
 
 use super::report::{RangesReport, Report};
+use crate::virt::VirtualizationReport;
 use std::fmt;
+
+impl VirtualizationReport {
+    /// The rows of the report's table, below the walks'.
+    fn rows(
+        &self,
+        f: &mut fmt::Formatter<'_>,
+        row: &mut impl FnMut(&mut fmt::Formatter<'_>, &str, String) -> fmt::Result,
+    ) -> fmt::Result {
+        row(
+            f,
+            "  guest / host references",
+            format!(
+                "{} / {} ({:.2} / {:.2} a walk)",
+                self.guest_refs, self.host_refs, self.guest_refs_per_walk, self.host_refs_per_walk
+            ),
+        )?;
+        for w in &self.host_walk_caches {
+            row(
+                f,
+                &format!(
+                    "  host walk cache L{} ({} entries) hits",
+                    w.level, w.entries
+                ),
+                format!("{} ({:.1}%)", w.hits, 100.0 * w.hit_ratio),
+            )?;
+        }
+        if self.nested_tlb_hits + self.nested_tlb_misses > 0 {
+            row(
+                f,
+                "  nested TLB hits / misses",
+                format!("{} / {}", self.nested_tlb_hits, self.nested_tlb_misses),
+            )?;
+        }
+        row(
+            f,
+            "  host walks (references saved)",
+            format!("{} ({})", self.host_walks, self.host_refs_skipped),
+        )?;
+        row(
+            f,
+            "  host faults (large)",
+            format!("{} ({})", self.host_faults, self.host_large_faults),
+        )?;
+        row(f, "  splintered entries", self.splintered.to_string())?;
+        row(
+            f,
+            "  host table bytes / frames used",
+            format!("{} / {}", self.host_table_bytes, self.host_frames_used),
+        )
+    }
+}
 
 impl RangesReport {
     /// The rows of the report's table (`warmed`: after a warm-up, whose report keeps
@@ -143,6 +195,9 @@ impl fmt::Display for Report {
             "walk cache lines",
             format!("{} ({:.2}/walk)", c.walk_lines, self.walk_lines_per_walk),
         )?;
+        if let Some(v) = &self.virtualization {
+            v.rows(f, &mut row)?;
+        }
         row(f, "page faults", c.page_faults.to_string())?;
         if c.large_faults > 0 {
             row(f, "  mapping a large page", c.large_faults.to_string())?;

@@ -85,6 +85,7 @@ impl Report {
             frames_peak,
             file_cache,
             ranges,
+            virtualization,
             warmup: _,
         } = self;
         Report {
@@ -131,6 +132,10 @@ impl Report {
                 .as_ref()
                 .zip(warm.ranges.as_ref())
                 .map(|(r, w)| r.since(w)),
+            virtualization: virtualization
+                .as_ref()
+                .zip(warm.virtualization.as_ref())
+                .map(|(v, w)| v.since(w)),
             warmup: Some(WarmupReport::of(warm)),
         }
     }
@@ -280,7 +285,7 @@ impl LevelReport {
 }
 
 impl WalkCacheReport {
-    fn since(&self, warm: &WalkCacheReport) -> WalkCacheReport {
+    pub(crate) fn since(&self, warm: &WalkCacheReport) -> WalkCacheReport {
         let WalkCacheReport {
             level,
             entries,

@@ -38,6 +38,12 @@ pub struct Walker {
     /// the order read, for the caches to read when their references' turn comes
     /// (`cached.rs`). `None`: walks read through the caches at once.
     pub walk_log: Option<Vec<PhysAddr>>,
+    /// Under `[virtualization]`: the host side, which makes every walk
+    /// two-dimensional (`crate::virt`).
+    pub nested: Option<Box<crate::virt::Nested>>,
+    /// Under `[virtualization]`: what the TLB holds for the last walk (host frame,
+    /// the smaller of guest and host page); the walk's translation is the guest's.
+    pub entry: Option<Translation>,
 }
 
 impl Walker {
@@ -53,10 +59,30 @@ impl Walker {
         asid: Asid,
         va: VirtAddr,
     ) {
-        let Some(t) = first.or_else(|| self.page_table.as_ref().walk(asid, va).translation) else {
+        let Some(t) = first.or_else(|| self.entry_of(asid, va)) else {
             return;
         };
         self.cache_phys(counts, t.phys(va));
+    }
+
+    /// What a TLB entry holds for `va`, from the tables without counting: the guest
+    /// translation, or under `[virtualization]` its host-physical entry.
+    pub fn entry_of(&self, asid: Asid, va: VirtAddr) -> Option<Translation> {
+        let guest = self.page_table.as_ref().walk(asid, va).translation?;
+        match &self.nested {
+            Some(n) => n.entry_of(guest, va),
+            None => Some(guest),
+        }
+    }
+
+    /// What the TLB holds for the last walk: its translation, host-physical under
+    /// `[virtualization]`.
+    #[inline(always)]
+    pub fn walked_entry(&self) -> Option<Translation> {
+        match self.nested {
+            Some(_) => self.entry,
+            None => self.walk.translation,
+        }
     }
 
     /// A data reference to `pa` through the cache model; one that reaches memory may
@@ -86,14 +112,14 @@ impl Walker {
         va: VirtAddr,
         reference: u64,
     ) -> Result<Translation, SimError> {
-        let skip = self.walk(asid, va);
+        let (skip, start) = self.walk(asid, va, reference, false)?;
         counts.walks += 1;
         let walk = &self.walk;
         // A walk longer than a walk records counts every reference it made.
-        counts.walk_refs += (walk.refs().len() + walk.dropped() - skip) as u64;
+        counts.walk_refs += (walk.refs().len() + walk.dropped() - start) as u64;
         counts.walk_refs_skipped += skip as u64;
-        counts.walk_lines += walk.distinct_lines_from(skip) as u64;
-        match walk.translation {
+        counts.walk_lines += walk.distinct_lines_from(start) as u64;
+        match self.walked_entry() {
             Some(t) => Ok(t),
             None => self.fault(counts, asid, va, reference),
         }
@@ -116,8 +142,8 @@ impl Walker {
         hint: WalkHint,
     ) -> Result<(), SimError> {
         // With data caches (here, or on their thread with the log), every entry.
-        let brief = match (&self.cache, &self.walk_log) {
-            (None, None) => self.page_table.walk_brief(asid, va, hint),
+        let brief = match (&self.cache, &self.walk_log, &self.nested) {
+            (None, None, None) => self.page_table.walk_brief(asid, va, hint),
             _ => None,
         };
         let Some((read, translation)) = brief else {
@@ -141,31 +167,48 @@ impl Walker {
     }
 
     /// Walk `va` into the scratch walk: how many of its leading references the walk
-    /// caches make unnecessary. The caches serve every walk, one that ends at an
-    /// absent entry too, and take the pointer entries it read.
+    /// caches make unnecessary, and where in the walk the references made start
+    /// (the same, but under `[virtualization]`, whose walk holds only those). The
+    /// caches serve every walk, one that ends at an absent entry too, and take the
+    /// pointer entries it read. `retry`: the walk after a fault was handled.
     #[inline]
-    fn walk(&mut self, asid: Asid, va: VirtAddr) -> usize {
+    fn walk(
+        &mut self,
+        asid: Asid,
+        va: VirtAddr,
+        reference: u64,
+        retry: bool,
+    ) -> Result<(usize, usize), SimError> {
         self.page_table.walk_into(asid, va, &mut self.walk);
         let skip = if self.walk_caches.is_empty() {
             0
         } else {
             self.walk_caches.filter(asid, va, self.walk.refs().len())
         };
+        let start = match &mut self.nested {
+            None => skip,
+            Some(n) => {
+                self.entry = n
+                    .expand(&mut self.walk, skip, va, retry)
+                    .map_err(|message| SimError { reference, message })?;
+                0
+            }
+        };
         if self.cache.is_some() || self.walk_log.is_some() {
-            self.walk_through_cache(skip);
+            self.walk_through_cache(start);
         }
-        skip
+        Ok((skip, start))
     }
 
-    /// The references of the last walk after the first `skip`, through the caches
+    /// The references of the last walk after the first `start`, through the caches
     /// (out of line: most machines model none, and the walk stays small).
     #[cold]
     #[inline(never)]
-    fn walk_through_cache(&mut self, skip: usize) {
+    fn walk_through_cache(&mut self, start: usize) {
         if let Some(log) = &mut self.walk_log {
-            log.extend(self.walk.refs().iter().skip(skip).copied());
+            log.extend(self.walk.refs().iter().skip(start).copied());
         } else if let Some(cache) = &mut self.cache {
-            for &entry in self.walk.refs().iter().skip(skip) {
+            for &entry in self.walk.refs().iter().skip(start) {
                 cache.access(entry, CacheAccess::Walk);
             }
         }
@@ -177,6 +220,19 @@ impl Walker {
     #[inline(always)]
     pub fn prefetch(&self, asid: Asid, va: VirtAddr) -> WalkHint {
         self.page_table.prefetch(asid, va)
+    }
+
+    /// Under `[virtualization]`, a hint that `va`'s walk is near: once the guest's
+    /// entry is in the host's cache (a [`Walker::prefetch`] ago, which gave `hint`),
+    /// the host table brings in its entries for the data's guest-physical address.
+    /// Changes nothing simulated.
+    #[inline]
+    pub fn prefetch_host(&self, asid: Asid, va: VirtAddr, hint: WalkHint) {
+        if let (Some(n), Some((_, Some(t)))) =
+            (&self.nested, self.page_table.walk_brief(asid, va, hint))
+        {
+            n.prefetch(t.phys(va));
+        }
     }
 
     /// An earlier hint than [`Walker::prefetch`] that `va` will be resolved (see
@@ -375,10 +431,9 @@ impl Walker {
     ) -> Result<Translation, SimError> {
         // The faulting access is retried: it walks again. That walk is the fault's cost,
         // not the TLB's, and is counted apart.
-        let skip = self.walk(asid, va);
-        counts.fault_walk_refs += (self.walk.refs().len() + self.walk.dropped() - skip) as u64;
-        self.walk
-            .translation
+        let (_, start) = self.walk(asid, va, reference, true)?;
+        counts.fault_walk_refs += (self.walk.refs().len() + self.walk.dropped() - start) as u64;
+        self.walked_entry()
             .ok_or_else(|| Self::still_unmapped(va, reference))
     }
 }

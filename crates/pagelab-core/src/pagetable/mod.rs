@@ -154,6 +154,10 @@ impl Walk {
     pub fn dropped(&self) -> usize {
         self.dropped as usize
     }
+    /// Count `n` more references made beyond those recorded.
+    pub fn add_dropped(&mut self, n: usize) {
+        self.dropped = self.dropped.saturating_add(n.min(u16::MAX as usize) as u16);
+    }
     /// Distinct 64-byte cache lines among the entries read.
     pub fn distinct_lines(&self) -> usize {
         self.distinct_lines_from(0)

@@ -1,0 +1,106 @@
+//! Hostile input to `[virtualization]` (see hostile.rs): every bad host section is
+//! refused with the file and the field named, before or during the run, and no input
+//! changes.
+
+mod common;
+use common::*;
+
+#[test]
+fn a_bad_host_section_names_the_file_and_the_field() {
+    let d = folder("virtualization");
+    write(&d, "ok.lackey", LACKEY);
+    for (name, section, named) in [
+        ("unknown.toml", "host_pages = \"4K\"\n", "host_pages"),
+        (
+            "kind.toml",
+            "host_page_table = { kind = \"btree\" }\n",
+            "btree",
+        ),
+        (
+            "size.toml",
+            "host_page = \"8K\"\n",
+            "virtualization.host_page",
+        ),
+        (
+            "caches.toml",
+            "host_page_table = { kind = \"inverted\" }\nhost_walk_caches = [{ level = 2 }]\n",
+            "virtualization.host_walk_caches[0]",
+        ),
+        (
+            "level.toml",
+            "host_walk_caches = [{ level = 9 }]\n",
+            "virtualization.host_walk_caches[0].level",
+        ),
+        (
+            "ntlb.toml",
+            "nested_tlb = { sets = 0 }\n",
+            "virtualization.nested_tlb.sets",
+        ),
+        (
+            "priced.toml",
+            "nested_tlb = { hit_cycles = 3 }\n",
+            "virtualization.nested_tlb.hit_cycles",
+        ),
+        (
+            "memory.toml",
+            "host_frames = { kind = \"buddy\", memory = \"2K\" }\n",
+            "virtualization.host_frames.memory",
+        ),
+        (
+            "huge.toml",
+            "nested_tlb = { sets = 4294967296, ways = 65536 }\n",
+            "virtualization.nested_tlb",
+        ),
+    ] {
+        write(&d, name, format!("[virtualization]\n{section}"));
+        refused(
+            &d,
+            &["simulate", "--trace", "ok.lackey", "--config", name],
+            &[name, named],
+        );
+    }
+    write(
+        &d,
+        "policy.toml",
+        "[promotion]\npolicy = \"asap\"\n[tlb]\nkind = \"set-associative\"\npage_sizes = [\"4K\", \"2M\"]\n[virtualization]\n",
+    );
+    refused(
+        &d,
+        &[
+            "simulate",
+            "--trace",
+            "ok.lackey",
+            "--config",
+            "policy.toml",
+        ],
+        &["policy.toml", "[promotion]"],
+    );
+}
+
+/// Host memory that runs out during the run: the error names the reference and the
+/// field to raise, and nothing is written.
+#[test]
+fn host_memory_running_out_is_an_error_naming_the_field() {
+    let d = folder("virtualization-memory");
+    let refs: String = (0..64).map(|i| format!(" L {:x},8\n", i << 21)).collect();
+    write(&d, "wide.lackey", refs);
+    write(
+        &d,
+        "small.toml",
+        "[virtualization]\nhost_frames = { kind = \"simple\", memory = \"64K\" }\n",
+    );
+    refused(
+        &d,
+        &[
+            "simulate",
+            "--trace",
+            "wide.lackey",
+            "--config",
+            "small.toml",
+            "--json",
+            "out.json",
+        ],
+        &["reference", "virtualization.host_frames.memory"],
+    );
+    assert!(!d.join("out.json").exists());
+}

@@ -1,0 +1,296 @@
+//! The host side of a two-dimensional walk (see the module above): the host table,
+//! host-physical memory, the host's walk caches and the nested TLB, and the walk of a
+//! guest walk's entries through them.
+
+use super::{VirtualizationConfig, VirtualizationReport};
+use crate::addr::{Asid, PageSize, Pfn, PhysAddr, VirtAddr, BASE_SHIFT};
+use crate::frames::FrameAllocator;
+use crate::pagetable::{
+    build_page_table, AnyPageTable, MapError, Perms, Translation, Walk, MAX_WALK_REFS,
+};
+use crate::tlb::{AnyArray, Tlb, WalkCaches};
+
+/// The host tables carry no address space: one virtual machine's.
+const VM: Asid = Asid(0);
+
+pub struct Nested {
+    table: AnyPageTable,
+    frames: Box<dyn FrameAllocator>,
+    /// What a host fault maps when it can, and the host table's smallest page.
+    host_page: PageSize,
+    host_base: PageSize,
+    walk_caches: WalkCaches,
+    nested_tlb: Option<AnyArray>,
+    /// A host walk (kept: a walk is large).
+    walk: Walk,
+    /// The guest walk's entries while its walk is made two-dimensional.
+    guest: [PhysAddr; MAX_WALK_REFS],
+    stats: VirtualizationReport,
+}
+
+impl Nested {
+    /// The host side `c` describes, every value checked (errors name
+    /// `virtualization.<field>`); `seed` is the machine's.
+    pub fn build(c: &VirtualizationConfig, seed: u64) -> Result<Nested, String> {
+        let field = |e: String| format!("virtualization.host_{e}");
+        let table = build_page_table(&c.host_page_table).map_err(field)?;
+        let sizes = table.as_ref().page_sizes();
+        let host_base = sizes[0];
+        if !sizes.contains(&c.host_page) {
+            return Err(format!(
+                "virtualization.host_page: the host page table cannot map {} pages (it maps {})",
+                c.host_page,
+                sizes
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        let levels = match &c.host_page_table {
+            crate::pagetable::PageTableConfig::Radix(r) => Some(r.levels),
+            _ => None,
+        };
+        let walk_caches = WalkCaches::build(&c.host_walk_caches, levels, seed)
+            .map_err(|e| format!("virtualization.host_{e}"))?;
+        let nested_tlb = match &c.nested_tlb {
+            Some(a) if a.hit_cycles != 0.0 => {
+                return Err(
+                    "virtualization.nested_tlb.hit_cycles: a nested TLB's hits are priced with the walk's; leave it 0"
+                        .into(),
+                )
+            }
+            Some(a) => Some(AnyArray::build(
+                a,
+                crate::tlb::array_seed(seed, "virtualization.nested_tlb"),
+                "virtualization.nested_tlb",
+            )?),
+            None => None,
+        };
+        let frames = crate::frames::build(&c.host_frames, host_base, c.host_page, false, seed)
+            .map_err(field)?;
+        Ok(Nested {
+            table,
+            frames,
+            host_page: c.host_page,
+            host_base,
+            walk_caches,
+            nested_tlb,
+            walk: Walk::new(),
+            guest: [PhysAddr(0); MAX_WALK_REFS],
+            stats: VirtualizationReport::default(),
+        })
+    }
+
+    /// Make the guest walk in `walk` (its entries guest-physical, the first `skip`
+    /// made unnecessary by the guest's walk caches) two-dimensional, in place: the
+    /// entries after the first `skip`, each preceded by the host walk of its
+    /// guest-physical address, and then the host walk of the data's, when the guest
+    /// walk found a translation for `va`. `walk.translation` stays the guest's; the
+    /// translation a TLB entry holds is returned: the host frame, and the smaller of
+    /// the guest and the host page. Errors: the host ran out of memory or cannot map
+    /// an address.
+    /// `retry`: the walk retried after a guest fault, whose references are the
+    /// fault's (counted apart, as the machine counts them).
+    pub fn expand(
+        &mut self,
+        walk: &mut Walk,
+        skip: usize,
+        va: VirtAddr,
+        retry: bool,
+    ) -> Result<Option<Translation>, String> {
+        let refs = walk.refs();
+        let n = refs.len();
+        self.guest[..n].copy_from_slice(refs);
+        let (guest, dropped) = (walk.translation, walk.dropped());
+        walk.clear();
+        walk.translation = guest;
+        let host_refs = self.stats.host_refs;
+        for i in skip.min(n)..n {
+            let entry = self.guest[i];
+            let host = self.host_translate(entry, walk)?;
+            walk.push(host.phys(VirtAddr(entry.0)));
+        }
+        walk.add_dropped(dropped);
+        let entry = match guest {
+            Some(guest) => {
+                let gpa = guest.phys(va);
+                let host = self.host_translate(gpa, walk)?;
+                Some(self.combine(guest, host, gpa))
+            }
+            None => None,
+        };
+        // A guest entry beyond the walk's record is counted, not walked in two
+        // dimensions (only a hashed guest table with long chains makes one).
+        let guest_refs = (n - skip.min(n) + dropped) as u64;
+        let s = &mut self.stats;
+        if retry {
+            let made = s.host_refs - host_refs;
+            s.host_refs = host_refs;
+            s.fault_refs += guest_refs + made;
+        } else {
+            s.walks += 1;
+            s.guest_refs += guest_refs;
+        }
+        Ok(entry)
+    }
+
+    /// [`entry`], counting a splintered one.
+    fn combine(&mut self, guest: Translation, host: Translation, gpa: PhysAddr) -> Translation {
+        let t = entry(guest, host, gpa);
+        self.stats.splintered += (t.size < guest.size) as u64;
+        t
+    }
+
+    /// The host translation of `gpa` (the nested TLB, else a host walk through the
+    /// host's walk caches, the entries it reads pushed onto `out`; a host fault
+    /// maps the page first).
+    fn host_translate(&mut self, gpa: PhysAddr, out: &mut Walk) -> Result<Translation, String> {
+        let key = VirtAddr(gpa.0);
+        if let Some(tlb) = &mut self.nested_tlb {
+            if let Some(t) = tlb.lookup(VM, key) {
+                self.stats.nested_tlb_hits += 1;
+                return Ok(t);
+            }
+            self.stats.nested_tlb_misses += 1;
+        }
+        self.table.walk_into(VM, key, &mut self.walk);
+        let read = self.walk.refs().len();
+        let skip = if self.walk_caches.is_empty() {
+            0
+        } else {
+            self.walk_caches.filter(VM, key, read)
+        };
+        for &entry in &self.walk.refs()[skip..] {
+            out.push(entry);
+        }
+        self.stats.host_walks += 1;
+        self.stats.host_refs += (read + self.walk.dropped() - skip) as u64;
+        self.stats.host_refs_skipped += skip as u64;
+        let t = match self.walk.translation {
+            Some(t) => t,
+            None => self.fault(gpa)?,
+        };
+        if let Some(tlb) = &mut self.nested_tlb {
+            tlb.fill(VM, key, t);
+        }
+        Ok(t)
+    }
+
+    /// A host fault on `gpa`: map its page (of `host_page` if it can be had, else
+    /// of the smallest host page) and walk again, that walk counted as the fault's.
+    #[cold]
+    #[inline(never)]
+    fn fault(&mut self, gpa: PhysAddr) -> Result<Translation, String> {
+        self.stats.host_faults += 1;
+        let mut mapped = Err(None);
+        if self.host_page > self.host_base {
+            mapped = self.map(gpa, self.host_page);
+            self.stats.host_large_faults += mapped.is_ok() as u64;
+        }
+        if mapped.is_err() {
+            mapped = self.map(gpa, self.host_base);
+        }
+        match mapped {
+            Ok(()) => {}
+            Err(None) => {
+                return Err(format!(
+                    "out of host-physical memory after {} host faults (virtualization.host_frames.memory is {} base frames; raise it)",
+                    self.stats.host_faults,
+                    self.frames.total_frames()
+                ))
+            }
+            Err(Some(e)) => {
+                return Err(format!(
+                    "guest-physical address {:#x}: the host cannot map it: {e}",
+                    gpa.0
+                ))
+            }
+        }
+        let key = VirtAddr(gpa.0);
+        self.table.walk_into(VM, key, &mut self.walk);
+        self.stats.host_fault_refs += (self.walk.refs().len() + self.walk.dropped()) as u64;
+        self.walk.translation.ok_or_else(|| {
+            format!(
+                "guest-physical address {:#x}: still unmapped in the host after its fault",
+                gpa.0
+            )
+        })
+    }
+
+    /// Map the page of `size` holding `gpa` to a fresh host block. `Err(None)`: no
+    /// free block of the size.
+    fn map(&mut self, gpa: PhysAddr, size: PageSize) -> Result<(), Option<MapError>> {
+        let page = VirtAddr(gpa.0 & !(size.bytes() - 1));
+        let pfn = self.frames.alloc(size).ok_or(None)?;
+        match self
+            .table
+            .as_dyn()
+            .map(VM, page, size, pfn, Perms::RWX, self.frames.as_mut())
+        {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                self.frames.free(pfn, size);
+                Err(Some(e))
+            }
+        }
+    }
+
+    /// The host translation of `gpa` if the host maps it, counting nothing (for the
+    /// data caches' addresses and for checks).
+    pub fn lookup(&self, gpa: PhysAddr) -> Option<Translation> {
+        self.table.as_ref().walk(VM, VirtAddr(gpa.0)).translation
+    }
+
+    /// What a TLB entry holds for `va` with the guest translation `guest`, the host
+    /// mapping its page already; counting nothing.
+    pub fn entry_of(&self, guest: Translation, va: VirtAddr) -> Option<Translation> {
+        let gpa = guest.phys(va);
+        Some(entry(guest, self.lookup(gpa)?, gpa))
+    }
+
+    /// A hint that `gpa` will be translated soon: the host table brings the
+    /// entries its walk reads into the host's cache. Changes nothing simulated.
+    #[inline]
+    pub fn prefetch(&self, gpa: PhysAddr) {
+        self.table.prefetch(VM, VirtAddr(gpa.0));
+    }
+
+    /// The smallest page a TLB entry may hold: the host's smallest.
+    pub fn host_base(&self) -> PageSize {
+        self.host_base
+    }
+
+    pub fn report(&self) -> VirtualizationReport {
+        let s = &self.stats;
+        let per = |n: u64| {
+            if s.walks > 0 {
+                n as f64 / s.walks as f64
+            } else {
+                0.0
+            }
+        };
+        VirtualizationReport {
+            guest_refs_per_walk: per(s.guest_refs),
+            host_refs_per_walk: per(s.host_refs),
+            host_table_bytes: self.table.as_ref().footprint_bytes(),
+            host_frames_used: self.frames.used_frames(),
+            host_walk_caches: self.walk_caches.report(),
+            ..s.clone()
+        }
+    }
+}
+
+/// What a TLB entry holds for a reference that reaches `gpa` through the guest
+/// translation `guest` and then the host's `host`: the page of the smaller size
+/// around it, host-physical. Within that page both translations are contiguous and
+/// aligned alike, so one entry serves it.
+fn entry(guest: Translation, host: Translation, gpa: PhysAddr) -> Translation {
+    let size = guest.size.min(host.size);
+    let hpa = host.phys(VirtAddr(gpa.0)).0;
+    Translation {
+        pfn: Pfn((hpa & !(size.bytes() - 1)) >> BASE_SHIFT),
+        size,
+        perms: guest.perms,
+    }
+}
