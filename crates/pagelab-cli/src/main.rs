@@ -29,6 +29,7 @@ mod target;
 mod trace_args;
 mod trace_info;
 mod translation;
+mod virtualized;
 mod workloads;
 
 pub(crate) use pagelab_core::addr::human_bytes;

@@ -175,3 +175,40 @@ mod tests {
         assert_eq!(super::left(3600.0, 0.5), "1 h 00 min");
     }
 }
+
+/// Progress of several runs over one trace, one after another: a line per run, named
+/// by the run, begun when its first batch is told and finished when the next run's is.
+pub struct PerRun<'a> {
+    trace: &'a Path,
+    quiet: bool,
+    current: Option<(String, Progress)>,
+}
+
+impl<'a> PerRun<'a> {
+    pub fn new(trace: &'a Path, quiet: bool) -> PerRun<'a> {
+        PerRun {
+            trace,
+            quiet,
+            current: None,
+        }
+    }
+
+    /// Run `name` read `refs` references more, and the reader is at `position`.
+    pub fn tick(&mut self, name: &str, refs: u64, position: u64) {
+        if self.current.as_ref().map(|c| c.0.as_str()) != Some(name) {
+            self.finish();
+            let p = Progress::new(name.to_string(), self.quiet).of_files([self.trace]);
+            self.current = Some((name.to_string(), p));
+        }
+        if let Some((_, p)) = &mut self.current {
+            p.tick(refs, position);
+        }
+    }
+
+    /// The last run's line finished.
+    pub fn finish(&mut self) {
+        if let Some((_, p)) = self.current.take() {
+            p.finish();
+        }
+    }
+}

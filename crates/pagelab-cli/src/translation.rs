@@ -1,6 +1,7 @@
 //! `pagelab compare translation`: one run per translation scheme (4K, THP 2M, 1G,
 //! direct segment, RMM) of one trace on one machine
-//! (`pagelab_core::analysis::translation`), as a table, JSON or CSV.
+//! (`pagelab_core::analysis::translation`), as a table, JSON or CSV; with
+//! `--virtualized`, guest × host page tables instead (`virtualized.rs`).
 
 use crate::trace_args::TraceRunArgs;
 use crate::MachineArgs;
@@ -16,6 +17,21 @@ pub struct TranslationArgs {
     /// costs). Default sandy-bridge, the paper's.
     #[command(flatten)]
     machine: MachineArgs,
+    /// Instead of the schemes: each guest page-table structure natively and over each
+    /// host structure, a two-dimensional walk per TLB miss (`[virtualization]`; the
+    /// machine's own section, if it has one, gives the host's memory and caches).
+    #[arg(long)]
+    virtualized: bool,
+    /// With --virtualized: the guest structures, comma-separated (default all seven).
+    #[arg(long, value_delimiter = ',', requires = "virtualized")]
+    guests: Vec<String>,
+    /// With --virtualized: the host structures, comma-separated (default all seven).
+    #[arg(long, value_delimiter = ',', requires = "virtualized")]
+    hosts: Vec<String>,
+    /// With --virtualized: the page a host fault maps when it can
+    /// (`virtualization.host_page`; default the machine's, else 4K).
+    #[arg(long, requires = "virtualized")]
+    host_page: Option<String>,
 }
 
 pub fn run(args: &TranslationArgs) -> Result<()> {
@@ -29,31 +45,25 @@ pub fn run(args: &TranslationArgs) -> Result<()> {
     } else {
         crate::load_config(&args.machine)?
     };
+    if args.virtualized {
+        let pairs = crate::virtualized::Pairs {
+            guests: &args.guests,
+            hosts: &args.hosts,
+            host_page: args.host_page.as_deref(),
+        };
+        return crate::virtualized::run(run, base, &pairs);
+    }
     let format = crate::parse_format(&run.format)?;
     // A progress line per scheme.
-    let mut progress: Option<(&str, crate::progress::Progress)> = None;
+    let mut progress = crate::progress::PerRun::new(&run.trace, run.quiet);
     let result = translation::compare(
         &base,
         &run.regions,
         || pagelab_core::trace::open(&run.trace, format),
         &run.trace,
-        |scheme, refs, position| {
-            if progress.as_ref().map(|p| p.0) != Some(scheme) {
-                if let Some((_, p)) = progress.take() {
-                    p.finish();
-                }
-                let p = crate::progress::Progress::new(scheme, run.quiet)
-                    .of_files([run.trace.as_path()]);
-                progress = Some((scheme, p));
-            }
-            if let Some((_, p)) = &mut progress {
-                p.tick(refs, position);
-            }
-        },
+        |scheme, refs, position| progress.tick(scheme, refs, position),
     )?;
-    if let Some((_, p)) = progress {
-        p.finish();
-    }
+    progress.finish();
     let (rows, skipped) = (&result.schemes, &result.skipped);
     let source = format!("{} on {}", run.trace.display(), base.name);
     let json = serde_json::to_string_pretty(&serde_json::json!({

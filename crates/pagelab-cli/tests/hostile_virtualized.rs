@@ -104,3 +104,48 @@ fn host_memory_running_out_is_an_error_naming_the_field() {
     );
     assert!(!d.join("out.json").exists());
 }
+
+/// `compare translation --virtualized`: a structure or page that does not exist, an
+/// option of the schemes, or a pair option without `--virtualized`, is refused before
+/// any run, and no output is written.
+#[test]
+fn bad_pairs_are_refused_before_any_run() {
+    let d = folder("virtualized-compare");
+    write(&d, "ok.lackey", LACKEY);
+    let compare = [
+        "compare",
+        "translation",
+        "--trace",
+        "ok.lackey",
+        "--json",
+        "out.json",
+    ];
+    for (extra, named) in [
+        (
+            &["--virtualized", "--guests", "radix,btree"][..],
+            &["--guests", "btree"][..],
+        ),
+        (
+            &["--virtualized", "--hosts", "b-tree"],
+            &["--hosts", "b-tree"],
+        ),
+        (
+            &["--virtualized", "--host-page", "3K"],
+            &["--host-page", "3K"],
+        ),
+        (
+            &["--virtualized", "--region", "0x1000+4K"],
+            &["--region", "--virtualized"],
+        ),
+        (&["--hosts", "radix"], &["--virtualized"]),
+    ] {
+        let args: Vec<&str> = compare.iter().chain(extra).copied().collect();
+        let o = run_in(&d, &args, None);
+        let err = stderr(&o);
+        assert!(!o.status.success(), "{args:?}");
+        for n in named {
+            assert!(err.contains(n), "{args:?}: {err}");
+        }
+        assert!(!d.join("out.json").exists(), "{args:?}");
+    }
+}

@@ -277,6 +277,54 @@ fn compare_translation(
     })
 }
 
+/// Every guest page-table structure of `guests` natively and over every host
+/// structure of `hosts` (empty: all seven) on a trace, on the machine (the preset
+/// `machine`, or the TOML configuration; sandy-bridge when neither is given), a host
+/// fault mapping `host_page` when given. Returns a dict: machine, host_page, native,
+/// pairs.
+#[pyfunction]
+#[pyo3(signature = (trace, config_toml = "", machine = None, guests = Vec::new(), hosts = Vec::new(), host_page = None, format = None, origin = "<config>"))]
+#[allow(clippy::too_many_arguments)]
+fn compare_virtualized(
+    py: Python<'_>,
+    trace: &str,
+    config_toml: &str,
+    machine: Option<&str>,
+    guests: Vec<String>,
+    hosts: Vec<String>,
+    host_page: Option<&str>,
+    format: Option<&str>,
+    origin: &str,
+) -> PyResult<PyObject> {
+    use pagelab_core::analysis::{translation, virtualized};
+    detached(py, || {
+        let mut config =
+            machine_config(config_toml, machine, origin, translation::DEFAULT_MACHINE)?;
+        if let Some(page) = host_page {
+            let size = pagelab_core::PageSize::parse(page)
+                .map_err(|e| Failure::Input(format!("host_page: {page:?}: {e}")))?;
+            config
+                .virtualization
+                .get_or_insert_with(Default::default)
+                .host_page = size;
+        }
+        let (_, format) = open_trace(trace, format)?;
+        let result = virtualized::compare(
+            &config,
+            &guests,
+            &hosts,
+            || trace::open(Path::new(trace), Some(format)),
+            Path::new(trace),
+            |_, _, _| {},
+        )
+        .map_err(input_error)?;
+        Ok(Output {
+            value: result,
+            warning: None,
+        })
+    })
+}
+
 /// Exact reuse distances of a trace's page stream at each of `page_sizes` ("4K",
 /// "2M", …) in one pass, with the misses of a fully associative LRU TLB of every size.
 /// Returns a dict.
@@ -505,6 +553,7 @@ fn _pagelab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_config, m)?)?;
     m.add_function(wrap_pyfunction!(contiguity, m)?)?;
     m.add_function(wrap_pyfunction!(compare_translation, m)?)?;
+    m.add_function(wrap_pyfunction!(compare_virtualized, m)?)?;
     m.add_function(wrap_pyfunction!(reuse, m)?)?;
     m.add_function(wrap_pyfunction!(benefit, m)?)?;
     m.add_class::<machine::Machine>()?;

@@ -1,4 +1,5 @@
-"""Range translations from Python (pagelab.contiguity, pagelab.compare_translation) on
+"""Range translations from Python (pagelab.contiguity, pagelab.compare_translation and
+its virtualized form, pagelab.compare_virtualized) on
 the bundled traces: the same numbers as the command line, as typed results with their
 DataFrames."""
 
@@ -53,6 +54,37 @@ def test_compare_translation_says_which_schemes_a_machine_cannot_run():
     result = pagelab.compare_translation(trace("sqlite-rec.plt"), machine="mips-r4x00")
     assert list(result.to_frame()["scheme"]) == ["4K", "DS", "RMM"]
     assert [s.split(":")[0] for s in result.skipped] == ["THP 2M", "1G"]
+
+
+@pytest.mark.skipif(not os.path.exists(CLI), reason="the command line is not built (make build)")
+def test_compare_virtualized_matches_the_command_line():
+    guests, hosts = ["radix", "hashed"], ["radix", "inverted"]
+    result = pagelab.compare_virtualized(trace("sqlite-rec.plt"), machine="skylake", guests=guests,
+                                         hosts=hosts, host_page="2M")
+    out = subprocess.run(
+        [CLI, "compare", "translation", "--virtualized", "--trace", trace("sqlite-rec.plt"),
+         "--machine", "skylake", "--guests", ",".join(guests), "--hosts", ",".join(hosts),
+         "--host-page", "2M", "--json", "-", "--quiet"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    cli = json.loads(out.stdout)["comparison"]
+    assert result.to_dict() == cli
+    frame = result.to_frame()
+    assert list(zip(frame["guest"], frame["host"].fillna("native"))) == [
+        ("radix", "native"), ("hashed", "native"),
+        ("radix", "radix"), ("radix", "inverted"), ("hashed", "radix"), ("hashed", "inverted")]
+    assert result.host_page == "2M"
+    # A host walk per guest entry and per data page: more references than natively.
+    for pair in result.pairs:
+        native = next(n for n in result.native if n["guest"] == pair["guest"])
+        assert pair["walks"] == native["walks"]
+        assert pair["refs_per_walk"] > native["refs_per_walk"]
+    with pytest.raises(ValueError, match="btree"):
+        pagelab.compare_virtualized(trace("xz.plt"), guests=["btree"])
+    with pytest.raises(TypeError, match="list"):
+        pagelab.compare_virtualized(trace("xz.plt"), hosts="radix")
 
 
 def test_bad_arguments_name_what_is_wrong():

@@ -16,4 +16,5 @@ pub mod pagetables;
 pub mod reuse;
 pub mod simulation;
 pub mod translation;
+pub mod virtualized;
 pub mod warmup;

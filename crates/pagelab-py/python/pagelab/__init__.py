@@ -65,6 +65,8 @@ __all__ = [
     "REPLACEMENT_POLICIES",
     "contiguity",
     "compare_translation",
+    "compare_virtualized",
+    "VirtualizedComparison",
     "PRESETS",
     "reuse_distance",
     "ReuseDistance",
@@ -406,7 +408,7 @@ def host_machine() -> Dict[str, Any]:
 
 
 # Range translations (pagelab.ranges), imported last: the module uses the helpers above.
-from .ranges import compare_translation, contiguity  # noqa: E402
+from .ranges import compare_translation, compare_virtualized, contiguity  # noqa: E402
 from .reuse import ReuseDistance, reuse_distance  # noqa: E402
 from .benefit import Benefit, benefit  # noqa: E402
 from .sweep import SweepSummary, export_results, results, sweep  # noqa: E402
@@ -414,5 +416,10 @@ from .trace import Trace  # noqa: E402
 from .report import report  # noqa: E402
 from .repro import Reproduction, repro, repro_papers  # noqa: E402
 from .pagetables import compare_pagetables  # noqa: E402
-from .comparisons import Contiguity, PageTableComparison, TranslationComparison  # noqa: E402
+from .comparisons import (  # noqa: E402
+    Contiguity,
+    PageTableComparison,
+    TranslationComparison,
+    VirtualizedComparison,
+)
 from .programs import advise, calibrate, record, workloads  # noqa: E402

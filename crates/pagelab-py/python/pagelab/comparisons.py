@@ -118,3 +118,31 @@ class TranslationComparison(_Record):
     def to_frame(self) -> Any:
         """A row per scheme run."""
         return frame(self.schemes, what="TranslationComparison.to_frame")
+
+
+class VirtualizedComparison(_Record):
+    """Guest page tables natively and over host page tables
+    (:func:`pagelab.compare_virtualized`)."""
+
+    @property
+    def machine(self) -> str:
+        return str(self._raw["machine"])
+
+    @property
+    def host_page(self) -> str:
+        """The page a host fault mapped when it could."""
+        return str(self._raw["host_page"])
+
+    @property
+    def native(self) -> List[Dict[str, Any]]:
+        """A row per guest structure alone (``host`` None)."""
+        return list(self._raw["native"])
+
+    @property
+    def pairs(self) -> List[Dict[str, Any]]:
+        """A row per guest and host structure."""
+        return list(self._raw["pairs"])
+
+    def to_frame(self) -> Any:
+        """The native rows, then the pairs."""
+        return frame(self.native + self.pairs, what="VirtualizedComparison.to_frame")

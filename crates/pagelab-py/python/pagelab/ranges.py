@@ -5,8 +5,9 @@ IEEE Micro 2016) from Python, as typed results with ``to_frame()``.
 each share of a trace's footprint with 4K, 2M and 1G pages, ideal ranges and the
 ranges eager paging made (the paper's Figure 2). :func:`compare_translation` is
 ``pagelab compare translation``: one run per scheme (4K, THP 2M, 1G, DS, RMM) on one
-machine (Figure 7). Both run in Rust without the GIL; their ``to_frame()`` needs
-pandas.
+machine (Figure 7); :func:`compare_virtualized` is its ``--virtualized``: each guest
+page table natively and over each host page table. They run in Rust without the GIL;
+their ``to_frame()`` needs pandas.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from . import _pagelab
-from .comparisons import Contiguity, TranslationComparison
+from .comparisons import Contiguity, TranslationComparison, VirtualizedComparison
 
-__all__ = ["contiguity", "compare_translation"]
+__all__ = ["contiguity", "compare_translation", "compare_virtualized"]
 
 
 def _machine_args(machine, config, regions):
@@ -98,3 +99,48 @@ def compare_translation(
 
     return TranslationComparison(
         _pagelab.compare_translation(_trace_path(trace), text, name, spans, format, origin))
+
+
+def compare_virtualized(
+    trace,
+    machine=None,
+    config=None,
+    guests: Sequence[str] = (),
+    hosts: Sequence[str] = (),
+    host_page: Optional[str] = None,
+    format: Optional[str] = None,
+) -> VirtualizedComparison:
+    """Each guest page table natively and over each host page table, side by side
+    (``pagelab compare translation --virtualized``).
+
+    Args:
+        trace: path of the trace (read once per run).
+        machine: the preset every run is built on (default ``sandy-bridge``); or
+            ``config``, a machine as :func:`pagelab.simulate` takes it (its
+            ``[virtualization]`` section, if any, gives the host's memory and caches).
+        guests, hosts: structure names from :data:`pagelab.PAGE_TABLES` (empty: all).
+        host_page: the page a host fault maps when it can ("4K", "2M", "1G").
+        format: the trace format; None detects it.
+
+    Returns:
+        A :class:`pagelab.VirtualizedComparison` whose ``native`` (a row per guest),
+        ``pairs`` (a row per guest and host) and ``to_frame()`` (both; ``host`` is
+        None, in the frame missing, for a native row) have: guest, host, references, walks, mpki, refs_per_walk,
+        guest_refs_per_walk, host_refs_per_walk, walk_cycles, walk_overhead_percent,
+        walk_cycles_vs_native, page_faults, host_faults, splintered, walk_caches,
+        host_walk_caches, page_table_bytes, host_table_bytes.
+
+    Raises:
+        ValueError: a bad trace, machine, structure name or page size (the message
+            names it).
+    """
+    for what, names in (("guests", guests), ("hosts", hosts)):
+        if isinstance(names, str):
+            raise TypeError(f"{what} is a list of structure names, not one string")
+    from . import _machine_choice, _trace_path
+
+    text, name, origin = _machine_choice(machine, config)
+    return VirtualizedComparison(
+        _pagelab.compare_virtualized(
+            _trace_path(trace), text, name, [str(g) for g in guests], [str(h) for h in hosts],
+            host_page, format, origin))
