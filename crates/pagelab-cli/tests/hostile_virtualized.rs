@@ -149,3 +149,41 @@ fn bad_pairs_are_refused_before_any_run() {
         assert!(!d.join("out.json").exists(), "{args:?}");
     }
 }
+
+/// `[coalescing]`: a kind that does not exist, a group that is no power of two, a
+/// group size no TLB array holds, and coalescing under virtualization.
+#[test]
+fn a_bad_coalescing_section_names_the_field() {
+    let d = folder("coalescing");
+    write(&d, "ok.lackey", LACKEY);
+    let held = "[tlb]\nkind = \"set-associative\"\npage_sizes = [\"4K\", \"64K\"]\n";
+    for (name, text, named) in [
+        (
+            "kind.toml",
+            format!("{held}[coalescing]\nkind = \"arm\"\n"),
+            "arm",
+        ),
+        (
+            "pages.toml",
+            format!("{held}[coalescing]\nkind = \"amd\"\npages = 6\n"),
+            "coalescing.pages",
+        ),
+        (
+            "held.toml",
+            "[coalescing]\nkind = \"contiguous-bit\"\n".to_string(),
+            "page_sizes",
+        ),
+        (
+            "nested.toml",
+            format!("{held}[coalescing]\nkind = \"colt\"\n[virtualization]\n"),
+            "[coalescing]",
+        ),
+    ] {
+        write(&d, name, text);
+        refused(
+            &d,
+            &["simulate", "--trace", "ok.lackey", "--config", name],
+            &[name, named],
+        );
+    }
+}

@@ -51,6 +51,10 @@ fn configurations() -> Vec<MachineConfig> {
         "[virtualization]\nnested_tlb = {}\nhost_walk_caches = [{}]\n\
          host_frames = { kind = \"buddy\" }\n",
     ));
+    all.push(with(
+        "[tlb]\nkind = \"set-associative\"\npage_sizes = [\"4K\", \"64K\"]\n\
+         [coalescing]\nkind = \"colt\"\n",
+    ));
     let mut cached = MachineConfig::default();
     cached.cache = pagelab_core::cache::CacheConfig::typical();
     all.push(cached);

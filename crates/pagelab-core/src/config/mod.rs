@@ -26,6 +26,7 @@ use crate::addr::PageSize;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+mod coalescing;
 pub mod overrides;
 mod preset_texts;
 #[cfg(test)]
@@ -61,6 +62,7 @@ pub use crate::superpage::{
     AsapConfig, OnlineConfig, PromotionConfig, ReservationConfig, StaticPromotionConfig,
     StaticRegion, ThpConfig,
 };
+pub use coalescing::{CoalesceKind, CoalescingConfig};
 pub use preset_texts::PRESETS;
 pub use tlb::*;
 pub use virtualization::VirtualizationConfig;
@@ -129,6 +131,11 @@ pub struct MachineConfig {
     /// guest this machine's other sections describe (`crate::virt`). Default none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub virtualization: Option<VirtualizationConfig>,
+    /// TLB entries that cover a run of base pages whose frames are contiguous
+    /// (`crate::tlb::coalesce`), held by the arrays whose `page_sizes` have the run's
+    /// size. Default none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coalescing: Option<CoalescingConfig>,
     /// The dotted-key settings this configuration was made with from its named machine
     /// (`--set`, `Machine.with_overrides`, a sweep's keys), kept for the record: every
     /// report carries them. They change nothing else.
@@ -180,6 +187,7 @@ impl Default for MachineConfig {
             paging: PagingConfig::default(),
             ranges: RangesConfig::default(),
             virtualization: None,
+            coalescing: None,
             settings: Default::default(),
         }
     }

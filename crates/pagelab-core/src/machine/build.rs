@@ -50,6 +50,8 @@ fn check_virtualized(config: &MachineConfig) -> Result<(), String> {
         "memory pressure ([paging])"
     } else if !config.ranges.is_default() {
         "range translations ([ranges])"
+    } else if config.coalescing.is_some() {
+        "coalesced TLB entries ([coalescing])"
     } else {
         return Ok(());
     };
@@ -166,6 +168,13 @@ impl Machine {
                 walk_log: None,
                 nested,
                 entry: None,
+                coalesce: match &config.coalescing {
+                    Some(c) => Some(
+                        crate::tlb::Coalescing::build(c, config.base_page, &tlb.path_sizes(DATA))
+                            .map_err(err)?,
+                    ),
+                    None => None,
+                },
             },
             tlb,
             cost: crate::cost::build(&config.cost).map_err(err)?,

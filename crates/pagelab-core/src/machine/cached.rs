@@ -175,12 +175,14 @@ impl Machine {
 
     /// Whether nothing keeps batches from running decoupled: no policy, no pager, no
     /// data caches under eager paging (whose unmaps change translations the caches'
-    /// pass would read after them), and no host page smaller than the base page
-    /// (whose TLB entries would be smaller).
+    /// pass would read after them), no coalescing (whose entries are larger than a
+    /// base page), and no host page smaller than the base page (whose TLB entries
+    /// would be smaller).
     pub(super) fn in_order_only(&self) -> bool {
         self.walker.promoter.policy.is_none()
             && self.pager.is_none()
             && (self.walker.cache.is_none() || self.ranges.eager.is_none())
+            && self.walker.coalesce.is_none()
             && self
                 .walker
                 .nested

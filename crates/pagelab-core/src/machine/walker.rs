@@ -44,6 +44,9 @@ pub struct Walker {
     /// Under `[virtualization]`: what the TLB holds for the last walk (host frame,
     /// the smaller of guest and host page); the walk's translation is the guest's.
     pub entry: Option<Translation>,
+    /// Under `[coalescing]`: how a base page's entry widens to a run of contiguous
+    /// frames (`crate::tlb::coalesce`).
+    pub coalesce: Option<crate::tlb::Coalescing>,
 }
 
 impl Walker {
@@ -119,10 +122,14 @@ impl Walker {
         counts.walk_refs += (walk.refs().len() + walk.dropped() - start) as u64;
         counts.walk_refs_skipped += skip as u64;
         counts.walk_lines += walk.distinct_lines_from(start) as u64;
-        match self.walked_entry() {
-            Some(t) => Ok(t),
-            None => self.fault(counts, asid, va, reference),
-        }
+        let t = match self.walked_entry() {
+            Some(t) => t,
+            None => self.fault(counts, asid, va, reference)?,
+        };
+        Ok(match &self.coalesce {
+            Some(c) => c.widen(self.page_table.as_ref(), asid, va, t),
+            None => t,
+        })
     }
 
     /// [`Walker::resolve`] for a run that needs the walk's counts, not its entries or

@@ -3,6 +3,7 @@
 //! id and the page size, so tagged TLBs, flushes and mixed page sizes need no special
 //! cases later.
 
+pub mod coalesce;
 mod fa_lru;
 mod fingerprint;
 pub mod hierarchy;
@@ -11,6 +12,7 @@ pub mod set_assoc;
 pub mod walk_cache;
 mod way_index;
 
+pub use coalesce::Coalescing;
 pub use hierarchy::{AnyArray, Hierarchy, REPLACEMENT_POLICIES};
 pub use set_assoc::SetAssocTlb;
 pub use walk_cache::WalkCaches;
