@@ -151,7 +151,8 @@ fn bad_pairs_are_refused_before_any_run() {
 }
 
 /// `[coalescing]`: a kind that does not exist, a group that is no power of two, a
-/// group size no TLB array holds, and coalescing under virtualization.
+/// group size no TLB array holds, and coalescing under virtualization; folio sizes
+/// that are not below the huge page.
 #[test]
 fn a_bad_coalescing_section_names_the_field() {
     let d = folder("coalescing");
@@ -172,6 +173,13 @@ fn a_bad_coalescing_section_names_the_field() {
             "held.toml",
             "[coalescing]\nkind = \"contiguous-bit\"\n".to_string(),
             "page_sizes",
+        ),
+        (
+            "folios.toml",
+            format!(
+                "[tlb]\nkind = \"set-associative\"\npage_sizes = [\"4K\", \"2M\"]\n[promotion]\npolicy = \"thp\"\nfolio_sizes = [\"4M\"]\n"
+            ),
+            "promotion.folio_sizes",
         ),
         (
             "nested.toml",

@@ -292,6 +292,9 @@ impl Walker {
                 }
             }
         }
+        if self.map_folio(asid, va) {
+            return Ok(());
+        }
         let base = self.base_page;
         let frames = self.frames.as_mut();
         let set_aside = self
@@ -347,6 +350,74 @@ impl Walker {
             })),
         }
         Ok(())
+    }
+
+    /// A fault that mapped no large page: a folio of the largest size the policy
+    /// enables whose aligned range around `va` has no page mapped (nor swapped out)
+    /// and whose block the allocator has, each base page of it mapped on its own
+    /// (see [`PromotionPolicy::fault_folios`]). Whether one was mapped.
+    ///
+    /// [`PromotionPolicy::fault_folios`]: crate::superpage::PromotionPolicy::fault_folios
+    fn map_folio(&mut self, asid: Asid, va: VirtAddr) -> bool {
+        let Some(policy) = self.promoter.policy.as_mut() else {
+            return false;
+        };
+        let mut sizes = [PageSize::K4; 16];
+        let n = policy.fault_folios().len().min(sizes.len());
+        sizes[..n].copy_from_slice(&policy.fault_folios()[..n]);
+        for &size in &sizes[..n] {
+            let mapped = self.try_folio(asid, va, size);
+            if let Some(p) = self.promoter.policy.as_mut() {
+                p.folio_fault(mapped.then_some(size));
+            }
+            if mapped {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// [`Walker::map_folio`] of one size.
+    fn try_folio(&mut self, asid: Asid, va: VirtAddr, size: PageSize) -> bool {
+        let (base, start) = (self.base_page, va.0 & !(size.bytes() - 1));
+        let pages = size.bytes() / base.bytes();
+        let page = |i: u64| VirtAddr(start + i * base.bytes());
+        let table = self.page_table.as_ref();
+        if (0..pages).any(|i| table.walk(asid, page(i)).translation.is_some())
+            || self
+                .swap
+                .as_ref()
+                .is_some_and(|s| s.holds_any(asid, VirtAddr(start), size.bytes()))
+        {
+            return false;
+        }
+        let Some(pfn) = self.frames.alloc(size) else {
+            return false;
+        };
+        let step = base.base_frames();
+        for i in 0..pages {
+            let frame = Pfn(pfn.0 + i * step);
+            let table = self.page_table.as_dyn();
+            if table
+                .map(asid, page(i), base, frame, Perms::RW, self.frames.as_mut())
+                .is_err()
+            {
+                for j in 0..i {
+                    let _ = table.unmap(asid, page(j), base, self.frames.as_mut());
+                }
+                self.frames.free(pfn, size);
+                return false;
+            }
+        }
+        if let Some(c) = &mut self.contents {
+            c.fill(
+                pfn,
+                size.base_frames(),
+                asid,
+                start >> crate::addr::BASE_SHIFT,
+            );
+        }
+        true
     }
 
     /// Map the page of `size` holding `va` to a fresh block of `size` from the

@@ -143,6 +143,15 @@ pub trait PromotionPolicy {
     }
     /// An event of the trace (an allocation, a segment of the memory map; not a
     /// switch of address space), made in `asid`, before the references that follow it.
+    /// Folio sizes a fault tries, largest first, when no page of `fault_size` was
+    /// mapped (Linux's multi-size THP): a folio is a naturally aligned block of
+    /// frames mapped page by page with base-page entries. Default none.
+    fn fault_folios(&self) -> &[PageSize] {
+        &[]
+    }
+    /// A fault mapped a folio of `size` (`Some`), or fell back past one (`None`: no
+    /// free block of the size, or a page of its range already mapped).
+    fn folio_fault(&mut self, _mapped: Option<PageSize>) {}
     fn on_event(&mut self, _asid: Asid, _event: &Event) {}
     /// Called after every batch with the references run so far: candidates a
     /// background pass (khugepaged) asks to promote, pushed to `out`.

@@ -7,9 +7,16 @@
 //! are unmapped (Linux's `khugepaged/max_ptes_none`, 511 by default: one page
 //! mapped suffices).
 //!
+//! Multi-size THP (`folio_sizes`, Linux's `hugepages-<size>kB/enabled` for sizes below
+//! the huge page, since 6.8): a fault that maps no huge page tries each folio size,
+//! largest first, and maps a folio of it (a naturally aligned block of frames, each
+//! base page of the range with its own base-page entry) when no page of the aligned
+//! range is mapped and the allocator has a free block of the size; else the next
+//! smaller size, and last a base page, as `alloc_anon_folio` falls back.
+//!
 //! Simplification: pagelab knows no VMAs, so every aligned range is eligible (Linux
-//! maps a huge page only where the VMA covers the whole range, so small mappings and
-//! the edges of large ones get base pages there).
+//! maps a huge page or folio only where the VMA covers the whole range, so small
+//! mappings and the edges of large ones get smaller pages there).
 
 use super::{check_miss_cycles, BuildPolicy, Candidate, Context, Miss, PromotionPolicy};
 use crate::addr::{Asid, PageSize, VirtAddr};
@@ -29,6 +36,12 @@ pub struct Thp {
     next_scan: u64,
     miss_cycles: f64,
     pub collapses_asked: u64,
+    /// Folio sizes, largest first; folios mapped, fallbacks past a size, and the
+    /// base pages folios mapped.
+    folios: Vec<PageSize>,
+    folio_faults: u64,
+    folio_fallbacks: u64,
+    folio_pages: u64,
 }
 
 impl Thp {
@@ -45,6 +58,15 @@ impl Thp {
             next_scan: c.scan_every,
             miss_cycles: c.miss_cycles,
             collapses_asked: 0,
+            folios: {
+                let mut f = c.folio_sizes.clone();
+                f.sort_by(|a, b| b.cmp(a));
+                f.dedup();
+                f
+            },
+            folio_faults: 0,
+            folio_fallbacks: 0,
+            folio_pages: 0,
         }
     }
 
@@ -56,6 +78,20 @@ impl Thp {
 impl PromotionPolicy for Thp {
     fn fault_size(&mut self, _asid: Asid, _va: VirtAddr) -> Option<PageSize> {
         self.fault_huge.then_some(self.huge)
+    }
+
+    fn fault_folios(&self) -> &[PageSize] {
+        &self.folios
+    }
+
+    fn folio_fault(&mut self, mapped: Option<PageSize>) {
+        match mapped {
+            Some(size) => {
+                self.folio_faults += 1;
+                self.folio_pages += size.bytes() >> self.base.shift();
+            }
+            None => self.folio_fallbacks += 1,
+        }
     }
 
     fn on_miss(&mut self, m: &Miss<'_>) -> Option<Candidate> {
@@ -124,6 +160,9 @@ impl PromotionPolicy for Thp {
         vec![
             ("collapses asked", self.collapses_asked),
             ("ranges with base pages", self.ranges.len() as u64),
+            ("folio faults", self.folio_faults),
+            ("folio fallbacks", self.folio_fallbacks),
+            ("folio base pages", self.folio_pages),
         ]
     }
     fn stat_is_state(&self, name: &str) -> bool {
@@ -148,6 +187,10 @@ pub struct ThpConfig {
     pub ranges_per_scan: usize,
     /// Cycles the fault and miss handlers spend on the policy per miss. Default 0.
     pub miss_cycles: f64,
+    /// Multi-size THP: folio sizes a fault tries after the huge page, largest first,
+    /// each a power of two above the base page and below the huge page ("64K",
+    /// "16K"). Default none.
+    pub folio_sizes: Vec<PageSize>,
 }
 
 impl Default for ThpConfig {
@@ -159,6 +202,7 @@ impl Default for ThpConfig {
             scan_every: 1_000_000,
             ranges_per_scan: 8,
             miss_cycles: 0.0,
+            folio_sizes: Vec::new(),
         }
     }
 }
@@ -167,6 +211,16 @@ impl BuildPolicy for Thp {
     type Options = ThpConfig;
     fn build(o: &ThpConfig, cx: &Context<'_>) -> Result<Thp, String> {
         check_miss_cycles(o.miss_cycles)?;
+        if let Some(s) = o
+            .folio_sizes
+            .iter()
+            .find(|s| **s <= cx.base || **s >= cx.sizes[0])
+        {
+            return Err(format!(
+                "promotion.folio_sizes: {s} is not between the base page ({}) and the huge page ({})",
+                cx.base, cx.sizes[0]
+            ));
+        }
         Ok(Thp::new(cx.sizes[0], cx.base, o))
     }
     fn configured_sizes(o: &ThpConfig) -> Option<&[PageSize]> {

@@ -60,6 +60,16 @@ def compare_translation(
     format: Optional[str] = None,
     origin: str = "<config>",
 ) -> Dict[str, Any]: ...
+def compare_virtualized(
+    trace: str,
+    config_toml: str = "",
+    machine: Optional[str] = None,
+    guests: Sequence[str] = ...,
+    hosts: Sequence[str] = ...,
+    host_page: Optional[str] = None,
+    format: Optional[str] = None,
+    origin: str = "<config>",
+) -> Dict[str, Any]: ...
 def reuse(
     trace: str,
     page_sizes: Sequence[str] = ...,
