@@ -20,11 +20,8 @@ pub fn run(run: &TraceRunArgs, mut base: MachineConfig, pairs: &Pairs) -> Result
         anyhow::bail!("--region: eager paging is not modelled under virtualization; leave it out with --virtualized");
     }
     if let Some(page) = pairs.host_page {
-        let size = pagelab_core::PageSize::parse(page)
-            .map_err(|e| anyhow::anyhow!("--host-page {page:?}: {e}"))?;
-        base.virtualization
-            .get_or_insert_with(Default::default)
-            .host_page = size;
+        virtualized::with_host_page(&mut base, page)
+            .map_err(|e| anyhow::anyhow!("--host-page: {e}"))?;
     }
     for (names, flag) in [(pairs.guests, "--guests"), (pairs.hosts, "--hosts")] {
         if let Some(n) = names

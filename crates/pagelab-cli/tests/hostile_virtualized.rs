@@ -47,6 +47,11 @@ fn a_bad_host_section_names_the_file_and_the_field() {
             "virtualization.host_frames.memory",
         ),
         (
+            "ntlb-sizes.toml",
+            "host_page = \"2M\"\nnested_tlb = { page_sizes = [\"4K\"] }\n",
+            "virtualization.nested_tlb.page_sizes",
+        ),
+        (
             "huge.toml",
             "nested_tlb = { sets = 4294967296, ways = 65536 }\n",
             "virtualization.nested_tlb",
@@ -59,6 +64,23 @@ fn a_bad_host_section_names_the_file_and_the_field() {
             &[name, named],
         );
     }
+    // A host page smaller than the guest's base page, which no TLB array holds.
+    write(
+        &d,
+        "small-host.toml",
+        "base_page = \"2M\"\n[tlb]\nkind = \"set-associative\"\npage_sizes = [\"2M\"]\n[virtualization]\n",
+    );
+    refused(
+        &d,
+        &[
+            "simulate",
+            "--trace",
+            "ok.lackey",
+            "--config",
+            "small-host.toml",
+        ],
+        &["small-host.toml", "virtualization.host_page_table"],
+    );
     write(
         &d,
         "policy.toml",
@@ -179,6 +201,20 @@ fn a_bad_coalescing_section_names_the_field() {
             format!(
                 "[tlb]\nkind = \"set-associative\"\npage_sizes = [\"4K\", \"2M\"]\n[promotion]\npolicy = \"thp\"\nfolio_sizes = [\"4M\"]\n"
             ),
+            "promotion.folio_sizes",
+        ),
+        (
+            "online.toml",
+            "[tlb]\nkind = \"set-associative\"\npage_sizes = [\"4K\", \"64K\", \"2M\"]\n\
+             [coalescing]\nkind = \"colt\"\n[promotion]\npolicy = \"online\"\n"
+                .to_string(),
+            "coalescing",
+        ),
+        (
+            "paged-folios.toml",
+            "[tlb]\nkind = \"set-associative\"\npage_sizes = [\"4K\", \"2M\"]\n[paging]\nresident_limit = \"64M\"\n\
+             [promotion]\npolicy = \"thp\"\nfolio_sizes = [\"64K\"]\n"
+                .to_string(),
             "promotion.folio_sizes",
         ),
         (

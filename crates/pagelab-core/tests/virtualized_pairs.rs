@@ -176,3 +176,19 @@ fn every_pair_with_large_host_pages() {
         }
     }
 }
+
+/// Hashed tables of two buckets read hundreds of records a walk, past what a walk
+/// records: every reference still counts, in both dimensions.
+#[test]
+fn walks_longer_than_their_record_count_every_reference() {
+    let text = "[tlb]\nkind = \"set-associative\"\nsets = 4\nways = 2\n\
+                [page_table]\nkind = \"hashed\"\nbuckets = 2\n\
+                [virtualization]\nhost_page_table = { kind = \"hashed\", buckets = 2 }\n";
+    let mut m = Machine::build(&toml::from_str(text).unwrap()).unwrap();
+    run(&mut m, &trace(3000, 0x77));
+    let r = m.report();
+    let v = r.virtualization.as_ref().unwrap();
+    assert!(v.host_refs_per_walk > 64.0, "{v:?}");
+    assert_eq!(r.counts.walk_refs, v.guest_refs + v.host_refs);
+    assert_eq!(r.counts.fault_walk_refs, v.fault_refs);
+}

@@ -301,12 +301,8 @@ fn compare_virtualized(
         let mut config =
             machine_config(config_toml, machine, origin, translation::DEFAULT_MACHINE)?;
         if let Some(page) = host_page {
-            let size = pagelab_core::PageSize::parse(page)
-                .map_err(|e| Failure::Input(format!("host_page: {page:?}: {e}")))?;
-            config
-                .virtualization
-                .get_or_insert_with(Default::default)
-                .host_page = size;
+            virtualized::with_host_page(&mut config, page)
+                .map_err(|e| Failure::Input(format!("host_page: {e}")))?;
         }
         let (_, format) = open_trace(trace, format)?;
         let result = virtualized::compare(

@@ -74,13 +74,17 @@ fn structure(name: &str, frames: &FramesConfig) -> Result<PageTableConfig, Strin
         )
     })?;
     Ok(match default_structures().swap_remove(i) {
-        PageTableConfig::Inverted(_) => PageTableConfig::Inverted(InvertedConfig {
-            memory: match frames {
-                FramesConfig::Simple(s) => s.memory,
-                FramesConfig::Buddy(b) => b.memory,
-            },
-            ..InvertedConfig::default()
-        }),
+        PageTableConfig::Inverted(_) => {
+            // The memory of whatever allocator it is, as built.
+            let memory =
+                crate::frames::build(frames, crate::PageSize::K4, crate::PageSize::M2, false, 0)?
+                    .total_frames()
+                    << crate::addr::BASE_SHIFT;
+            PageTableConfig::Inverted(InvertedConfig {
+                memory: crate::addr::ByteSize(memory),
+                ..InvertedConfig::default()
+            })
+        }
         c => c,
     })
 }
@@ -114,6 +118,15 @@ pub fn machine(
     Ok(c)
 }
 
+/// `base` with its host faults mapping `page` ("2M") when they can.
+pub fn with_host_page(base: &mut MachineConfig, page: &str) -> Result<(), String> {
+    let size = crate::PageSize::parse(page).map_err(|e| format!("host page {page:?}: {e}"))?;
+    base.virtualization
+        .get_or_insert_with(Default::default)
+        .host_page = size;
+    Ok(())
+}
+
 /// Every guest of `guests` natively and over every host of `hosts` (names from
 /// [`NAMES`]; empty: all seven), over the trace `open` reads from its start (once a
 /// run); `progress` is told the run's name, each batch's references and the reader's
@@ -130,6 +143,14 @@ pub fn compare(
     let all: Vec<String> = NAMES.iter().map(|s| s.to_string()).collect();
     let guests = if guests.is_empty() { &all } else { guests };
     let hosts = if hosts.is_empty() { &all } else { hosts };
+    // Every machine is built once before any runs, so that a configuration one of
+    // them refuses is said at once, not after the runs before it.
+    for guest in guests {
+        for host in hosts.iter().map(Some).chain([None]) {
+            let config = machine(base, guest, host.map(String::as_str)).map_err(config_error)?;
+            Machine::build(&config).map_err(|e| config_error(format!("{}: {e}", config.name)))?;
+        }
+    }
     let mut run = |config: &MachineConfig| -> Result<Report, TraceError> {
         let mut m =
             Machine::build(config).map_err(|e| config_error(format!("{}: {e}", config.name)))?;
@@ -148,7 +169,7 @@ pub fn compare(
             ));
         }
         for host in hosts {
-            let config = machine(base, guest, Some(host)).map_err(config_error)?;
+            let config = machine(base, guest, Some(host.as_str())).map_err(config_error)?;
             let report = run(&config)?;
             pairs.push(row(guest, Some(host), &report, &alone));
         }

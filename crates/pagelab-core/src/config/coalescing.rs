@@ -21,11 +21,6 @@ pub enum CoalesceKind {
     Colt,
 }
 
-impl CoalesceKind {
-    /// The kinds' names (`kind` in `[coalescing]`), in the variants' order.
-    pub const NAMES: &'static [&'static str] = &["contiguous-bit", "amd", "colt"];
-}
-
 /// The `[coalescing]` section.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

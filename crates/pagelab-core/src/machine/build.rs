@@ -45,7 +45,7 @@ fn check_max_reference(b: crate::addr::ByteSize) -> Result<u64, String> {
 /// range translations.
 fn check_virtualized(config: &MachineConfig) -> Result<(), String> {
     let refused = if !matches!(config.promotion, crate::config::PromotionConfig::None {}) {
-        "a promotion policy ([promotion])"
+        "a promotion policy ([promotion]; base_page gives the guest superpages)"
     } else if config.paging.is_on() {
         "memory pressure ([paging])"
     } else if !config.ranges.is_default() {
@@ -56,8 +56,44 @@ fn check_virtualized(config: &MachineConfig) -> Result<(), String> {
         return Ok(());
     };
     Err(format!(
-        "virtualization: a virtualized machine does not model {refused} yet; use base_page for guest superpages"
+        "virtualization: a virtualized machine does not model {refused} yet"
     ))
+}
+
+/// What the host side and the TLB must agree on: a host page smaller than the base
+/// page makes entries of that size, which some array must hold.
+fn check_host_pages(
+    host_base: PageSize,
+    config: &MachineConfig,
+    tlb: &Hierarchy,
+) -> Result<(), String> {
+    if host_base < config.base_page && !tlb.path_sizes(DATA).iter().any(|s| *s <= host_base) {
+        return Err(format!(
+            "virtualization.host_page_table: the host maps {host_base} pages, smaller than base_page ({}), and no TLB array holds pages that small",
+            config.base_page
+        ));
+    }
+    Ok(())
+}
+
+/// What coalescing and multi-size THP cannot be combined with yet: a policy that
+/// follows the TLB's entries (coalescing widens them), and folios under a pager
+/// (which learns of the faulting page only).
+fn check_contiguity(
+    config: &MachineConfig,
+    promoter: &crate::superpage::Promoter,
+) -> Result<(), String> {
+    let policy = promoter.policy.as_ref();
+    if config.coalescing.is_some() && policy.is_some_and(|p| p.tracks_tlb() || p.reads_tlb()) {
+        return Err("coalescing: the promotion policy follows the TLB's entries, which coalescing widens; not modelled yet".into());
+    }
+    if config.paging.is_on() && policy.is_some_and(|p| !p.fault_folios().is_empty()) {
+        return Err(
+            "promotion.folio_sizes: folios under memory pressure ([paging]) are not modelled yet"
+                .into(),
+        );
+    }
+    Ok(())
 }
 
 impl Machine {
@@ -134,11 +170,14 @@ impl Machine {
         let contents = (promoter.policy.is_some() || pager.is_some()).then(Default::default);
         let cache = crate::cache::build(&config.cache).map_err(err)?;
         let nested = match &config.virtualization {
-            Some(v) => Some(Box::new(
-                crate::virt::Nested::build(v, config.seed).map_err(err)?,
-            )),
+            Some(v) => {
+                let n = crate::virt::Nested::build(v, config.seed).map_err(err)?;
+                check_host_pages(n.host_base(), config, &tlb).map_err(err)?;
+                Some(Box::new(n))
+            }
             None => None,
         };
+        check_contiguity(config, &promoter).map_err(err)?;
         let ranges = build_ranges(config, &tlb).map_err(err)?;
         let mut machine = Machine {
             config: config.clone(),

@@ -176,18 +176,17 @@ impl Machine {
     /// Whether nothing keeps batches from running decoupled: no policy, no pager, no
     /// data caches under eager paging (whose unmaps change translations the caches'
     /// pass would read after them), no coalescing (whose entries are larger than a
-    /// base page), and no host page smaller than the base page (whose TLB entries
-    /// would be smaller).
+    /// base page), no host page smaller than the base page (whose TLB entries would
+    /// be smaller), and no data caches over a host table whose lookups change it.
     pub(super) fn in_order_only(&self) -> bool {
         self.walker.promoter.policy.is_none()
             && self.pager.is_none()
             && (self.walker.cache.is_none() || self.ranges.eager.is_none())
             && self.walker.coalesce.is_none()
-            && self
-                .walker
-                .nested
-                .as_ref()
-                .is_none_or(|n| n.host_base() >= self.walker.base_page)
+            && self.walker.nested.as_ref().is_none_or(|n| {
+                n.host_base() >= self.walker.base_page
+                    && !(self.walker.cache.is_some() && n.stateful_lookups())
+            })
     }
 
     /// The caches' pass over a batch whose TLB lookups and walks are done (its first
@@ -335,13 +334,13 @@ impl super::walker::Walker {
     /// batch references is mapped to one by the time the caches read it.
     #[cold]
     fn base_frame(&mut self, asid: Asid, va: VirtAddr) -> Pfn {
-        let t = match self.page_table.walk_brief(asid, va, WalkHint::NONE) {
-            _ if self.nested.is_some() => self.entry_of(asid, va),
-            Some((_, t)) => t,
-            None => {
-                self.page_table.walk_into(asid, va, &mut self.walk);
-                self.walk.translation
-            }
+        let t = if self.nested.is_some() {
+            self.entry_of(asid, va)
+        } else if let Some((_, t)) = self.page_table.walk_brief(asid, va, WalkHint::NONE) {
+            t
+        } else {
+            self.page_table.walk_into(asid, va, &mut self.walk);
+            self.walk.translation
         };
         let t = t.expect("a decoupled run maps every page before its caches' pass");
         debug_assert_eq!(t.size, self.base_page);

@@ -53,6 +53,13 @@ impl Machine {
         if let Some(p) = &self.walker.promoter.policy {
             cycles.policy = c.policy_misses as f64 * p.miss_cycles();
         }
+        let virtualization = self.walker.nested.as_ref().map(|n| n.report());
+        if let (Some(v), Some(cost)) = (&virtualization, self.config.cost.as_simple()) {
+            // A host fault is a fault in the host's kernel, priced as the guest's (a
+            // VM exit's own cost is not modelled), and its retried host walk.
+            cycles.page_faults += v.host_faults as f64 * cost.page_fault_cycles
+                + v.host_fault_refs as f64 * cost.walk_ref_cycles;
+        }
         let per_k = |n: u64| {
             if c.references > 0 {
                 1000.0 * n as f64 / c.references as f64
@@ -154,7 +161,7 @@ impl Machine {
             counts: c.clone(),
             levels: level_reports,
             walk_caches: self.walker.walk_caches.report(),
-            virtualization: self.walker.nested.as_ref().map(|n| n.report()),
+            virtualization,
             walk_refs_per_walk: ratio(c.walk_refs, c.walks),
             walk_lines_per_walk: ratio(c.walk_lines, c.walks),
             page_table_bytes: self.walker.page_table.footprint_bytes(),

@@ -115,13 +115,12 @@ impl Walker {
         va: VirtAddr,
         reference: u64,
     ) -> Result<Translation, SimError> {
-        let (skip, start) = self.walk(asid, va, reference, false)?;
+        let skip = self.walk(asid, va, reference, false)?;
         counts.walks += 1;
-        let walk = &self.walk;
-        // A walk longer than a walk records counts every reference it made.
-        counts.walk_refs += (walk.refs().len() + walk.dropped() - start) as u64;
+        let (made, lines) = self.made(skip);
+        counts.walk_refs += made as u64;
         counts.walk_refs_skipped += skip as u64;
-        counts.walk_lines += walk.distinct_lines_from(start) as u64;
+        counts.walk_lines += lines as u64;
         let t = match self.walked_entry() {
             Some(t) => t,
             None => self.fault(counts, asid, va, reference)?,
@@ -174,10 +173,11 @@ impl Walker {
     }
 
     /// Walk `va` into the scratch walk: how many of its leading references the walk
-    /// caches make unnecessary, and where in the walk the references made start
-    /// (the same, but under `[virtualization]`, whose walk holds only those). The
-    /// caches serve every walk, one that ends at an absent entry too, and take the
-    /// pointer entries it read. `retry`: the walk after a fault was handled.
+    /// caches make unnecessary. The caches serve every walk, one that ends at an
+    /// absent entry too, and take the pointer entries it read. Under
+    /// `[virtualization]` the walk is then made two-dimensional (its references in
+    /// the host side's record, [`crate::virt::Nested::refs`]). `retry`: the walk
+    /// after a fault was handled.
     #[inline]
     fn walk(
         &mut self,
@@ -185,37 +185,58 @@ impl Walker {
         va: VirtAddr,
         reference: u64,
         retry: bool,
-    ) -> Result<(usize, usize), SimError> {
+    ) -> Result<usize, SimError> {
         self.page_table.walk_into(asid, va, &mut self.walk);
         let skip = if self.walk_caches.is_empty() {
             0
         } else {
             self.walk_caches.filter(asid, va, self.walk.refs().len())
         };
-        let start = match &mut self.nested {
-            None => skip,
-            Some(n) => {
-                self.entry = n
-                    .expand(&mut self.walk, skip, va, retry)
-                    .map_err(|message| SimError { reference, message })?;
-                0
-            }
-        };
-        if self.cache.is_some() || self.walk_log.is_some() {
-            self.walk_through_cache(start);
+        if let Some(n) = &mut self.nested {
+            self.entry = n
+                .expand(&self.walk, skip, va, retry)
+                .map_err(|message| SimError { reference, message })?;
         }
-        Ok((skip, start))
+        if self.cache.is_some() || self.walk_log.is_some() {
+            self.walk_through_cache(skip);
+        }
+        Ok(skip)
     }
 
-    /// The references of the last walk after the first `start`, through the caches
-    /// (out of line: most machines model none, and the walk stays small).
+    /// The entries the last walk read after the walk caches' `skip`, in order.
+    #[inline]
+    fn read(&self, skip: usize) -> &[PhysAddr] {
+        match &self.nested {
+            Some(n) => n.refs(),
+            None => &self.walk.refs()[skip..],
+        }
+    }
+
+    /// The references the last walk made after the walk caches' `skip` (every one,
+    /// those beyond a walk's record included), and their distinct cache lines.
+    #[inline]
+    fn made(&self, skip: usize) -> (usize, usize) {
+        let dropped = match &self.nested {
+            Some(n) => n.dropped(),
+            None => self.walk.dropped(),
+        };
+        let read = self.read(skip);
+        (read.len() + dropped, crate::pagetable::distinct_lines(read))
+    }
+
+    /// The references of the last walk after the walk caches' `skip`, through the
+    /// caches (out of line: most machines model none, and the walk stays small).
     #[cold]
     #[inline(never)]
-    fn walk_through_cache(&mut self, start: usize) {
+    fn walk_through_cache(&mut self, skip: usize) {
+        let read = match &self.nested {
+            Some(n) => n.refs(),
+            None => &self.walk.refs()[skip..],
+        };
         if let Some(log) = &mut self.walk_log {
-            log.extend(self.walk.refs().iter().skip(start).copied());
+            log.extend_from_slice(read);
         } else if let Some(cache) = &mut self.cache {
-            for &entry in self.walk.refs().iter().skip(start) {
+            for &entry in read {
                 cache.access(entry, CacheAccess::Walk);
             }
         }
@@ -368,7 +389,7 @@ impl Walker {
         for &size in &sizes[..n] {
             let mapped = self.try_folio(asid, va, size);
             if let Some(p) = self.promoter.policy.as_mut() {
-                p.folio_fault(mapped.then_some(size));
+                p.folio_fault(asid, va, mapped.then_some(size));
             }
             if mapped {
                 return true;
@@ -509,8 +530,8 @@ impl Walker {
     ) -> Result<Translation, SimError> {
         // The faulting access is retried: it walks again. That walk is the fault's cost,
         // not the TLB's, and is counted apart.
-        let (_, start) = self.walk(asid, va, reference, true)?;
-        counts.fault_walk_refs += (self.walk.refs().len() + self.walk.dropped() - start) as u64;
+        let skip = self.walk(asid, va, reference, true)?;
+        counts.fault_walk_refs += self.made(skip).0 as u64;
         self.walked_entry()
             .ok_or_else(|| Self::still_unmapped(va, reference))
     }

@@ -164,11 +164,15 @@ impl Walk {
     }
     /// Distinct 64-byte cache lines among the entries read after the first `skip`.
     pub fn distinct_lines_from(&self, skip: usize) -> usize {
-        let refs = &self.refs()[skip.min(self.refs().len())..];
-        (0..refs.len())
-            .filter(|&i| !refs[..i].iter().any(|r| r.line() == refs[i].line()))
-            .count()
+        distinct_lines(&self.refs()[skip.min(self.refs().len())..])
     }
+}
+
+/// Distinct 64-byte cache lines among `refs`.
+pub fn distinct_lines(refs: &[PhysAddr]) -> usize {
+    (0..refs.len())
+        .filter(|&i| !refs[..i].iter().any(|r| r.line() == refs[i].line()))
+        .count()
 }
 
 impl Default for Walk {

@@ -149,9 +149,10 @@ pub trait PromotionPolicy {
     fn fault_folios(&self) -> &[PageSize] {
         &[]
     }
-    /// A fault mapped a folio of `size` (`Some`), or fell back past one (`None`: no
-    /// free block of the size, or a page of its range already mapped).
-    fn folio_fault(&mut self, _mapped: Option<PageSize>) {}
+    /// A fault at `va` mapped a folio of `size` (`Some`), or fell back past one
+    /// (`None`: no free block of the size, or a page of its range already mapped).
+    /// The faulting page's miss follows, as for any fault.
+    fn folio_fault(&mut self, _asid: Asid, _va: VirtAddr, _mapped: Option<PageSize>) {}
     fn on_event(&mut self, _asid: Asid, _event: &Event) {}
     /// Called after every batch with the references run so far: candidates a
     /// background pass (khugepaged) asks to promote, pushed to `out`.

@@ -84,11 +84,16 @@ impl PromotionPolicy for Thp {
         &self.folios
     }
 
-    fn folio_fault(&mut self, mapped: Option<PageSize>) {
+    fn folio_fault(&mut self, asid: Asid, va: VirtAddr, mapped: Option<PageSize>) {
         match mapped {
             Some(size) => {
+                let pages = size.bytes() >> self.base.shift();
                 self.folio_faults += 1;
-                self.folio_pages += size.bytes() >> self.base.shift();
+                self.folio_pages += pages;
+                // The folio's other pages are mapped too (the faulting one is counted
+                // by its miss), for the background pass's max_ptes_none.
+                let key = (asid, va.0 >> self.huge.shift());
+                *self.ranges.entry(key).or_insert(0) += pages - 1;
             }
             None => self.folio_fallbacks += 1,
         }
@@ -211,6 +216,9 @@ impl BuildPolicy for Thp {
     type Options = ThpConfig;
     fn build(o: &ThpConfig, cx: &Context<'_>) -> Result<Thp, String> {
         check_miss_cycles(o.miss_cycles)?;
+        if o.folio_sizes.len() > 16 {
+            return Err("promotion.folio_sizes: at most 16 sizes".into());
+        }
         if let Some(s) = o
             .folio_sizes
             .iter()

@@ -19,9 +19,10 @@
 //!
 //! The first two take the whole group or nothing; they differ in who decides (the OS's
 //! bit, the hardware's check), which leaves the same entries in a model that maps
-//! what it maps at once. Where the neighbours' entries are is not charged: the walk
-//! reads their cache line with the missing page's (the group of 16 entries spans two
-//! lines, whose second the model does not count).
+//! what it maps at once. Reading the neighbours' entries is not charged: in a radix or
+//! linear table they lie beside the missing page's (16 of them span two cache lines,
+//! whose second is not counted); in the other structures they lie elsewhere, and the
+//! model leaves that cost out.
 
 use crate::addr::{Asid, PageSize, Pfn, VirtAddr};
 use crate::config::{CoalesceKind, CoalescingConfig};
@@ -30,7 +31,6 @@ use crate::pagetable::{PageTable, Translation};
 /// `[coalescing]`, checked against the machine.
 #[derive(Clone, Debug)]
 pub struct Coalescing {
-    kind: CoalesceKind,
     base: PageSize,
     /// The sizes an entry may take, largest first: the group's, or for CoLT every
     /// size from the group's down to two base pages that an array holds.
@@ -66,15 +66,7 @@ impl Coalescing {
                 c.pages
             ));
         }
-        Ok(Coalescing {
-            kind: c.kind,
-            base,
-            sizes,
-        })
-    }
-
-    pub fn kind(&self) -> CoalesceKind {
-        self.kind
+        Ok(Coalescing { base, sizes })
     }
 
     /// The entry for `va` in `asid` after a walk of `table` found `t`: the largest

@@ -15,7 +15,8 @@
 //!
 //! - the guest's paging-structure caches are the machine's `walk_caches`: keyed by
 //!   guest virtual address, an entry holds the host-physical address of the next
-//!   guest table, so a hit skips those guest entries and their host walks;
+//!   guest table, so a hit skips those guest entries, their host walks and the host
+//!   walk of that table;
 //! - `host_walk_caches` are the host's, keyed by guest-physical address: a hit skips
 //!   the leading entries of one host walk;
 //! - `nested_tlb` caches guest-physical to host-physical translations: a hit skips a
@@ -27,8 +28,9 @@
 //! walk reaches it (an EPT violation), with a `host_page` page when a block of that
 //! size is free and nothing of its range is mapped yet, else with the host table's
 //! smallest page, as a host kernel's transparent huge pages fall back. A host fault
-//! is counted, and the host walk retried after it is its cost, as a guest fault's
-//! retry is.
+//! costs what a guest fault costs (`cost.page_fault_cycles`: a fault in the host's
+//! kernel; a VM exit's own cost is not modelled) plus the host walk retried after it,
+//! in the run's page-fault cycles.
 //!
 //! A TLB entry holds the smaller of the guest and the host page: a 2 MiB guest page
 //! over 4 KiB host pages is held as 4 KiB entries ("splintered", counted).
@@ -55,10 +57,12 @@ pub struct VirtualizationReport {
     /// Guest table entries read (after the guest's walk caches).
     pub guest_refs: u64,
     /// Host table entries read by the host walks of those walks (after the host's
-    /// walk caches), and the host walks made (after the nested TLB).
+    /// walk caches).
     pub host_refs: u64,
+    /// Host walks made (after the nested TLB), and host entries the host walk caches
+    /// made unnecessary: of every walk, retried ones included, as the nested TLB's
+    /// and the host walk caches' hits and misses are.
     pub host_walks: u64,
-    /// Host entries the host walk caches made unnecessary.
     pub host_refs_skipped: u64,
     /// Guest and host references of the walks retried after guest faults.
     pub fault_refs: u64,

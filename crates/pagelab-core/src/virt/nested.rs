@@ -23,8 +23,11 @@ pub struct Nested {
     nested_tlb: Option<AnyArray>,
     /// A host walk (kept: a walk is large).
     walk: Walk,
-    /// The guest walk's entries while its walk is made two-dimensional.
-    guest: [PhysAddr; MAX_WALK_REFS],
+    /// The last two-dimensional walk's entries (kept, so that it allocates nothing
+    /// once grown), and the references it made beyond the guest and host walks'
+    /// records.
+    out: Vec<PhysAddr>,
+    out_dropped: usize,
     stats: VirtualizationReport,
 }
 
@@ -60,6 +63,12 @@ impl Nested {
                         .into(),
                 )
             }
+            Some(a) if !a.page_sizes.contains(&host_base) || !a.page_sizes.contains(&c.host_page) => {
+                return Err(format!(
+                    "virtualization.nested_tlb.page_sizes: must hold the pages the host maps ({host_base} and {})",
+                    c.host_page
+                ))
+            }
             Some(a) => Some(AnyArray::build(
                 a,
                 crate::tlb::array_seed(seed, "virtualization.nested_tlb"),
@@ -77,52 +86,57 @@ impl Nested {
             walk_caches,
             nested_tlb,
             walk: Walk::new(),
-            guest: [PhysAddr(0); MAX_WALK_REFS],
+            out: Vec::with_capacity(4 * MAX_WALK_REFS),
+            out_dropped: 0,
             stats: VirtualizationReport::default(),
         })
     }
 
-    /// Make the guest walk in `walk` (its entries guest-physical, the first `skip`
-    /// made unnecessary by the guest's walk caches) two-dimensional, in place: the
-    /// entries after the first `skip`, each preceded by the host walk of its
-    /// guest-physical address, and then the host walk of the data's, when the guest
-    /// walk found a translation for `va`. `walk.translation` stays the guest's; the
-    /// translation a TLB entry holds is returned: the host frame, and the smaller of
-    /// the guest and the host page. Errors: the host ran out of memory or cannot map
-    /// an address.
-    /// `retry`: the walk retried after a guest fault, whose references are the
-    /// fault's (counted apart, as the machine counts them).
+    /// Make the guest walk `walk` (its entries guest-physical, the first `skip` made
+    /// unnecessary by the guest's walk caches) two-dimensional into [`Nested::refs`]:
+    /// the guest entries after the first `skip`, each preceded by the host walk of its
+    /// guest-physical address, then the host walk of the data's, when the guest walk
+    /// found a translation for `va`. A guest walk-cache hit holds the host-physical
+    /// address of the table it points to, so the first entry read after it needs no
+    /// host walk. Returns the translation a TLB entry holds: the host frame, and the
+    /// smaller of the guest and the host page. `retry`: the walk retried after a guest
+    /// fault, whose references are the fault's (counted apart, as the machine counts
+    /// them). Errors: the host ran out of memory or cannot map an address.
     pub fn expand(
         &mut self,
-        walk: &mut Walk,
+        walk: &Walk,
         skip: usize,
         va: VirtAddr,
         retry: bool,
     ) -> Result<Option<Translation>, String> {
+        self.out.clear();
+        // A guest entry beyond the walk's record is counted, not walked in two
+        // dimensions (only a hashed guest table with long chains makes one).
+        self.out_dropped = walk.dropped();
         let refs = walk.refs();
-        let n = refs.len();
-        self.guest[..n].copy_from_slice(refs);
-        let (guest, dropped) = (walk.translation, walk.dropped());
-        walk.clear();
-        walk.translation = guest;
+        let first = skip.min(refs.len());
         let host_refs = self.stats.host_refs;
-        for i in skip.min(n)..n {
-            let entry = self.guest[i];
-            let host = self.host_translate(entry, walk)?;
-            walk.push(host.phys(VirtAddr(entry.0)));
+        for (i, &entry) in refs.iter().enumerate().skip(first) {
+            let known = if i == first && skip > 0 {
+                self.lookup(entry)
+            } else {
+                None
+            };
+            let host = match known {
+                Some(t) => t,
+                None => self.host_translate(entry)?,
+            };
+            self.out.push(host.phys(VirtAddr(entry.0)));
         }
-        walk.add_dropped(dropped);
-        let entry = match guest {
+        let translation = match walk.translation {
             Some(guest) => {
                 let gpa = guest.phys(va);
-                let host = self.host_translate(gpa, walk)?;
+                let host = self.host_translate(gpa)?;
                 Some(self.combine(guest, host, gpa))
             }
             None => None,
         };
-        // A guest entry beyond the walk's record is counted, not walked in two
-        // dimensions (only a hashed guest table with long chains makes one).
-        let guest_refs = (n - skip.min(n) + dropped) as u64;
+        let guest_refs = (refs.len() - first + walk.dropped()) as u64;
         let s = &mut self.stats;
         if retry {
             let made = s.host_refs - host_refs;
@@ -132,7 +146,20 @@ impl Nested {
             s.walks += 1;
             s.guest_refs += guest_refs;
         }
-        Ok(entry)
+        Ok(translation)
+    }
+
+    /// The entries the last two-dimensional walk read, host-physical, in order.
+    #[inline]
+    pub fn refs(&self) -> &[PhysAddr] {
+        &self.out
+    }
+
+    /// References of the last walk made beyond those recorded (a hashed table's long
+    /// chains, in either dimension).
+    #[inline]
+    pub fn dropped(&self) -> usize {
+        self.out_dropped
     }
 
     /// [`entry`], counting a splintered one.
@@ -143,9 +170,9 @@ impl Nested {
     }
 
     /// The host translation of `gpa` (the nested TLB, else a host walk through the
-    /// host's walk caches, the entries it reads pushed onto `out`; a host fault
+    /// host's walk caches, the entries it reads added to the walk's; a host fault
     /// maps the page first).
-    fn host_translate(&mut self, gpa: PhysAddr, out: &mut Walk) -> Result<Translation, String> {
+    fn host_translate(&mut self, gpa: PhysAddr) -> Result<Translation, String> {
         let key = VirtAddr(gpa.0);
         if let Some(tlb) = &mut self.nested_tlb {
             if let Some(t) = tlb.lookup(VM, key) {
@@ -161,9 +188,8 @@ impl Nested {
         } else {
             self.walk_caches.filter(VM, key, read)
         };
-        for &entry in &self.walk.refs()[skip..] {
-            out.push(entry);
-        }
+        self.out.extend_from_slice(&self.walk.refs()[skip..]);
+        self.out_dropped += self.walk.dropped();
         self.stats.host_walks += 1;
         self.stats.host_refs += (read + self.walk.dropped() - skip) as u64;
         self.stats.host_refs_skipped += skip as u64;
@@ -254,6 +280,13 @@ impl Nested {
     #[inline]
     pub fn prefetch(&self, gpa: PhysAddr) {
         self.table.prefetch(VM, VirtAddr(gpa.0));
+    }
+
+    /// Whether a lookup of the host table changes its state (the linear table's own
+    /// TLB of its pages): then a pass that looks frames up afterwards (a decoupled
+    /// run's caches) would count differently, and runs go in order.
+    pub fn stateful_lookups(&self) -> bool {
+        matches!(self.table, AnyPageTable::Linear(_))
     }
 
     /// The smallest page a TLB entry may hold: the host's smallest.
