@@ -71,7 +71,7 @@ impl Walker {
     /// What a TLB entry holds for `va`, from the tables without counting: the guest
     /// translation, or under `[virtualization]` its host-physical entry.
     pub fn entry_of(&self, asid: Asid, va: VirtAddr) -> Option<Translation> {
-        let guest = self.page_table.as_ref().walk(asid, va).translation?;
+        let guest = crate::virt::translate(&self.page_table, asid, va)?;
         match &self.nested {
             Some(n) => n.entry_of(guest, va),
             None => Some(guest),

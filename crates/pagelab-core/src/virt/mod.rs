@@ -42,6 +42,7 @@
 
 mod nested;
 
+pub(crate) use nested::translate;
 pub use nested::Nested;
 
 pub use crate::config::VirtualizationConfig;

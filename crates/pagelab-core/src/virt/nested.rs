@@ -264,8 +264,9 @@ impl Nested {
 
     /// The host translation of `gpa` if the host maps it, counting nothing (for the
     /// data caches' addresses and for checks).
+    #[inline]
     pub fn lookup(&self, gpa: PhysAddr) -> Option<Translation> {
-        self.table.as_ref().walk(VM, VirtAddr(gpa.0)).translation
+        translate(&self.table, VM, VirtAddr(gpa.0))
     }
 
     /// What a TLB entry holds for `va` with the guest translation `guest`, the host
@@ -311,6 +312,17 @@ impl Nested {
             host_walk_caches: self.walk_caches.report(),
             ..s.clone()
         }
+    }
+}
+
+/// `va`'s translation in `table`, counting nothing, without writing the walk down
+/// where the table can (a walk's record is large: copying it costs more than the
+/// walk).
+#[inline]
+pub(crate) fn translate(table: &AnyPageTable, asid: Asid, va: VirtAddr) -> Option<Translation> {
+    match table.walk_brief(asid, va, crate::pagetable::WalkHint::NONE) {
+        Some((_, t)) => t,
+        None => table.as_ref().walk(asid, va).translation,
     }
 }
 
