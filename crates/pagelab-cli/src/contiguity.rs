@@ -1,6 +1,8 @@
 //! `pagelab analyze contiguity`: how many translation entries map a trace's footprint
 //! with 4K, 2M and 1G pages, ideal ranges and the ranges eager paging made
-//! (`pagelab_core::analysis::contiguity`), as a table, JSON or CSV.
+//! (`pagelab_core::analysis::contiguity`), and how much of it the machine's frames
+//! leave coalescable at each run length (`pagelab_core::analysis::coalescable`), as
+//! tables, JSON or CSV (the curves).
 
 use crate::trace_args::TraceRunArgs;
 use crate::MachineArgs;
@@ -12,8 +14,9 @@ use std::fmt::Write as _;
 pub struct ContiguityArgs {
     #[command(flatten)]
     run: TraceRunArgs,
-    /// The machine whose eager paging makes the "eager ranges" (a preset or --config
-    /// file with ranges.allocation = "eager"). Default sandy-bridge-rmm.
+    /// The machine that runs the trace: its eager paging makes the "eager ranges" (a
+    /// preset or --config file with ranges.allocation = "eager"), its frame allocator
+    /// the frames whose contiguity is counted. Default sandy-bridge-rmm.
     #[command(flatten)]
     machine: MachineArgs,
 }
@@ -39,7 +42,7 @@ pub fn run(args: &ContiguityArgs) -> Result<()> {
     progress.finish();
     let note = &result.note;
     let source = format!(
-        "{}: {} pages of 4K in {} address space{}, eager ranges by {}",
+        "{}: {} pages of 4K in {} address space{}, run on {}",
         run.trace.display(),
         result.footprint_pages,
         result.address_spaces,
@@ -53,6 +56,9 @@ pub fn run(args: &ContiguityArgs) -> Result<()> {
         &[(run.json.as_ref(), json), (run.csv.as_ref(), csv(&result))],
         || {
             let mut s = format!("{source}\n{}", table(&result));
+            if !result.coalescable.is_empty() {
+                s += &coalescable_table(&result);
+            }
             if let Some(n) = note {
                 let _ = writeln!(s, "note: {n}");
             }
@@ -83,6 +89,20 @@ fn table(c: &Contiguity) -> String {
         t.row(cells);
     }
     t.render() + "(entries that map that share of the footprint, largest entries first; largest: the footprint the largest entry maps)\n"
+}
+
+fn coalescable_table(c: &Contiguity) -> String {
+    let mut t = crate::table::Columns::new(["run", "entry", "groups", "footprint", "share"]);
+    for g in &c.coalescable {
+        t.row([
+            format!("{} × 4K", g.pages),
+            pagelab_core::addr::format_bytes(g.pages << 12),
+            g.groups.to_string(),
+            g.footprint_pages.to_string(),
+            format!("{:.1}%", g.percent),
+        ]);
+    }
+    "\n".to_string() + &t.render() + "(coalescable: footprint pages in aligned groups of the run whose pages are all mapped, at the run's end, to contiguous frames aligned like the group, with the same rights: one contiguous-bit or PTE-coalesced TLB entry each)\n"
 }
 
 fn csv(c: &Contiguity) -> String {

@@ -32,6 +32,11 @@ pub struct TranslationArgs {
     /// (`virtualization.host_page`; default the machine's, else 4K).
     #[arg(long, requires = "virtualized")]
     host_page: Option<String>,
+    /// Also the schemes whose TLB entries cover contiguous frames, after THP 2M:
+    /// "mTHP 64K" (64 KiB folios with arm64's contiguous bit) and "PTE coalescing"
+    /// (base pages, AMD's coalescing of 4 whose frames are contiguous).
+    #[arg(long, conflicts_with = "virtualized")]
+    coalescing: bool,
 }
 
 pub fn run(args: &TranslationArgs) -> Result<()> {
@@ -56,9 +61,10 @@ pub fn run(args: &TranslationArgs) -> Result<()> {
     let format = crate::parse_format(&run.format)?;
     // A progress line per scheme.
     let mut progress = crate::progress::PerRun::new(&run.trace, run.quiet);
-    let result = translation::compare(
+    let result = translation::compare_with(
         &base,
         &run.regions,
+        args.coalescing,
         || pagelab_core::trace::open(&run.trace, format),
         &run.trace,
         |scheme, refs, position| progress.tick(scheme, refs, position),

@@ -128,7 +128,8 @@ fn host_memory_running_out_is_an_error_naming_the_field() {
 }
 
 /// `compare translation --virtualized`: a structure or page that does not exist, an
-/// option of the schemes, or a pair option without `--virtualized`, is refused before
+/// option of the schemes (`--region`, `--coalescing`), or a pair option without
+/// `--virtualized`, is refused before
 /// any run, and no output is written.
 #[test]
 fn bad_pairs_are_refused_before_any_run() {
@@ -160,6 +161,10 @@ fn bad_pairs_are_refused_before_any_run() {
             &["--region", "--virtualized"],
         ),
         (&["--hosts", "radix"], &["--virtualized"]),
+        (
+            &["--virtualized", "--coalescing"],
+            &["--coalescing", "--virtualized"],
+        ),
     ] {
         let args: Vec<&str> = compare.iter().chain(extra).copied().collect();
         let o = run_in(&d, &args, None);

@@ -164,3 +164,41 @@ fn compare_translation_refuses_to_overwrite_its_trace() {
     );
     assert_eq!(std::fs::read(&copy).unwrap(), before);
 }
+
+#[test]
+fn coalescing_schemes_say_when_a_machine_cannot_run_them() {
+    // A page table without 2M pages has no huge page for mTHP's folios to fall
+    // under: the scheme is not run, and the reason is given; PTE coalescing runs.
+    let o = pagelab(&[
+        "compare",
+        "translation",
+        "--coalescing",
+        "--machine",
+        "mips-r4x00",
+        "--trace",
+        &trace("xz.plt"),
+        "--json",
+        "-",
+        "--quiet",
+    ]);
+    let r = json_of(&o);
+    let names: Vec<&str> = r["schemes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["scheme"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["4K", "PTE coalescing", "DS", "RMM"]);
+    let skipped: Vec<&str> = r["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert!(
+        skipped
+            .iter()
+            .any(|s| s.starts_with("mTHP 64K: promotion.sizes")),
+        "{skipped:?}"
+    );
+}

@@ -243,11 +243,13 @@ fn contiguity(
     })
 }
 
-/// One run per translation scheme (4K, THP 2M, 1G, DS, RMM) of a trace on the machine
-/// (the preset `machine`, or the TOML configuration; sandy-bridge when neither is
-/// given). Returns a dict: machine, schemes (rows), skipped.
+/// One run per translation scheme (4K, THP 2M, 1G, DS, RMM; with `coalescing`, mTHP
+/// 64K and PTE coalescing after THP 2M) of a trace on the machine (the preset
+/// `machine`, or the TOML configuration; sandy-bridge when neither is given). Returns
+/// a dict: machine, schemes (rows), skipped.
 #[pyfunction]
-#[pyo3(signature = (trace, config_toml = "", machine = None, regions = Vec::new(), format = None, origin = "<config>"))]
+#[pyo3(signature = (trace, config_toml = "", machine = None, regions = Vec::new(), format = None, origin = "<config>", coalescing = false))]
+#[allow(clippy::too_many_arguments)]
 fn compare_translation(
     py: Python<'_>,
     trace: &str,
@@ -256,15 +258,17 @@ fn compare_translation(
     regions: Vec<String>,
     format: Option<&str>,
     origin: &str,
+    coalescing: bool,
 ) -> PyResult<PyObject> {
     use pagelab_core::analysis::translation;
     detached(py, || {
         let config = machine_config(config_toml, machine, origin, translation::DEFAULT_MACHINE)?;
         // The format is parsed (and the file opened) once before any run.
         let (_, format) = open_trace(trace, format)?;
-        let result = translation::compare(
+        let result = translation::compare_with(
             &config,
             &regions,
+            coalescing,
             || trace::open(Path::new(trace), Some(format)),
             Path::new(trace),
             |_, _, _| {},

@@ -24,6 +24,9 @@ def test_contiguity_of_gups_as_a_frame():
     assert result.machine == "sandy-bridge-rmm"
     assert result.note is None
     assert result.footprint_pages == result["footprint_pages"] > 250_000
+    runs = result.coalescable_frame()
+    assert list(runs["pages"]) == [2, 4, 8, 16, 32, 64, 128, 256, 512]
+    assert (runs["footprint_pages"] <= result.footprint_pages).all()
     # The whole footprint takes every entry of a mapping.
     for mapping, entries in result.entries.items():
         assert curves.loc[100.0, mapping] == entries
@@ -48,6 +51,24 @@ def test_compare_translation_matches_the_command_line():
     assert result.schemes == cli["schemes"]
     assert result.to_frame().to_dict("records") == cli["schemes"]
     assert result.machine == cli["machine"] == "sandy-bridge"
+
+
+@pytest.mark.skipif(not os.path.exists(CLI), reason="the command line is not built (make build)")
+def test_compare_translation_with_coalescing_matches_the_command_line():
+    result = pagelab.compare_translation(trace("sqlite-rec.plt"), machine="neoverse-n1", coalescing=True)
+    out = subprocess.run(
+        [CLI, "compare", "translation", "--coalescing", "--machine", "neoverse-n1", "--trace",
+         trace("sqlite-rec.plt"), "--json", "-", "--quiet"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    cli = json.loads(out.stdout)
+    assert result.schemes == cli["schemes"]
+    frame = result.to_frame().set_index("scheme")
+    assert list(frame.index[:4]) == ["4K", "THP 2M", "mTHP 64K", "PTE coalescing"]
+    # 64 KiB folios of contiguous frames take fewer walks than base pages.
+    assert frame.loc["mTHP 64K", "tlb_misses"] < frame.loc["4K", "tlb_misses"]
 
 
 def test_compare_translation_says_which_schemes_a_machine_cannot_run():

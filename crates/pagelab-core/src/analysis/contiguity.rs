@@ -19,6 +19,9 @@
 //! - eager ranges: the ranges eager paging made in a run of the trace, each footprint
 //!   page counted in the range that mapped it when it was first touched, or as an
 //!   entry of its own if none did (it was demand-paged).
+//!
+//! With a machine's run ([`analyze_with`]), also the footprint its frame allocator
+//! left coalescable at each run length (`super::coalescable`).
 
 use crate::addr::{Asid, BASE_SHIFT};
 use crate::event::{Batch, Event, MemRef};
@@ -114,9 +117,10 @@ impl Regions {
 /// The machine whose eager paging makes the eager ranges when none is named.
 pub const DEFAULT_MACHINE: &str = "sandy-bridge-rmm";
 
-/// [`analyze_trace`] with the eager paging of `config` (its `ranges.regions` replaced
-/// by `regions` if any are given); without eager ranges if it does not allocate
-/// eagerly. The result's note says why eager ranges are missing or empty.
+/// [`analyze_trace`] with a run of `config` (its `ranges.regions` replaced by
+/// `regions` if any are given): the eager ranges if it allocates eagerly, and the
+/// coalescable footprint its frames leave. The result's note says why eager ranges
+/// are missing or empty.
 pub fn analyze_with(
     config: &crate::MachineConfig,
     regions: &[String],
@@ -128,14 +132,10 @@ pub fn analyze_with(
     if !regions.is_empty() {
         config.ranges.regions = regions.to_vec();
     }
-    let mut machine = if config.ranges.allocation == crate::config::Allocation::Eager {
-        let m = Machine::build(&config)
-            .map_err(|e| TraceError::new(path, Location::File, format!("{}: {e}", config.name)))?;
-        Some(m)
-    } else {
-        None
-    };
-    let mut result = analyze_trace(reader, path, machine.as_mut(), after_batch)?;
+    let mut machine = Machine::build(&config)
+        .map_err(|e| TraceError::new(path, Location::File, format!("{}: {e}", config.name)))?;
+    let eager = config.ranges.allocation == crate::config::Allocation::Eager;
+    let mut result = analyze_trace(reader, path, Some((&mut machine, eager)), after_batch)?;
     result.note = match result.eager_ranges {
         None => Some(format!(
             "{} does not allocate eagerly (ranges.allocation): no eager ranges",
@@ -211,9 +211,14 @@ pub struct Contiguity {
     /// eager paging).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub eager_ranges: Option<u64>,
-    /// The machine whose eager paging made the eager ranges ([`analyze_with`]).
+    /// The machine whose run made the eager ranges and the frames
+    /// ([`analyze_with`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine: Option<String>,
+    /// At each run length, the footprint that run's frames leave coalescable (empty
+    /// without a machine's run).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub coalescable: Vec<super::coalescable::Coalescable>,
     /// Why the eager ranges are missing or empty, if they are.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -311,18 +316,20 @@ pub fn analyze(
         mappings,
         eager_ranges: eager.map(|t| t.ranges() as u64),
         machine: None,
+        coalescable: Vec::new(),
         note: None,
     }
 }
 
-/// Read a whole trace: its footprint, the regions it allocates, and the ranges
-/// `machine` (one with eager paging) makes running it, the machine run between
-/// events so that each page is found in the range that maps it at its first touch.
-/// `after_batch` is told each batch's references and the reader's position.
+/// Read a whole trace: its footprint, the regions it allocates, and with a machine
+/// the footprint its frames leave coalescable and, when the flag says it allocates
+/// eagerly, the ranges it makes running it, the machine run between events so that
+/// each page is found in the range that maps it at its first touch. `after_batch` is
+/// told each batch's references and the reader's position.
 pub fn analyze_trace(
     reader: &mut dyn TraceReader,
     path: &Path,
-    mut machine: Option<&mut Machine>,
+    mut machine: Option<(&mut Machine, bool)>,
     mut after_batch: impl FnMut(u64, u64),
 ) -> Result<Contiguity, TraceError> {
     let mut footprint = Footprint::default();
@@ -353,13 +360,17 @@ pub fn analyze_trace(
                     e => regions.add_event(asid, e),
                 }
             }
-            match machine.as_deref_mut() {
-                Some(m) => {
+            match machine.as_mut() {
+                Some((m, eager)) => {
                     // The references first (their ranges as they were), then the event.
                     let event = part.events.pop();
                     m.run_batch(&part).map_err(stopped)?;
                     let tables = m.range_tables();
-                    footprint.add_refs(refs, |p| tally.first_touch(tables, p));
+                    footprint.add_refs(refs, |p| {
+                        if *eager {
+                            tally.first_touch(tables, p)
+                        }
+                    });
                     if let Some(e) = event {
                         part.refs.clear();
                         part.events.push((0, e.1));
@@ -373,11 +384,13 @@ pub fn analyze_trace(
         after_batch(batch.refs.len() as u64, reader.position());
     }
     let pages = footprint.sorted();
-    Ok(analyze(
-        &pages,
-        &regions.merged(),
-        machine.is_some().then_some(&tally),
-    ))
+    let eager = machine.as_ref().is_some_and(|(_, eager)| *eager);
+    let mut result = analyze(&pages, &regions.merged(), eager.then_some(&tally));
+    if let Some((m, _)) = machine {
+        result.coalescable =
+            super::coalescable::coalescable(&pages, |asid, va| m.entry_of(asid, va));
+    }
+    Ok(result)
 }
 
 #[cfg(test)]

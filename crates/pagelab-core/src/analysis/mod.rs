@@ -9,6 +9,7 @@
 //! same paper, §3 and §4).
 
 pub mod benefit;
+pub mod coalescable;
 pub mod contiguity;
 pub mod layout;
 pub mod pagetable_comparison;

@@ -13,6 +13,17 @@
 //! - "RMM": eager paging, and a range TLB (32 entries unless the machine has one of
 //!   its own) beside that level.
 //!
+//! With coalescing ([`compare_with`]), after "THP 2M", two schemes whose TLB entries
+//! cover runs of contiguous frames (`crate::tlb::coalesce`; every TLB array that holds
+//! 4K pages holds the coalesced size too):
+//! - "mTHP 64K": multi-size THP of 64 KiB folios alone (the `thp` policy with
+//!   `folio_sizes = ["64K"]`, no 2 MiB page at a fault or in the background) and
+//!   arm64's contiguous bit over their 16 pages, as Linux maps anonymous memory on
+//!   arm64 with `hugepages-64kB/enabled` on and 2 MiB THP off;
+//! - "PTE coalescing": base pages on demand, and AMD's coalescing of an aligned group
+//!   of 4 pages whose frames happen to be contiguous and aligned alike (16 KiB
+//!   entries): what the allocator's own contiguity gives without an OS change.
+//!
 //! The schemes share one physical-memory model: the machine's buddy allocator, or a
 //! 64 GiB one in blocks of up to 1 GiB if it has none (eager paging takes blocks from
 //! a buddy allocator). The memory each scheme costs beyond the 4K one ("bloat") is its
@@ -22,8 +33,8 @@
 //! no reference used, the paper's measure) does not depend on it.
 
 use crate::config::{
-    Allocation, FramesConfig, HierarchyConfig, LevelConfig, RangeTlbConfig, RangeUnitKind, Serves,
-    TlbConfig,
+    Allocation, CoalesceKind, CoalescingConfig, FramesConfig, HierarchyConfig, LevelConfig,
+    RangeTlbConfig, RangeUnitKind, Serves, TlbConfig,
 };
 use crate::machine::Report;
 use crate::superpage::{PromotionConfig, ThpConfig};
@@ -34,6 +45,9 @@ use std::path::Path;
 
 /// The schemes, in the order they run and are shown.
 pub const SCHEMES: [&str; 5] = ["4K", "THP 2M", "1G", "DS", "RMM"];
+
+/// The schemes coalescing adds, after "THP 2M".
+pub const COALESCING_SCHEMES: [&str; 2] = ["mTHP 64K", "PTE coalescing"];
 
 /// The machine the schemes are built on when none is named: the paper's.
 pub const DEFAULT_MACHINE: &str = "sandy-bridge";
@@ -49,6 +63,15 @@ pub struct Scheme {
 /// before the trace for DS and RMM (`ranges.regions`: for traces without allocation
 /// events); empty keeps the base's.
 pub fn schemes(base: &MachineConfig, regions: &[String]) -> Result<Vec<Scheme>, String> {
+    schemes_with(base, regions, false)
+}
+
+/// [`schemes`], and with `coalescing` the [`COALESCING_SCHEMES`] after "THP 2M".
+pub fn schemes_with(
+    base: &MachineConfig,
+    regions: &[String],
+    coalescing: bool,
+) -> Result<Vec<Scheme>, String> {
     if !base.paging.is_default() {
         return Err("the machine has a [paging] section (a resident limit): eager paging, which DS and RMM need, does not work with it".into());
     }
@@ -60,6 +83,7 @@ pub fn schemes(base: &MachineConfig, regions: &[String]) -> Result<Vec<Scheme>, 
     }
     let mut plain = base.clone();
     plain.promotion = PromotionConfig::None {};
+    plain.coalescing = None;
     plain.ranges.allocation = Allocation::Demand;
     plain.ranges.regions.clear();
     let mut hierarchy = match &plain.tlb {
@@ -136,6 +160,42 @@ pub fn schemes(base: &MachineConfig, regions: &[String]) -> Result<Vec<Scheme>, 
             config: ranged(range_tlb),
         },
     ];
+    if coalescing {
+        let coalesced = |kind: CoalesceKind, pages: u32| {
+            let mut c = plain.clone();
+            let group = PageSize::from_shift(PageSize::K4.shift() + pages.trailing_zeros())
+                .expect("a power of two of 4K pages within 2M");
+            let mut h = hierarchy.clone();
+            for array in h.levels.iter_mut().flat_map(|l| l.arrays.iter_mut()) {
+                if array.page_sizes.contains(&PageSize::K4) && !array.page_sizes.contains(&group) {
+                    array.page_sizes.push(group);
+                    array.page_sizes.sort();
+                }
+            }
+            c.tlb = TlbConfig::Hierarchy(h);
+            c.coalescing = Some(CoalescingConfig { kind, pages });
+            c
+        };
+        let mut mthp = coalesced(CoalesceKind::ContiguousBit, 16);
+        mthp.promotion = PromotionConfig::Thp(ThpConfig {
+            sizes: vec![PageSize::M2],
+            fault: false,
+            scan_every: 0,
+            folio_sizes: vec![PageSize::K64],
+            ..ThpConfig::default()
+        });
+        let more = [
+            Scheme {
+                name: COALESCING_SCHEMES[0],
+                config: mthp,
+            },
+            Scheme {
+                name: COALESCING_SCHEMES[1],
+                config: coalesced(CoalesceKind::Amd, 4),
+            },
+        ];
+        out.splice(2..2, more);
+    }
     for s in &mut out {
         s.config.name = format!("{} ({})", base.name, s.name);
     }
@@ -179,13 +239,25 @@ pub struct Comparison {
 pub fn compare(
     base: &MachineConfig,
     regions: &[String],
+    open: impl FnMut() -> Result<Box<dyn TraceReader + Send>, TraceError>,
+    path: &Path,
+    progress: impl FnMut(&'static str, u64, u64),
+) -> Result<Comparison, TraceError> {
+    compare_with(base, regions, false, open, path, progress)
+}
+
+/// [`compare`], with the [`COALESCING_SCHEMES`] too when `coalescing`.
+pub fn compare_with(
+    base: &MachineConfig,
+    regions: &[String],
+    coalescing: bool,
     mut open: impl FnMut() -> Result<Box<dyn TraceReader + Send>, TraceError>,
     path: &Path,
     mut progress: impl FnMut(&'static str, u64, u64),
 ) -> Result<Comparison, TraceError> {
     let config_error = |e: String| TraceError::new(path, crate::trace::Location::File, e);
-    let schemes =
-        schemes(base, regions).map_err(|e| config_error(format!("{}: {e}", base.name)))?;
+    let schemes = schemes_with(base, regions, coalescing)
+        .map_err(|e| config_error(format!("{}: {e}", base.name)))?;
     let (mut reports, mut skipped) = (Vec::new(), Vec::new());
     for scheme in &schemes {
         let mut machine = match Machine::build(&scheme.config) {
@@ -343,6 +415,74 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn coalescing_schemes_follow_thp_and_build_on_every_preset_that_runs_them() {
+        for name in crate::presets::names() {
+            let base = crate::presets::load(name).unwrap();
+            let Ok(schemes) = schemes_with(&base, &[], true) else {
+                continue;
+            };
+            let names: Vec<&str> = schemes.iter().map(|s| s.name).collect();
+            assert_eq!(names[..4], ["4K", "THP 2M", "mTHP 64K", "PTE coalescing"]);
+            assert_eq!(names[4..], SCHEMES[2..]);
+            assert!(
+                schemes[0].config.coalescing.is_none(),
+                "{name}: 4K is base pages only"
+            );
+            // mTHP's folios need a huge page the table maps, as THP 2M does.
+            let thp = crate::Machine::build(&schemes[1].config).is_ok();
+            for s in &schemes[2..4] {
+                match crate::Machine::build(&s.config) {
+                    Err(e) if thp || s.name != "mTHP 64K" => panic!("{name} {}: {e}", s.name),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn contiguous_folios_take_fewer_tlb_misses_than_base_pages() {
+        // Two passes over 8 MiB, a reference per 4K page: 2,048 pages, more than the
+        // STLB's 512 entries, whose 64K entries hold the whole of it.
+        let refs: Vec<crate::event::MemRef> = (0..2)
+            .flat_map(|_| {
+                (0..2048u64).map(|p| {
+                    crate::event::MemRef::new(
+                        0x4000_0000 + (p << 12),
+                        8,
+                        crate::event::AccessKind::Load,
+                    )
+                })
+            })
+            .collect();
+        let base = crate::presets::load("sandy-bridge").unwrap();
+        let mut misses = Vec::new();
+        for s in schemes_with(&base, &[], true).unwrap().iter().take(4) {
+            let mut m = crate::Machine::build(&s.config).unwrap();
+            m.run_batch(&crate::event::Batch {
+                refs: refs.clone(),
+                ..Default::default()
+            })
+            .unwrap();
+            misses.push((s.name, m.counts().walks));
+        }
+        let get = |n: &str| misses.iter().find(|(s, _)| *s == n).unwrap().1;
+        // 4K misses every page on both passes; 64K folios of contiguous frames miss
+        // once per folio on the first pass and not at all on the second.
+        assert_eq!(get("4K"), 4096, "{misses:?}");
+        assert_eq!(get("mTHP 64K"), 128, "{misses:?}");
+        // Base pages from an empty buddy allocator come in order, but the page
+        // table's nodes come from it too: the first fault takes frame 1 and the nodes
+        // the next ones, so page p gets frame p + 5 until the next leaf node shifts
+        // it again, and an aligned group of 4 pages is coalesced only where the
+        // shift is a multiple of 4. Some are, not all.
+        let coalesced = get("PTE coalescing");
+        assert!(
+            get("mTHP 64K") < coalesced && coalesced < get("4K"),
+            "{misses:?}"
+        );
     }
 
     #[test]

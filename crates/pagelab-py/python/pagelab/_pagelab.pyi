@@ -59,6 +59,7 @@ def compare_translation(
     regions: Sequence[str] = ...,
     format: Optional[str] = None,
     origin: str = "<config>",
+    coalescing: bool = False,
 ) -> Dict[str, Any]: ...
 def compare_virtualized(
     trace: str,

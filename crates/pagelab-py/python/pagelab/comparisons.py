@@ -66,8 +66,18 @@ class Contiguity(_Record):
 
     @property
     def machine(self) -> Optional[str]:
-        """The machine whose eager paging made the "eager ranges"."""
+        """The machine that ran the trace: its eager paging made the "eager ranges",
+        its frames the coalescable footprint."""
         return self._raw.get("machine")
+
+    def coalescable_frame(self) -> Any:
+        """A row per run length: ``pages`` (base pages in an aligned group, 2 … 512),
+        ``groups`` (those holding footprint pages whose pages are all mapped to
+        contiguous frames aligned like the group, with the same rights),
+        ``footprint_pages`` in them and their ``percent`` of the footprint."""
+        return frame(list(self._raw.get("coalescable", [])),
+                     columns=["pages", "groups", "footprint_pages", "percent"],
+                     what="Contiguity.coalescable_frame")
 
     @property
     def note(self) -> Optional[str]:

@@ -40,9 +40,10 @@ def contiguity(
 
     Args:
         trace: path of the trace.
-        machine: the preset whose eager paging makes the "eager ranges" (default
-            ``sandy-bridge-rmm``); or ``config``, a machine as :func:`pagelab.simulate`
-            takes it, with ``ranges.allocation = "eager"``.
+        machine: the preset that runs the trace (default ``sandy-bridge-rmm``): its
+            eager paging makes the "eager ranges" and its frames are those whose
+            contiguity is counted; or ``config``, a machine as :func:`pagelab.simulate`
+            takes it (with ``ranges.allocation = "eager"`` for eager ranges).
         regions: spans eager paging allocates before the trace ("0xSTART-0xEND",
             "0xSTART+SIZE"), for traces without allocation events.
         format: the trace format; None detects it.
@@ -53,7 +54,9 @@ def contiguity(
         (mapping → entries for the whole footprint); ``to_frame()`` has a row per
         mapping ("4K pages", "2M pages", "1G pages", "ideal ranges", "eager ranges")
         and share (``percent``, 1 … 100 and 99.9): the fewest ``entries``, largest
-        first, that map that share.
+        first, that map that share; ``coalescable_frame()`` a row per run length
+        (``pages`` 2 … 512) with the footprint the machine's frames leave
+        coalescable (``groups``, ``footprint_pages``, ``percent``).
 
     Raises:
         ValueError: a bad trace, machine or region (the message names it).
@@ -70,6 +73,7 @@ def compare_translation(
     config=None,
     regions: Sequence[str] = (),
     format: Optional[str] = None,
+    coalescing: bool = False,
 ) -> TranslationComparison:
     """One run of a trace per translation scheme, side by side.
 
@@ -79,6 +83,9 @@ def compare_translation(
             ``config``, a machine as :func:`pagelab.simulate` takes it.
         regions: spans DS and RMM allocate eagerly before the trace.
         format: the trace format; None detects it.
+        coalescing: also the schemes whose TLB entries cover contiguous frames, after
+            "THP 2M": "mTHP 64K" (64 KiB folios, arm64's contiguous bit) and "PTE
+            coalescing" (base pages, AMD's coalescing of 4), as ``--coalescing``.
 
     Returns:
         A :class:`pagelab.TranslationComparison` (``machine``, ``skipped``: the
@@ -98,7 +105,8 @@ def compare_translation(
     from . import _trace_path
 
     return TranslationComparison(
-        _pagelab.compare_translation(_trace_path(trace), text, name, spans, format, origin))
+        _pagelab.compare_translation(_trace_path(trace), text, name, spans, format, origin,
+                                     bool(coalescing)))
 
 
 def compare_virtualized(
