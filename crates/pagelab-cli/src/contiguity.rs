@@ -102,7 +102,7 @@ fn coalescable_table(c: &Contiguity) -> String {
             format!("{:.1}%", g.percent),
         ]);
     }
-    "\n".to_string() + &t.render() + "(coalescable: footprint pages in aligned groups of the run whose pages are all mapped, at the run's end, to contiguous frames aligned like the group, with the same rights: one contiguous-bit or PTE-coalesced TLB entry each)\n"
+    "\n".to_string() + &t.render() + "(coalescable: footprint pages in aligned groups of that many 4K pages all mapped, when the trace ends, to contiguous frames aligned like the group, with the same rights: one contiguous-bit or PTE-coalesced TLB entry each, or part of a huge page; a page unmapped by then is not coalescable)\n"
 }
 
 fn csv(c: &Contiguity) -> String {

@@ -1,5 +1,6 @@
 //! `pagelab compare translation`: one run per translation scheme (4K, THP 2M, 1G,
-//! direct segment, RMM) of one trace on one machine
+//! direct segment, RMM; with `--coalescing`, mTHP 64K and PTE coalescing) of one
+//! trace on one machine
 //! (`pagelab_core::analysis::translation`), as a table, JSON or CSV; with
 //! `--virtualized`, guest × host page tables instead (`virtualized.rs`).
 
@@ -32,9 +33,10 @@ pub struct TranslationArgs {
     /// (`virtualization.host_page`; default the machine's, else 4K).
     #[arg(long, requires = "virtualized")]
     host_page: Option<String>,
-    /// Also the schemes whose TLB entries cover contiguous frames, after THP 2M:
-    /// "mTHP 64K" (64 KiB folios with arm64's contiguous bit) and "PTE coalescing"
-    /// (base pages, AMD's coalescing of 4 whose frames are contiguous).
+    /// Also the schemes whose TLB entries cover contiguous, aligned frames, after THP
+    /// 2M: "mTHP 64K" (64 KiB folios with arm64's contiguous bit) and "PTE coalescing"
+    /// (base pages, AMD's coalescing of 4). Every TLB array that holds 4K pages is
+    /// given the coalesced size too (a hypothetical machine where it has none).
     #[arg(long, conflicts_with = "virtualized")]
     coalescing: bool,
 }

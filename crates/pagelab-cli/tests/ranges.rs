@@ -202,3 +202,25 @@ fn coalescing_schemes_say_when_a_machine_cannot_run_them() {
         "{skipped:?}"
     );
 }
+
+#[test]
+fn contiguity_on_a_machine_without_eager_paging_leaves_its_regions_alone() {
+    // Regions are eager paging's: a demand-paged machine runs without them, and the
+    // coalescable footprint is still read from its frames.
+    let o = pagelab(&[
+        "analyze",
+        "contiguity",
+        "--machine",
+        "sandy-bridge",
+        "--region",
+        "0x400000+4M",
+        "--trace",
+        &trace("xz.plt"),
+        "--json",
+        "-",
+        "--quiet",
+    ]);
+    let r = json_of(&o);
+    assert!(r.get("eager_ranges").is_none(), "{r}");
+    assert_eq!(r["coalescable"].as_array().unwrap().len(), 9);
+}

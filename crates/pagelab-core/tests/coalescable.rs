@@ -79,9 +79,5 @@ fn coalescable_groups_are_the_coalesced_entries() {
         if folios.contains("64K") {
             assert!(g16.groups > 0, "64K folios coalesce: {found:?}");
         }
-        // Each longer run coalesces no more of the footprint than the shorter.
-        assert!(found
-            .windows(2)
-            .all(|w| w[1].footprint_pages <= w[0].footprint_pages));
     }
 }

@@ -5,7 +5,11 @@
 //! PTE coalescing make (`crate::tlb::coalesce`): such a group takes one TLB entry.
 //! Read from the page table at the end of a run of the trace, so it counts the frames
 //! the allocator handed out as the machine modelled it (and what its promotions,
-//! pager or eager paging made of them).
+//! pager or eager paging made of them): a footprint page unmapped by then (freed by
+//! an `munmap` under eager paging, reclaimed by a pager) counts as not coalescable,
+//! and a group within a huge page as coalescable (it takes the huge page's entry).
+//! Groups are of 4K pages whatever the machine's base page; under
+//! `[virtualization]` the frames are the host's (what a TLB entry holds).
 
 use crate::addr::{Asid, VirtAddr, BASE_SHIFT};
 use crate::pagetable::{Perms, Translation};
@@ -191,6 +195,7 @@ mod tests {
         assert!(s.iter().all(|&(_, covered)| covered == 2), "{s:?}");
         assert_eq!(s[8].0, 1);
         // An unmapped neighbour keeps a group from coalescing.
+        map.insert(0, page(4096));
         assert_eq!(shares(&[(0, 0)], &map)[0], (0, 0));
     }
 }

@@ -129,12 +129,13 @@ pub fn analyze_with(
     after_batch: impl FnMut(u64, u64),
 ) -> Result<Contiguity, TraceError> {
     let mut config = config.clone();
-    if !regions.is_empty() {
+    let eager = config.ranges.allocation == crate::config::Allocation::Eager;
+    // Regions are allocated by eager paging; a machine without it has no use for them.
+    if !regions.is_empty() && eager {
         config.ranges.regions = regions.to_vec();
     }
     let mut machine = Machine::build(&config)
         .map_err(|e| TraceError::new(path, Location::File, format!("{}: {e}", config.name)))?;
-    let eager = config.ranges.allocation == crate::config::Allocation::Eager;
     let mut result = analyze_trace(reader, path, Some((&mut machine, eager)), after_batch)?;
     result.note = match result.eager_ranges {
         None => Some(format!(

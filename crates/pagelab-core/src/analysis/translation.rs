@@ -3,7 +3,8 @@
 //! 7 compares them: 4K pages only, transparent huge pages of 2 MiB, 1 GiB pages, a
 //! direct segment, and RMM's range TLB. Each scheme is a machine configuration derived
 //! from the one given (its TLB levels, page table, walk caches and costs unchanged):
-//! - "4K": base pages only, demand paging (no promotion, no range unit);
+//! - "4K": base pages only, demand paging (no promotion, no range unit, and no
+//!   `[coalescing]` even where the machine has it, as on `neoverse-n1`);
 //! - "THP 2M": the `thp` policy with 2 MiB huge pages (a huge page at a fault when an
 //!   aligned block is free, and khugepaged's background collapse);
 //! - "1G": the same with 1 GiB pages (every 1 GiB region a reference first touches
