@@ -97,6 +97,11 @@ impl CacheLevel {
         }
     }
 
+    /// Whether the level replaces the least recently used line (no other policy).
+    pub fn is_lru(&self) -> bool {
+        self.policy.is_none()
+    }
+
     /// Reference `line`: true on a hit. The line is the most recently used of its set
     /// afterwards, either way (filled on a miss).
     #[inline(always)]

@@ -37,7 +37,7 @@ use crate::event::{AccessKind, MemRef};
 use crate::pagetable::WalkHint;
 
 /// Entries in the memo of translations (a power of two).
-const MEMO: usize = 1 << 14;
+const MEMO: usize = 1 << 16;
 
 /// The memo's size.
 pub(super) const MEMO_BYTES: u64 = (MEMO * std::mem::size_of::<(u64, Asid, Pfn)>()) as u64;

@@ -51,10 +51,12 @@ macro_rules! for_each_analysis {
             /// `"layout:sparse"` or `"layout:shared"`.
             "pagetables" => Pagetables(Pagetables),
             /// `analyze contiguity`: the entries that map the footprint by pages and
-            /// by ranges. Options: `regions`.
+            /// by ranges, and the footprint the machine's frames leave coalescable.
+            /// Options: `regions`.
             "contiguity" => Contiguity(Contiguity),
             /// `compare translation`: 4K, THP, 1G, a direct segment and RMM. Options:
-            /// `regions`.
+            /// `regions`, `coalescing` (true adds mTHP 64K and PTE coalescing, as
+            /// `--coalescing`).
             "translation" => Translation(Translation),
             /// `analyze benefit`: the page-size benefit analysis. Options: every
             /// option of the command, named as in Python: `page_sizes`, `budget`,
