@@ -87,3 +87,10 @@ def test_a_bad_warmup_is_refused_naming_it(tmp_path, warmup, error, says):
     trace.write_text("".join(f"R {0x1000 * (i + 1):#x} 8\n" for i in range(6)))
     with pytest.raises(error, match=says):
         pagelab.simulate(trace, warmup=warmup)
+
+
+@pytest.mark.parametrize("coalescing", ["no", 0, None])
+def test_coalescing_that_is_not_a_bool_is_refused(coalescing):
+    # "no" would be true: refused before any run rather than taken as yes.
+    with pytest.raises(TypeError, match="coalescing is True or False"):
+        pagelab.compare_translation("data/traces/sqlite-rec.plt", coalescing=coalescing)

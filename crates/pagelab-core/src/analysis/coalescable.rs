@@ -178,6 +178,19 @@ mod tests {
     }
 
     #[test]
+    fn address_spaces_are_apart() {
+        // The same pages, contiguous in address space 0 and scattered in 1.
+        let fp: Vec<(u16, u64)> = (0..2).flat_map(|a| (0..4).map(move |p| (a, p))).collect();
+        let found = coalescable(&fp, |asid, va| {
+            let p = va.0 >> BASE_SHIFT;
+            Some(page(if asid.0 == 0 { 8 + p } else { 8 + 2 * p }))
+        });
+        assert_eq!((found[0].groups, found[0].footprint_pages), (2, 4));
+        assert_eq!((found[1].groups, found[1].footprint_pages), (1, 4));
+        assert_eq!(found[1].percent, 50.0);
+    }
+
+    #[test]
     fn a_superpage_coalesces_every_group_within_it() {
         let mut map = FxHashMap::default();
         for p in 0..512 {

@@ -101,12 +101,14 @@ def compare_translation(
     Raises:
         ValueError: a bad trace, machine or region (the message names it).
     """
+    if not isinstance(coalescing, bool):
+        raise TypeError(f"coalescing is True or False, not {coalescing!r}")
     text, name, spans, origin = _machine_args(machine, config, regions)
     from . import _trace_path
 
     return TranslationComparison(
         _pagelab.compare_translation(_trace_path(trace), text, name, spans, format, origin,
-                                     bool(coalescing)))
+                                     coalescing))
 
 
 def compare_virtualized(
