@@ -84,7 +84,7 @@ fn a_bad_host_section_names_the_file_and_the_field() {
     write(
         &d,
         "policy.toml",
-        "[promotion]\npolicy = \"asap\"\n[tlb]\nkind = \"set-associative\"\npage_sizes = [\"4K\", \"2M\"]\n[virtualization]\n",
+        "[promotion]\npolicy = \"asap\"\n[mechanism]\nkind = \"remap\"\n[tlb]\nkind = \"set-associative\"\npage_sizes = [\"4K\", \"2M\"]\n[virtualization]\n",
     );
     refused(
         &d,
@@ -95,7 +95,7 @@ fn a_bad_host_section_names_the_file_and_the_field() {
             "--config",
             "policy.toml",
         ],
-        &["policy.toml", "[promotion]"],
+        &["policy.toml", "mechanism.kind"],
     );
 }
 

@@ -7,7 +7,9 @@
 //! - the policies' population counts agree with the page table, and a reservation's
 //!   populated pages sit in its own frames, also when reservations preempt one another;
 //! - configurations that cannot work are refused, naming the field, and every listed
-//!   policy is among the machines checked.
+//!   policy is among the machines checked;
+//! - all of it again for the machines that copy, as guests of a virtual machine: the
+//!   TLB's entries hold the host frames the two tables compose to.
 //! The same under memory pressure is in superpages_pressure.rs, and what promotion
 //! costs and saves in superpages_costs.rs.
 
@@ -117,6 +119,27 @@ fn machines() -> Vec<(String, MachineConfig)> {
         }
         c.mechanism = MechanismConfig::Remap(Default::default());
         out.push((format!("skylake {p} remap"), c));
+    }
+    out.extend(virtualized(&out));
+    out
+}
+
+/// The machines that copy, as guests of a host of 4 KiB pages (which splinters their
+/// superpages in the TLB) and of 2 MiB pages: a copy reaches the caches at host frames.
+fn virtualized(machines: &[(String, MachineConfig)]) -> Vec<(String, MachineConfig)> {
+    let mut out = Vec::new();
+    for (name, c) in machines {
+        if !matches!(c.mechanism, MechanismConfig::Copy(_)) || name.starts_with("alpha") {
+            continue;
+        }
+        for host in [PageSize::K4, PageSize::M2] {
+            let mut c = c.clone();
+            c.virtualization = Some(pagelab_core::config::VirtualizationConfig {
+                host_page: host,
+                ..Default::default()
+            });
+            out.push((format!("{name} over host {host}"), c));
+        }
     }
     out
 }

@@ -138,7 +138,10 @@ fn a_guest_superpage_over_host_base_pages_is_splintered() {
 #[test]
 fn a_virtualized_machine_refuses_what_it_does_not_model() {
     for (section, named) in [
-        ("[promotion]\npolicy = \"asap\"\n", "[promotion]"),
+        (
+            "[promotion]\npolicy = \"asap\"\n[mechanism]\nkind = \"remap\"\n",
+            "mechanism.kind",
+        ),
         ("[paging]\nresident_limit = \"1M\"\n", "[paging]"),
         ("[virtualization]\nhost_page = \"8K\"\n", "virtualization.host_page"),
         (

@@ -41,12 +41,16 @@ fn check_max_reference(b: crate::addr::ByteSize) -> Result<u64, String> {
     Ok(b.0)
 }
 
-/// What a virtualized machine cannot have yet: a guest promotion policy, a pager,
-/// range translations.
+/// What a virtualized machine cannot have yet: remapped superpages (a guest cannot
+/// ask the host's memory controller for shadow frames), a pager, range translations,
+/// coalesced entries.
 fn check_virtualized(config: &MachineConfig) -> Result<(), String> {
-    let refused = if !matches!(config.promotion, crate::config::PromotionConfig::None {}) {
-        "a promotion policy ([promotion]; base_page gives the guest superpages)"
-    } else if config.paging.is_on() {
+    use crate::config::{MechanismConfig, PromotionConfig};
+    let promotes = !matches!(config.promotion, PromotionConfig::None {});
+    if promotes && matches!(config.mechanism, MechanismConfig::Remap(_)) {
+        return Err("mechanism.kind: a virtualized guest promotes by copying (\"copy\"); \"remap\" needs shadow frames of the memory controller, which are the host's".into());
+    }
+    let refused = if config.paging.is_on() {
         "memory pressure ([paging])"
     } else if !config.ranges.is_default() {
         "range translations ([ranges])"

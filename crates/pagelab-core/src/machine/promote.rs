@@ -9,7 +9,7 @@
 use super::{Machine, SimError};
 use crate::addr::{Asid, Pfn, VirtAddr, BASE_SHIFT};
 use crate::pagetable::Perms;
-use crate::superpage::mechanism::Gathered;
+use crate::superpage::mechanism::{Gathered, Traffic};
 use crate::superpage::{Candidate, Entry, Miss};
 use crate::tlb::hierarchy::DATA;
 use crate::tlb::TlbKey;
@@ -51,6 +51,7 @@ impl Machine {
         let Some(t) = self.walker.walk.translation else {
             return Ok(());
         };
+        let entry = self.walker.walked_entry().unwrap_or(t);
         self.counts.policy_misses += 1;
         let miss = Miss {
             asid,
@@ -67,9 +68,11 @@ impl Machine {
             .expect("called with a policy");
         let promote = policy.on_miss(&miss);
         // A policy that follows the walking level learns what the miss changed there
-        // (after charging it: it charges what the TLB held before the miss).
+        // (after charging it: it charges what the TLB held before the miss): the
+        // entry the walk made, which under virtualization may be smaller than the
+        // guest's page.
         if policy.tracks_tlb() {
-            let (filled, victim) = self.tlb.walking_level_fill(side, va, t);
+            let (filled, victim) = self.tlb.walking_level_fill(side, va, entry);
             if let Some(k) = victim {
                 let e = Entry {
                     va: k.vpn.base(k.size),
@@ -204,20 +207,31 @@ impl Machine {
                 pfn: Pfn(first),
                 ..Gathered::default()
             },
-            None => match w.promoter.mechanism.gather(
-                &c,
-                base,
-                &pages,
-                w.frames.as_mut(),
-                contents,
-                w.cache.as_mut(),
-            ) {
-                Some(g) => g,
-                None => {
-                    self.counts.promotion_failures += 1;
-                    return Ok(false);
+            None => {
+                let (mechanism, frames) = (&mut w.promoter.mechanism, w.frames.as_mut());
+                let mut gather = |traffic: Option<&mut dyn Traffic>| {
+                    mechanism.gather(&c, base, &pages, frames, contents, traffic)
+                };
+                // Under virtualization the copy reaches the caches at host frames.
+                let gathered = match (w.cache.as_mut(), w.nested.as_deref_mut()) {
+                    (Some(cache), Some(nested)) => {
+                        let mut host = crate::virt::HostTraffic::new(cache, nested);
+                        let g = gather(Some(&mut host));
+                        if let Some(e) = host.error {
+                            return Err(error(format!("promotion of {:#x}: {e}", c.va.0)));
+                        }
+                        g
+                    }
+                    (cache, _) => gather(cache.map(|c| c as &mut dyn Traffic)),
+                };
+                match gathered {
+                    Some(g) => g,
+                    None => {
+                        self.counts.promotion_failures += 1;
+                        return Ok(false);
+                    }
                 }
-            },
+            }
         };
         let table = w.page_table.as_dyn();
         let mut refs = 0;
@@ -303,16 +317,39 @@ impl Machine {
 
     /// Every TLB entry whose frames do not hold the data of the pages it translates
     /// (a stale translation), described; empty when all are right. Only while a
-    /// policy runs (frames' contents are kept only then). For checks.
+    /// policy runs (frames' contents are kept only then). Under virtualization an
+    /// entry holds host frames: each must be the one the guest and host tables
+    /// compose to, and the guest frame it stands for must hold the page's data. For
+    /// checks.
     pub fn stale_tlb_entries(&self) -> Vec<String> {
         let Some(contents) = self.walker.contents.as_ref() else {
             return Vec::new();
         };
         let mut stale = Vec::new();
+        // The frame whose contents a TLB entry's `frame` for `va` stands for (the
+        // guest's under virtualization, when the tables compose to `frame`).
+        let held = |asid: Asid, va: VirtAddr, frame: Pfn| -> Option<Pfn> {
+            if self.walker.nested.is_none() {
+                return Some(self.walker.promoter.mechanism.resolve(frame));
+            }
+            let composed = self.walker.entry_of(asid, va)?.phys(va);
+            if composed.0 >> BASE_SHIFT != frame.0 {
+                return None;
+            }
+            let guest = self.guest_translation(asid, va)?.phys(va);
+            Some(Pfn(guest.0 >> BASE_SHIFT))
+        };
         self.tlb.for_each_entry(&mut |level, k, pfn| {
             let va = k.vpn.base(k.size);
             for i in 0..k.size.base_frames() {
-                let real = self.walker.promoter.mechanism.resolve(Pfn(pfn.0 + i));
+                let at = VirtAddr(va.0 + (i << BASE_SHIFT));
+                let Some(real) = held(k.asid, at, Pfn(pfn.0 + i)) else {
+                    stale.push(format!(
+                        "{level}: {} page {:#x} of asid {} holds host frame {:#x}, not what the tables compose to",
+                        k.size, va.0, k.asid.0, pfn.0 + i
+                    ));
+                    break;
+                };
                 let want = (k.asid, (va.0 >> BASE_SHIFT) + i);
                 if contents.of(real) != Some(want) {
                     stale.push(format!(

@@ -1,5 +1,6 @@
 //! The machine's side of virtualized translation (`crate::virt`): the walker makes
-//! every walk two-dimensional; here, what checks look up of the two tables.
+//! every walk two-dimensional; here, what checks look up of the two tables and of
+//! the caches they address.
 
 use super::Machine;
 use crate::addr::{Asid, PhysAddr, VirtAddr};
@@ -23,5 +24,10 @@ impl Machine {
     /// `[virtualization]`, counting nothing: for checks.
     pub fn host_translation(&self, gpa: PhysAddr) -> Option<Translation> {
         self.walker.nested.as_ref()?.lookup(gpa)
+    }
+
+    /// The data caches, if modelled. For checks.
+    pub fn caches(&self) -> Option<&crate::cache::CacheHierarchy> {
+        self.walker.cache.as_ref()
     }
 }

@@ -35,15 +35,22 @@
 //! A TLB entry holds the smaller of the guest and the host page: a 2 MiB guest page
 //! over 4 KiB host pages is held as 4 KiB entries ("splintered", counted).
 //!
+//! The guest may run a promotion policy that copies (`traffic.rs`: its copy reaches
+//! the data caches at host frames, the host mapping the fresh block as it is
+//! written); a policy that follows the TLB is told of the entries the walks made.
+//!
 //! Simplified: the host is one virtual machine's (host tables are tagged with no
 //! address space; a guest's address-space switch leaves the host caches alone); host
-//! frames are never reclaimed or moved; the guest runs no promotion policy, no pager
-//! and no range translations (the configuration is refused).
+//! frames are never reclaimed or moved; the guest runs no pager, no range
+//! translations, no coalescing and no remapping mechanism (the configuration is
+//! refused).
 
 mod nested;
+mod traffic;
 
 pub(crate) use nested::translate;
 pub use nested::Nested;
+pub use traffic::HostTraffic;
 
 pub use crate::config::VirtualizationConfig;
 use serde::Serialize;

@@ -269,6 +269,16 @@ impl Nested {
         translate(&self.table, VM, VirtAddr(gpa.0))
     }
 
+    /// The host-physical address of `gpa`, which the guest's kernel touches (a
+    /// promotion's copy): a host fault maps its page first if the host has not.
+    pub fn touch(&mut self, gpa: PhysAddr) -> Result<PhysAddr, String> {
+        let t = match self.lookup(gpa) {
+            Some(t) => t,
+            None => self.fault(gpa)?,
+        };
+        Ok(t.phys(VirtAddr(gpa.0)))
+    }
+
     /// What a TLB entry holds for `va` with the guest translation `guest`, the host
     /// mapping its page already; counting nothing.
     pub fn entry_of(&self, guest: Translation, va: VirtAddr) -> Option<Translation> {

@@ -6,9 +6,8 @@
 //! old page and writes every line of the new one through it (the pollution is
 //! simulated), and that is its cost.
 
-use super::{Contents, Gathered, Mechanism};
+use super::{Contents, Gathered, Mechanism, Traffic};
 use crate::addr::{PageSize, Pfn};
-use crate::cache::{CacheAccess, CacheHierarchy};
 use crate::frames::FrameAllocator;
 use crate::superpage::Candidate;
 
@@ -30,7 +29,7 @@ impl Mechanism for CopyMechanism {
         pages: &[Option<Pfn>],
         frames: &mut dyn FrameAllocator,
         contents: &mut Contents,
-        mut cache: Option<&mut CacheHierarchy>,
+        mut cache: Option<&mut dyn Traffic>,
     ) -> Option<Gathered> {
         let block = frames.alloc(c.size)?;
         let bytes = base.bytes().max(1 << crate::addr::BASE_SHIFT);
@@ -47,7 +46,7 @@ impl Mechanism for CopyMechanism {
                         contents.copy(Pfn(from.0 + j), Pfn(to + j));
                     }
                     if let Some(cache) = cache.as_deref_mut() {
-                        cache.copy_range(from.addr(), Pfn(to).addr(), bytes);
+                        cache.copy(*from, Pfn(to), bytes);
                     }
                     g.copied += 1;
                 }
@@ -55,7 +54,7 @@ impl Mechanism for CopyMechanism {
                     let vfn = (c.va.0 >> crate::addr::BASE_SHIFT) + i as u64 * per;
                     contents.fill(Pfn(to), per, c.asid, vfn);
                     if let Some(cache) = cache.as_deref_mut() {
-                        cache.touch_lines(Pfn(to).addr(), bytes, CacheAccess::Copy);
+                        cache.clear(Pfn(to), bytes);
                     }
                     g.zeroed += 1;
                 }

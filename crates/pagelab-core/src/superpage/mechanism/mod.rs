@@ -19,7 +19,7 @@ pub use remap::{RemapConfig, RemapMechanism};
 
 use super::Candidate;
 use crate::addr::{Asid, PageSize, Pfn};
-use crate::cache::CacheHierarchy;
+use crate::cache::{CacheAccess, CacheHierarchy};
 use crate::frames::FrameAllocator;
 use std::collections::HashMap;
 
@@ -60,6 +60,31 @@ impl Contents {
     }
 }
 
+/// Where a mechanism's memory traffic goes: the data caches, at the addresses of the
+/// frames it names. Under virtualization those frames are guest-physical, and the
+/// traffic reaches the caches at their host frames (`crate::virt::HostTraffic`).
+pub trait Traffic {
+    /// Copy `bytes` from frame `from` to frame `to`, as
+    /// [`CacheHierarchy::copy_range`] does.
+    fn copy(&mut self, from: Pfn, to: Pfn, bytes: u64);
+    /// Write every line of `bytes` from frame `to` on (a page cleared).
+    fn clear(&mut self, to: Pfn, bytes: u64);
+    /// Drop every line of `bytes` from frame `frame` on from every level.
+    fn flush(&mut self, frame: Pfn, bytes: u64);
+}
+
+impl Traffic for CacheHierarchy {
+    fn copy(&mut self, from: Pfn, to: Pfn, bytes: u64) {
+        self.copy_range(from.addr(), to.addr(), bytes);
+    }
+    fn clear(&mut self, to: Pfn, bytes: u64) {
+        self.touch_lines(to.addr(), bytes, CacheAccess::Copy);
+    }
+    fn flush(&mut self, frame: Pfn, bytes: u64) {
+        self.flush_range(frame.addr(), bytes);
+    }
+}
+
 /// What gathering a superpage did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Gathered {
@@ -86,7 +111,7 @@ pub trait Mechanism {
         pages: &[Option<Pfn>],
         frames: &mut dyn FrameAllocator,
         contents: &mut Contents,
-        cache: Option<&mut CacheHierarchy>,
+        cache: Option<&mut dyn Traffic>,
     ) -> Option<Gathered>;
     /// A mapping of `size` at `pfn` (as the page table held it) was replaced by the
     /// superpage just gathered: release what the mechanism no longer needs.

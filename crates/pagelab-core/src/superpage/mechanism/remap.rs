@@ -8,10 +8,9 @@
 //! flushed (they would alias the shadow addresses), and a reference to shadow memory
 //! that reaches memory pays the controller's lookup (`lookup_cycles`).
 
-use super::{Contents, Gathered, Mechanism};
+use super::{Contents, Gathered, Mechanism, Traffic};
 use crate::addr::ByteSize;
 use crate::addr::{PageSize, Pfn};
-use crate::cache::{CacheAccess, CacheHierarchy};
 use crate::frames::{BuddyAllocator, FrameAllocator};
 use crate::superpage::Candidate;
 use std::collections::HashMap;
@@ -50,7 +49,7 @@ impl Mechanism for RemapMechanism {
         pages: &[Option<Pfn>],
         frames: &mut dyn FrameAllocator,
         contents: &mut Contents,
-        mut cache: Option<&mut CacheHierarchy>,
+        mut cache: Option<&mut dyn Traffic>,
     ) -> Option<Gathered> {
         let block = Pfn(SHADOW_BASE + self.shadow.alloc(c.size)?.0);
         let bytes = base.bytes().max(1 << crate::addr::BASE_SHIFT);
@@ -80,7 +79,7 @@ impl Mechanism for RemapMechanism {
                     // Lines cached under the real address would alias the shadow
                     // ones: the page is flushed.
                     if let Some(cache) = cache.as_deref_mut() {
-                        cache.flush_range(real.addr(), bytes);
+                        cache.flush(*real, bytes);
                     }
                     g.remapped += 1;
                     *real
@@ -91,7 +90,7 @@ impl Mechanism for RemapMechanism {
                     contents.fill(f, per, c.asid, vfn);
                     if let Some(cache) = cache.as_deref_mut() {
                         let shadow = Pfn(block.0 + i as u64 * per);
-                        cache.touch_lines(shadow.addr(), bytes, CacheAccess::Copy);
+                        cache.clear(shadow, bytes);
                     }
                     g.zeroed += 1;
                     f
