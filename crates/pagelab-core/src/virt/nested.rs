@@ -28,8 +28,15 @@ pub struct Nested {
     /// records.
     out: Vec<PhysAddr>,
     out_dropped: usize,
+    /// Recent host translations by guest-physical base page, direct-mapped, for the
+    /// lookups that count nothing (`u64::MAX`: none). Exact: a host mapping, once
+    /// made, never changes (host memory is never reclaimed or moved).
+    memo: Box<[(u64, Translation)]>,
     stats: VirtualizationReport,
 }
+
+/// Slots of [`Nested::memo`] (a power of two).
+const MEMO: usize = 1 << 10;
 
 impl Nested {
     /// The host side `c` describes, every value checked (errors name
@@ -88,6 +95,18 @@ impl Nested {
             walk: Walk::new(),
             out: Vec::with_capacity(4 * MAX_WALK_REFS),
             out_dropped: 0,
+            memo: vec![
+                (
+                    u64::MAX,
+                    Translation {
+                        pfn: Pfn(0),
+                        size: host_base,
+                        perms: Perms::RWX,
+                    }
+                );
+                MEMO
+            ]
+            .into_boxed_slice(),
             stats: VirtualizationReport::default(),
         })
     }
@@ -118,7 +137,7 @@ impl Nested {
         let host_refs = self.stats.host_refs;
         for (i, &entry) in refs.iter().enumerate().skip(first) {
             let known = if i == first && skip > 0 {
-                self.lookup(entry)
+                self.lookup_memo(entry)
             } else {
                 None
             };
@@ -181,19 +200,32 @@ impl Nested {
             }
             self.stats.nested_tlb_misses += 1;
         }
-        self.table.walk_into(VM, key, &mut self.walk);
-        let read = self.walk.refs().len();
+        // The walk's entries go to the end of the record (a radix table's straight
+        // there), then those the host's walk caches make unnecessary leave it.
+        let start = self.out.len();
+        let (translation, dropped) = match &self.table {
+            AnyPageTable::Radix(r) => {
+                let out = &mut self.out;
+                (r.walk_with(VM, key, |e| out.push(e)), 0)
+            }
+            table => {
+                table.walk_into(VM, key, &mut self.walk);
+                self.out.extend_from_slice(self.walk.refs());
+                (self.walk.translation, self.walk.dropped())
+            }
+        };
+        let read = self.out.len() - start;
         let skip = if self.walk_caches.is_empty() {
             0
         } else {
             self.walk_caches.filter(VM, key, read)
         };
-        self.out.extend_from_slice(&self.walk.refs()[skip..]);
-        self.out_dropped += self.walk.dropped();
+        self.out.drain(start..start + skip);
+        self.out_dropped += dropped;
         self.stats.host_walks += 1;
-        self.stats.host_refs += (read + self.walk.dropped() - skip) as u64;
+        self.stats.host_refs += (read + dropped - skip) as u64;
         self.stats.host_refs_skipped += skip as u64;
-        let t = match self.walk.translation {
+        let t = match translation {
             Some(t) => t,
             None => self.fault(gpa)?,
         };
@@ -260,6 +292,19 @@ impl Nested {
                 Err(Some(e))
             }
         }
+    }
+
+    /// [`Nested::lookup`] through the memo of recent host translations.
+    #[inline]
+    fn lookup_memo(&mut self, gpa: PhysAddr) -> Option<Translation> {
+        let page = gpa.0 >> BASE_SHIFT;
+        let slot = &mut self.memo[page as usize & (MEMO - 1)];
+        if slot.0 == page {
+            return Some(slot.1);
+        }
+        let t = translate(&self.table, VM, VirtAddr(gpa.0))?;
+        *slot = (page, t);
+        Some(t)
     }
 
     /// The host translation of `gpa` if the host maps it, counting nothing (for the

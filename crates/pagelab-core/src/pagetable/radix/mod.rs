@@ -108,6 +108,38 @@ fn index(va: VirtAddr, level: u32) -> usize {
 }
 
 impl RadixPageTable {
+    /// The walk of `va`: each entry read handed to `read` in order, the translation
+    /// returned. [`PageTable::walk_into`] writes the entries down in a [`Walk`]; a
+    /// host walk of a two-dimensional one appends them to its own record instead,
+    /// with no copy, and takes the translation as returned.
+    #[inline(always)]
+    pub(crate) fn walk_with(
+        &self,
+        asid: Asid,
+        va: VirtAddr,
+        mut read: impl FnMut(PhysAddr),
+    ) -> Option<Translation> {
+        let node = self.root(asid);
+        let va = self.canonical(va)?;
+        if node == NO_ROOT {
+            return None;
+        }
+        let mut node = node as usize;
+        let mut table = self.node_frames[node].addr().0;
+        for level in (0..self.levels).rev() {
+            let idx = index(va, level);
+            read(PhysAddr(table + idx as u64 * 8));
+            let e = self.entries[node * FANOUT + idx];
+            // Absent, or a leaf: the walk ends here.
+            if e & (PRESENT | LEAF) != PRESENT {
+                return end_of_walk(e, level);
+            }
+            node = child_node(e) as usize;
+            table = child_pfn(e).addr().0;
+        }
+        None
+    }
+
     /// `levels` is 4 (48-bit addresses) or 5 (57-bit).
     pub fn new(levels: u32) -> RadixPageTable {
         assert!(levels == 4 || levels == 5, "radix levels must be 4 or 5");
@@ -431,27 +463,7 @@ impl PageTable for RadixPageTable {
     #[inline(always)]
     fn walk_into(&self, asid: Asid, va: VirtAddr, walk: &mut Walk) {
         walk.clear();
-        let node = self.root(asid);
-        let Some(va) = self.canonical(va) else {
-            return;
-        };
-        if node == NO_ROOT {
-            return;
-        }
-        let mut node = node as usize;
-        let mut table = self.node_frames[node].addr().0;
-        for level in (0..self.levels).rev() {
-            let idx = index(va, level);
-            walk.push(PhysAddr(table + idx as u64 * 8));
-            let e = self.entries[node * FANOUT + idx];
-            // Absent, or a leaf: the walk ends here.
-            if e & (PRESENT | LEAF) != PRESENT {
-                walk.translation = end_of_walk(e, level);
-                return;
-            }
-            node = child_node(e) as usize;
-            table = child_pfn(e).addr().0;
-        }
+        walk.translation = self.walk_with(asid, va, |e| walk.push(e));
     }
 
     /// As `walk_into`, without writing the entries down: every node is a frame of its
