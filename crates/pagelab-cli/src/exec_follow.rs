@@ -19,7 +19,7 @@ pub struct Followed<'a> {
     reader: PgrecReader,
     /// The FIFO opened again for the program exec'd, or `None` when the recorded
     /// process ended first (its exec was not followed).
-    reopen: Box<dyn FnMut() -> Result<Option<File>> + 'a>,
+    reopen: Box<dyn FnMut() -> Result<Option<File>> + Send + 'a>,
     /// The programs exec'd and followed, in order.
     pub programs: Vec<String>,
     /// The program exec'd and not followed, where the trace ends.
@@ -32,7 +32,7 @@ impl<'a> Followed<'a> {
     pub fn new(
         reader: PgrecReader,
         fifo: &Path,
-        reopen: impl FnMut() -> Result<Option<File>> + 'a,
+        reopen: impl FnMut() -> Result<Option<File>> + Send + 'a,
     ) -> Followed<'a> {
         Followed {
             reader,

@@ -4,7 +4,9 @@
 
 use crate::{human_bytes, progress};
 use anyhow::Result;
-use pagelab_core::trace::{self, info::InfoBuilder, TraceFormat};
+use pagelab_core::event::PlainBatch;
+use pagelab_core::trace::ahead::{self, Parts, Want};
+use pagelab_core::trace::{self, info::InfoBuilder, Part, TraceError, TraceFormat};
 use pagelab_core::Batch;
 use std::io::Write;
 use std::path::Path;
@@ -23,11 +25,20 @@ pub fn run(
     };
     let mut reader = trace::open_salvaging(file, format, salvage)?;
     let mut builder = InfoBuilder::new().with_categories(rules);
-    let mut batch = Batch::default();
     let mut progress = progress::Progress::new("reading", quiet).of_files([file]);
-    while reader.next_batch(&mut batch)? {
-        builder.add(&batch);
-        progress.tick(batch.refs.len() as u64, reader.position());
+    // With a core to spare, the trace is decoded on it while this one counts.
+    let mut count = |parts: &mut dyn Parts| -> Result<(), TraceError> {
+        let (mut plain, mut batch) = (PlainBatch::default(), Batch::default());
+        while parts.next(Want::Batches, &mut plain, &mut batch)? != Part::End {
+            builder.add(&batch);
+            progress.tick(batch.refs.len() as u64, parts.position());
+        }
+        Ok(())
+    };
+    if ahead::spare_core() {
+        ahead::read_ahead(reader.as_mut(), Want::Batches, count)?;
+    } else {
+        count(&mut reader.as_mut())?;
     }
     let elapsed = progress.finish();
     if let Some(w) = reader.warning() {

@@ -243,8 +243,9 @@ const REPEAT_MODES: [RepeatMode; 3] = [
 ];
 
 /// The report of `config` over a native trace (the default, decoupled machine), its
-/// kernel loop treating repeats as `repeats` says: the same with the data caches on
-/// a thread of their own and without.
+/// kernel loop treating repeats as `repeats` says: the same with a second core used
+/// (the data caches on a thread of their own, or the trace read ahead on one) and
+/// without.
 fn report_native(config: &MachineConfig, trace: &[u8], repeats: RepeatMode) -> serde_json::Value {
     let run = |cache_thread: bool| {
         let mut m = Machine::build(config).unwrap();
@@ -256,11 +257,7 @@ fn report_native(config: &MachineConfig, trace: &[u8], repeats: RepeatMode) -> s
         serde_json::to_value(m.report()).unwrap()
     };
     let threaded = run(true);
-    assert_eq!(
-        threaded,
-        run(false),
-        "the caches' thread changed the report"
-    );
+    assert_eq!(threaded, run(false), "the second core changed the report");
     threaded
 }
 

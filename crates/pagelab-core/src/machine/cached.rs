@@ -316,18 +316,21 @@ impl Machine {
         }
     }
 
-    /// Whether runs of a trace may give the data caches a thread of their own, when
-    /// the host has more than one core (on by default): off for a caller that runs
-    /// machines on every core already. Changes no count.
+    /// Whether runs of a trace may use a second core, when the host has one (on by
+    /// default): a thread of their own for the data caches, or else for reading the
+    /// trace ahead. Off for a caller that runs machines on every core already.
+    /// Changes no count.
     pub fn set_cache_thread(&mut self, on: bool) {
         self.cache_thread = on;
     }
+
+    /// Whether the data caches are on a thread of their own now.
+    pub(super) fn caches_threaded(&self) -> bool {
+        self.cached.as_ref().is_some_and(|d| d.threaded())
+    }
 }
 
-/// Whether the host has a core to spare for the caches' thread.
-pub(super) fn spare_core() -> bool {
-    std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
-}
+pub(super) use crate::trace::ahead::spare_core;
 
 impl super::walker::Walker {
     /// The base frame `va` is mapped to in a decoupled run, where every page the

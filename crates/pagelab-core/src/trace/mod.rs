@@ -7,6 +7,7 @@
 //! and the stream of pagelab's Valgrind recorder.
 
 pub mod addrs;
+pub mod ahead;
 pub mod champsim;
 pub mod convert;
 pub mod drmemtrace;
@@ -79,7 +80,7 @@ pub struct Metadata {
 }
 
 /// A streaming source of trace batches.
-pub trait TraceReader {
+pub trait TraceReader: Send {
     /// Clear `batch` and fill it with the next part of the trace.
     /// `Ok(false)` means the trace has ended (the batch is then empty).
     fn next_batch(&mut self, batch: &mut Batch) -> Result<bool, TraceError>;

@@ -316,7 +316,7 @@ impl<R: Read> NativeReader<R> {
     }
 }
 
-impl<R: Read> TraceReader for NativeReader<R> {
+impl<R: Read + Send> TraceReader for NativeReader<R> {
     fn next_batch(&mut self, batch: &mut Batch) -> Result<bool, TraceError> {
         batch.clear();
         let Some(head) = self.next_chunk()? else {
