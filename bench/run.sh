@@ -8,7 +8,7 @@
 # 2. checks the reference results (`pagelab-bench --expect-standard`: the miss ratios of
 #    a 64-entry fully associative and a 128 × 12 LRU TLB);
 # 3. measures each row under /usr/bin/time (peak memory): `pagelab-bench --only ROW`
-#    (median of 3 runs, one core) for the hot paths, and the commands themselves for
+#    (median of 3 runs, the second core used as `pagelab simulate` uses it) for the hot paths, and the commands themselves for
 #    the analyses (one run each: references / wall time);
 # 4. writes the table, with the machine, the date and the commit, into README.md.
 #    With N other than the standard trace's, the table is printed and the README left.
@@ -32,7 +32,7 @@ measure() {
   /usr/bin/time -f "%e %M" -o "$out/$name.time" "$@" > "$out/$name.out"
   tail -1 "$out/$name.out"
 }
-for row in read simulate skylake skylake-tlbs sandy-bridge sandy-bridge-rmm reuse; do
+for row in read simulate simulate-one-core skylake skylake-tlbs sandy-bridge sandy-bridge-rmm reuse; do
   measure "$row" target/release/pagelab-bench "$trace" --only "$row"
 done
 measure virtualized target/release/pagelab simulate --trace "$trace" --machine skylake --set virtualization.host_page=4K --quiet
@@ -58,7 +58,8 @@ def command(name, task, refs, cmd):
     wall, mb = timed(name)
     rows.append((task, f"{refs / wall / 1e6:.1f}", f"{mb:.0f} MB", f"`{cmd}`"))
 bench("read", "read the native format")
-bench("simulate", "simulate the default machine (64-entry TLB, radix walks, demand paging)")
+bench("simulate", "simulate the default machine (64-entry TLB, radix walks, demand paging; the trace decoded on the second core)")
+bench("simulate-one-core", "simulate the default machine on one core")
 bench("skylake", "simulate `skylake` (split L1 TLBs, 1552-entry STLB, three walk caches, walks read through three data-cache levels, which run on the second core)")
 bench("skylake-tlbs", "simulate `skylake` without its data caches (`--set cache.levels=[]`: walks at a flat cost)")
 bench("sandy-bridge", "simulate `sandy-bridge`")
@@ -74,7 +75,7 @@ command("pagetables", "the seven page tables, one after another, over the first 
         min(n, 20_000_000),
         f"pagelab pagetables compare --trace {trace} --max-refs 20000000")
 table = (f"On the standard benchmark trace ({n / 1e6:.0f} M references over a 4 GiB heap, "
-         f"1 M distinct pages), one core of a {machine} unless a row says otherwise, {day}, commit `{commit}`; "
+         f"1 M distinct pages), a {machine}, both cores used as `pagelab simulate` uses them, {day}, commit `{commit}`; "
          "`make bench` measures every row (`bench/run.sh`):\n\n"
          "| task | M refs/s | peak memory | command |\n|---|---|---|---|\n"
          + "".join(f"| {' | '.join(r)} |\n" for r in rows))

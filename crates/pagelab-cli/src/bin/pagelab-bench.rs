@@ -3,7 +3,8 @@
 //!
 //! - `read`: decoding the native format alone (the references' addresses are summed);
 //! - `simulate`: reading plus one 64-entry 4-way LRU TLB with x86-64 radix walks and
-//!   demand paging, exactly what `pagelab simulate` does with the default machine;
+//!   demand paging, exactly what `pagelab simulate` does with the default machine (the
+//!   trace read ahead on the second core); `simulate-one-core` the same on one core;
 //! - `skylake`: reading plus the `skylake` preset (split L1 TLBs, a 1552-entry STLB,
 //!   three walk caches, three data-cache levels that data and walks read through),
 //!   exactly what `pagelab simulate --machine skylake` does;
@@ -20,13 +21,14 @@
 //! - `check`: miss ratios of a fully associative 64-entry LRU TLB and a 128 × 12 LRU
 //!   TLB, to compare with the reference results of the standard trace.
 //!
-//! Each measurement runs `--repeat` times (default 3) on one core (a machine with data
-//! caches gives them the second core, as `pagelab simulate` does); the median is shown.
+//! Each measurement runs `--repeat` times (default 3), using the second core as
+//! `pagelab simulate` does (a machine with data caches gives it them, another reads
+//! the trace ahead on it; `simulate-one-core` does not); the median is shown.
 //! With `--expect-standard` the check's miss ratios must equal the reference results of
 //! the standard trace (0.254017 and 0.224331, docs/performance.md) to six decimals, or
 //! it exits with 1.
 //!
-//! Usage: `pagelab-bench TRACE.plt [--repeat N] [--skip-check] [--only read|simulate|skylake|skylake-tlbs|sandy-bridge|sandy-bridge-rmm|reuse] [--expect-standard]`
+//! Usage: `pagelab-bench TRACE.plt [--repeat N] [--skip-check] [--only read|simulate|simulate-one-core|skylake|skylake-tlbs|sandy-bridge|sandy-bridge-rmm|reuse] [--expect-standard]`
 //! (`pagelab-bench --help`).
 
 use clap::{Parser, ValueEnum};
@@ -80,7 +82,17 @@ fn simulate_once(
     path: &Path,
     config: &MachineConfig,
 ) -> Result<(u64, pagelab_core::Report), Box<dyn std::error::Error>> {
+    simulate_on(path, config, true)
+}
+
+/// [`simulate_once`]; with `second_core` false, on one core even when two are free.
+fn simulate_on(
+    path: &Path,
+    config: &MachineConfig,
+    second_core: bool,
+) -> Result<(u64, pagelab_core::Report), Box<dyn std::error::Error>> {
     let mut machine = Machine::build(config)?;
+    machine.set_cache_thread(second_core);
     let mut reader = trace::open(path, None)?;
     machine.run_trace(reader.as_mut(), path, |_, _| {})?;
     let report = machine.report();
@@ -139,6 +151,8 @@ struct Args {
 enum Only {
     Read,
     Simulate,
+    /// The default machine on one core (no trace read ahead).
+    SimulateOneCore,
     Skylake,
     /// `skylake` without its data caches.
     SkylakeTlbs,
@@ -166,12 +180,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         })?;
         say!("read      {rate:8.1} M refs/s   ({refs} references, address checksum {sum:#x})");
     }
-    if runs(Only::Simulate) {
-        let (rate, report) = timed(repeat, || simulate_once(&path, &tlb(16, 4)))?;
+    for (what, second_core) in [(Only::Simulate, true), (Only::SimulateOneCore, false)] {
+        if !runs(what) {
+            continue;
+        }
+        let (rate, report) = timed(repeat, || simulate_on(&path, &tlb(16, 4), second_core))?;
         let l = &report.levels[0];
         say!(
-            "simulate  {rate:8.1} M refs/s   (64-entry 4-way LRU + 4-level radix: miss ratio {:.6}, {} walks, {} faults)",
-            l.miss_ratio, report.counts.walks, report.counts.page_faults
+            "{:<9} {rate:8.1} M refs/s   (64-entry 4-way LRU + 4-level radix: miss ratio {:.6}, {} walks, {} faults)",
+            if second_core { "simulate" } else { "one-core" },
+            l.miss_ratio,
+            report.counts.walks,
+            report.counts.page_faults
         );
     }
     for what in [Only::Skylake, Only::SkylakeTlbs] {
