@@ -76,7 +76,8 @@ command("pagetables", "the seven page tables, one after another, over the first 
         f"pagelab pagetables compare --trace {trace} --max-refs 20000000")
 table = (f"On the standard benchmark trace ({n / 1e6:.0f} M references over a 4 GiB heap, "
          f"1 M distinct pages), a {machine}, both cores used as `pagelab simulate` uses them, {day}, commit `{commit}`; "
-         "`make bench` measures every row (`bench/run.sh`):\n\n"
+         "`make bench` measures every row (`bench/run.sh`; how the hot paths are built, and earlier figures: "
+         "[docs/performance.md](docs/performance.md)):\n\n"
          "| task | M refs/s | peak memory | command |\n|---|---|---|---|\n"
          + "".join(f"| {' | '.join(r)} |\n" for r in rows))
 print(table)
