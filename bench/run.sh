@@ -8,8 +8,9 @@
 # 2. checks the reference results (`pagelab-bench --expect-standard`: the miss ratios of
 #    a 64-entry fully associative and a 128 × 12 LRU TLB);
 # 3. measures each row under /usr/bin/time (peak memory): `pagelab-bench --only ROW`
-#    (median of 3 runs, the second core used as `pagelab simulate` uses it) for the hot paths, and the commands themselves for
-#    the analyses (one run each: references / wall time);
+#    (median of 3 runs, the second core used where `pagelab simulate` uses it) for the hot
+#    paths, and the commands themselves for the analyses (one run each: references /
+#    wall time);
 # 4. writes the table, with the machine, the date and the commit, into README.md.
 #    With N other than the standard trace's, the table is printed and the README left.
 set -euo pipefail
@@ -75,7 +76,7 @@ command("pagetables", "the seven page tables, one after another, over the first 
         min(n, 20_000_000),
         f"pagelab pagetables compare --trace {trace} --max-refs 20000000")
 table = (f"On the standard benchmark trace ({n / 1e6:.0f} M references over a 4 GiB heap, "
-         f"1 M distinct pages), a {machine}, both cores used as `pagelab simulate` uses them, {day}, commit `{commit}`; "
+         f"1 M distinct pages), a {machine}, the second core used where `pagelab simulate` uses it, {day}, commit `{commit}`; "
          "`make bench` measures every row (`bench/run.sh`; how the hot paths are built, and earlier figures: "
          "[docs/performance.md](docs/performance.md)):\n\n"
          "| task | M refs/s | peak memory | command |\n|---|---|---|---|\n"

@@ -97,4 +97,9 @@ impl TraceReader for Followed<'_> {
     fn warning(&self) -> Option<&str> {
         self.reader.warning().filter(|_| self.unfollowed.is_none())
     }
+
+    /// The program writes the trace as it runs.
+    fn live(&self) -> bool {
+        true
+    }
 }

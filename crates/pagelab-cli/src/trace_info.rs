@@ -35,7 +35,7 @@ pub fn run(
         }
         Ok(())
     };
-    if ahead::spare_core() {
+    if ahead::spare_core() && !reader.live() {
         ahead::read_ahead(reader.as_mut(), Want::Batches, count)?;
     } else {
         count(&mut reader.as_mut())?;

@@ -79,7 +79,15 @@ fn parts_read_ahead_arrive_as_the_reader_gives_them() {
     let mut r = reader(&t);
     let in_turn = drain(&mut (&mut r as &mut dyn TraceReader), 10).unwrap();
     let mut r = reader(&t);
-    let ahead = read_ahead(&mut r, Want::Batches, |parts| drain(parts, 10)).unwrap();
+    let ahead = read_ahead(&mut r, Want::Batches, |parts| {
+        let got = drain(parts, 10);
+        // After the end, the end again, as a reader read in turn gives it.
+        let (mut plain, mut batch) = (PlainBatch::default(), Batch::default());
+        let again = parts.next(Want::Batches, &mut plain, &mut batch).unwrap();
+        assert_eq!((again, batch.refs.len()), (Part::End, 0));
+        got
+    })
+    .unwrap();
     // Parts read ahead before the switch are whole batches: the same references.
     assert_eq!(in_turn.len(), ahead.len());
     for (i, (a, b)) in in_turn.iter().zip(&ahead).enumerate() {

@@ -64,11 +64,12 @@ impl Executor for Local {
             .jobs
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
             .clamp(1, jobs.len().max(1));
-        crate::analysis::simulate::CORES_TAKEN
-            .store(threads > 1, std::sync::atomic::Ordering::Relaxed);
+        // Side by side on every core, no machine adds a thread of its own (until the
+        // sweep ends).
+        let alone = pagelab_core::machine::set_second_core_default(threads <= 1);
         let queue = Mutex::new(jobs.into_iter().collect::<VecDeque<_>>());
         let (tx, rx) = mpsc::channel::<Outcome>();
-        std::thread::scope(|s| {
+        let run = std::thread::scope(|s| {
             for _ in 0..threads {
                 let (queue, tx) = (&queue, tx.clone());
                 s.spawn(move || loop {
@@ -100,6 +101,8 @@ impl Executor for Local {
                 }
             }
             Ok(())
-        })
+        });
+        pagelab_core::machine::set_second_core_default(alone);
+        run
     }
 }

@@ -224,7 +224,7 @@ impl Machine {
             decoupled: true,
             misses: Vec::new(),
             cached: None,
-            cache_thread: true,
+            cache_thread: super::cached::second_core_default(),
             max_reference: check_max_reference(config.max_reference).map_err(err)?,
             kernel: false,
             counts: Counts::default(),

@@ -332,6 +332,22 @@ impl Machine {
 
 pub(super) use crate::trace::ahead::spare_core;
 
+/// Whether machines built from now on may use a second core ([`Machine::set_cache_thread`]'s
+/// default): false while a caller runs machines side by side on every core (a local
+/// sweep), so that none adds a thread of its own.
+static SECOND_CORE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Set what machines built from now on take for [`Machine::set_cache_thread`]: off
+/// while a caller runs machines on every core, for the analyses that build machines
+/// of their own. Returns the setting before. Changes no count.
+pub fn set_second_core_default(on: bool) -> bool {
+    SECOND_CORE.swap(on, std::sync::atomic::Ordering::Relaxed)
+}
+
+pub(super) fn second_core_default() -> bool {
+    SECOND_CORE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 impl super::walker::Walker {
     /// The base frame `va` is mapped to in a decoupled run, where every page the
     /// batch references is mapped to one by the time the caches read it.

@@ -58,6 +58,7 @@ mod walker;
 mod warmup;
 pub use crate::counts::Counts;
 pub use crate::pagetable::AnyPageTable;
+pub use cached::set_second_core_default;
 pub use repeat_choice::RepeatMode;
 pub use report::{LevelReport, PagingReport, RangesReport, Report, WarmupReport};
 use serde::Serialize;

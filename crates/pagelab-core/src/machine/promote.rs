@@ -212,9 +212,10 @@ impl Machine {
                 let mut gather = |traffic: Option<&mut dyn Traffic>| {
                     mechanism.gather(&c, base, &pages, frames, contents, traffic)
                 };
-                // Under virtualization the copy reaches the caches at host frames.
+                // Under virtualization the copy reaches the host's frames (mapped as it
+                // writes them), and the caches there.
                 let gathered = match (w.cache.as_mut(), w.nested.as_deref_mut()) {
-                    (Some(cache), Some(nested)) => {
+                    (cache, Some(nested)) => {
                         let mut host = crate::virt::HostTraffic::new(cache, nested);
                         let g = gather(Some(&mut host));
                         if let Some(e) = host.error {
@@ -222,7 +223,7 @@ impl Machine {
                         }
                         g
                     }
-                    (cache, _) => gather(cache.map(|c| c as &mut dyn Traffic)),
+                    (cache, None) => gather(cache.map(|c| c as &mut dyn Traffic)),
                 };
                 match gathered {
                     Some(g) => g,

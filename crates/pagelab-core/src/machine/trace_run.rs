@@ -20,7 +20,10 @@ impl Machine {
         after_batch: impl FnMut(u64, u64),
     ) -> Result<(), TraceError> {
         self.start_cache_thread();
-        let ahead = self.cache_thread && !self.caches_threaded() && super::cached::spare_core();
+        let ahead = self.cache_thread
+            && !self.caches_threaded()
+            && !reader.live()
+            && super::cached::spare_core();
         let run = if ahead {
             let want = self.want();
             crate::trace::ahead::read_ahead(reader, want, |parts| {

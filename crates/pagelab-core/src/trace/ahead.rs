@@ -108,6 +108,8 @@ struct Ahead<'a> {
     back: Sender<(PlainBatch, Batch)>,
     want: &'a AtomicU8,
     position: u64,
+    /// The trace's end was given: every later part is the end again.
+    ended: bool,
 }
 
 impl Parts for Ahead<'_> {
@@ -117,13 +119,19 @@ impl Parts for Ahead<'_> {
         plain: &mut PlainBatch,
         batch: &mut Batch,
     ) -> Result<Part, TraceError> {
+        if self.ended {
+            plain.clear();
+            batch.clear();
+            return Ok(Part::End);
+        }
         self.want.store(want.code(), Ordering::Relaxed);
-        // The reading thread ends after the trace's end or an error, both of which end
-        // the run before another part is asked for.
-        let mut f = self
-            .parts
-            .recv()
-            .expect("the reading thread sends until the end or an error")?;
+        // The reading thread sends until the trace's end or an error; it stops without
+        // either only by a panic, which the scope then raises here.
+        let Ok(filled) = self.parts.recv() else {
+            panic!("the thread reading the trace ahead stopped (it panicked)");
+        };
+        let mut f = filled?;
+        self.ended = f.part == Part::End;
         std::mem::swap(plain, &mut f.plain);
         std::mem::swap(batch, &mut f.batch);
         self.position = f.position;
@@ -139,18 +147,21 @@ impl Parts for Ahead<'_> {
 
 /// Run `simulate` over the parts of `reader`, read ahead on a thread of its own,
 /// starting with what `want` asks. When `simulate` returns (at the trace's end or
-/// early), the thread stops.
-pub fn read_ahead<T>(
+/// early), the thread stops once its read in progress is done. If no thread can be
+/// had, `simulate` reads in turn.
+pub fn read_ahead<T, S: FnOnce(&mut dyn Parts) -> T>(
     reader: &mut dyn TraceReader,
     want: Want,
-    simulate: impl FnOnce(&mut dyn Parts) -> T,
+    simulate: S,
 ) -> T {
     let code = AtomicU8::new(want.code());
     let (to_simulation, parts) = sync_channel(DEPTH);
     let (back, buffers) = channel::<(PlainBatch, Batch)>();
-    std::thread::scope(|s| {
+    let mut in_turn = None;
+    let ahead = std::thread::scope(|s| {
         let code = &code;
-        std::thread::Builder::new()
+        let reader = &mut *reader;
+        let spawned = std::thread::Builder::new()
             .name("pagelab-reader".into())
             .spawn_scoped(s, move || loop {
                 let (mut plain, mut batch) = buffers.try_recv().unwrap_or_default();
@@ -172,15 +183,24 @@ pub fn read_ahead<T>(
                 if to_simulation.send(filled).is_err() || last {
                     return;
                 }
-            })
-            .expect("a thread to read the trace");
+            });
+        if spawned.is_err() {
+            in_turn = Some(simulate);
+            return None;
+        }
         let mut ahead = Ahead {
             parts,
             back,
             want: code,
             position: 0,
+            ended: false,
         };
         // Dropping `ahead` when `simulate` returns lets the thread's next send fail.
-        simulate(&mut ahead)
-    })
+        Some(simulate(&mut ahead))
+    });
+    match (ahead, in_turn) {
+        (Some(t), _) => t,
+        (None, Some(simulate)) => simulate(&mut &mut *reader),
+        (None, None) => unreachable!("simulate runs one way or the other"),
+    }
 }

@@ -110,6 +110,12 @@ pub trait TraceReader: Send {
     fn warning(&self) -> Option<&str> {
         None
     }
+    /// Whether the trace is being written while it is read (a program recorded as it
+    /// runs): then it is not read ahead (`ahead`), since a read in progress may wait on
+    /// the program for long, and a run that stops early must not wait with it.
+    fn live(&self) -> bool {
+        false
+    }
 }
 
 /// What [`TraceReader::next_plain`] gave.

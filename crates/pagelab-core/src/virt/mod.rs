@@ -35,9 +35,10 @@
 //! A TLB entry holds the smaller of the guest and the host page: a 2 MiB guest page
 //! over 4 KiB host pages is held as 4 KiB entries ("splintered", counted).
 //!
-//! The guest may run a promotion policy that copies (`traffic.rs`: its copy reaches
-//! the data caches at host frames, the host mapping the fresh block as it is
-//! written); a policy that follows the TLB is told of the entries the walks made.
+//! The guest may run a promotion policy that copies (`traffic.rs`: the host maps the
+//! fresh block as the copy writes it, and with a cache model the copy reaches the
+//! data caches at host frames); a policy that follows the TLB is told of the entries
+//! the walks made.
 //!
 //! Simplified: the host is one virtual machine's (host tables are tagged with no
 //! address space; a guest's address-space switch leaves the host caches alone); host
@@ -50,7 +51,7 @@ mod traffic;
 
 pub(crate) use nested::translate;
 pub use nested::Nested;
-pub use traffic::HostTraffic;
+pub(crate) use traffic::HostTraffic;
 
 pub use crate::config::VirtualizationConfig;
 use serde::Serialize;

@@ -30,7 +30,8 @@ pub struct Nested {
     out_dropped: usize,
     /// Recent host translations by guest-physical base page, direct-mapped, for the
     /// lookups that count nothing (`u64::MAX`: none). Exact: a host mapping, once
-    /// made, never changes (host memory is never reclaimed or moved).
+    /// made, never changes (host memory is never reclaimed or moved). Unused over a
+    /// linear host table, whose lookups change its own TLB.
     memo: Box<[(u64, Translation)]>,
     stats: VirtualizationReport,
 }
@@ -297,6 +298,10 @@ impl Nested {
     /// [`Nested::lookup`] through the memo of recent host translations.
     #[inline]
     fn lookup_memo(&mut self, gpa: PhysAddr) -> Option<Translation> {
+        if self.stateful_lookups() {
+            // A lookup of the linear table moves its own TLB: each one is made.
+            return self.lookup(gpa);
+        }
         let page = gpa.0 >> BASE_SHIFT;
         let slot = &mut self.memo[page as usize & (MEMO - 1)];
         if slot.0 == page {

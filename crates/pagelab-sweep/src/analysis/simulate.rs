@@ -7,11 +7,6 @@ use pagelab_core::Machine;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// Whether simulations run side by side on every core (a local sweep of several
-/// jobs at once): their data caches then stay on the machine's thread.
-pub(crate) static CORES_TAKEN: std::sync::atomic::AtomicBool =
-    std::sync::atomic::AtomicBool::new(false);
-
 /// A simulation; its one option, `warmup`, leaves the first references out of the
 /// report (references, or a share of each trace: `5000000`, `"10%"`, `0.1`).
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
@@ -24,7 +19,6 @@ pub struct Simulate {
 impl Kind for Simulate {
     fn run(&self, trace: &Path, config: &MachineConfig) -> Result<(String, u64), String> {
         let mut machine = Machine::build(config).map_err(|e| e.to_string())?;
-        machine.set_cache_thread(!CORES_TAKEN.load(std::sync::atomic::Ordering::Relaxed));
         machine.set_warmup(warmup_references(self.warmup, trace)?);
         let mut reader = crate::inputs::open_trace(trace)?;
         machine
