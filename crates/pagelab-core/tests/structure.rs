@@ -284,7 +284,13 @@ fn text_files(dir: &Path, out: &mut Vec<PathBuf>) {
             .to_string_lossy()
             .to_string();
         if p.is_dir() {
-            if !name.starts_with('.') && name != "target" && name != "__pycache__" {
+            // Not build output, nor what the benchmarks write and install (bench/out,
+            // git-ignored: traces, a virtual environment of the peer's package).
+            let generated = name == "target"
+                || name == "__pycache__"
+                || (name == "out" && dir.ends_with("bench"))
+                || p.join("pyvenv.cfg").exists();
+            if !name.starts_with('.') && !generated {
                 text_files(&p, out);
             }
         } else if [
