@@ -117,14 +117,21 @@ pub fn innermost_function(frames: &str) -> &str {
 }
 
 /// The categories of a process's addresses, as the events have painted them.
+/// Slots of [`Categorizer`]'s memo of ranges found.
+const RANGE_MEMO: usize = 512;
+
 #[derive(Default)]
 pub struct Categorizer {
     /// (address space, start) → (end, category): disjoint ranges.
     ranges: BTreeMap<(u16, u64), (u64, CategoryId)>,
     /// Stack segments: (address space, start).
     stacks: Vec<(u16, u64)>,
-    /// The range found last: (address space, start, end, category).
-    last: Option<(u16, u64, u64, CategoryId)>,
+    /// Ranges found, by the page of the address they were found for (direct-mapped,
+    /// [`RANGE_MEMO`] slots, made at the first look-up): (generation, address space,
+    /// start, end, category). Every change to the ranges starts a new generation, which
+    /// no slot of an older one matches.
+    memo: Vec<(u32, u16, u64, u64, CategoryId)>,
+    generation: u32,
     /// User-defined categories, tried before the built-in split by size.
     rules: Vec<UserCategory>,
     /// Blocks by call site: (count, bytes, category of the last).
@@ -257,32 +264,55 @@ impl Categorizer {
         if self.is_blank() {
             return Category::Other.id();
         }
-        if let Some((a, start, end, c)) = self.last {
-            if a == asid && start <= addr && addr < end {
-                return c;
-            }
+        if self.memo.is_empty() {
+            self.memo = vec![(u32::MAX, 0, 0, 0, 0); RANGE_MEMO];
         }
-        let found = self
-            .ranges
-            .range(..=(asid, addr))
-            .next_back()
-            .filter(|(&(a, _), &(end, _))| a == asid && addr < end);
-        match found {
-            Some((&(a, start), &(end, c))) => {
-                self.last = Some((a, start, end, c));
+        let slot = (addr >> crate::addr::BASE_SHIFT) as usize % RANGE_MEMO;
+        let (g, a, start, end, c) = self.memo[slot];
+        if g == self.generation && a == asid && start <= addr && addr < end {
+            return c;
+        }
+        match self.range_of(asid, addr) {
+            Some((start, end, c)) => {
+                self.memo[slot] = (self.generation, asid, start, end, c);
                 c
             }
-            None => {
-                let below_stack = self
-                    .stacks
-                    .iter()
-                    .any(|&(a, start)| a == asid && addr < start && start - addr <= STACK_GROWTH);
-                if below_stack {
-                    Category::Stack.id()
-                } else {
-                    Category::Other.id()
-                }
-            }
+            None => self.outside_ranges(asid, addr),
+        }
+    }
+
+    /// [`Categorizer::category`] looked up in the ranges, without the memo: for
+    /// checks.
+    pub fn category_looked_up(&self, asid: u16, addr: u64) -> CategoryId {
+        if self.is_blank() {
+            return Category::Other.id();
+        }
+        match self.range_of(asid, addr) {
+            Some((_, _, c)) => c,
+            None => self.outside_ranges(asid, addr),
+        }
+    }
+
+    /// The range holding `addr` of `asid`: (start, end, category).
+    fn range_of(&self, asid: u16, addr: u64) -> Option<(u64, u64, CategoryId)> {
+        self.ranges
+            .range(..=(asid, addr))
+            .next_back()
+            .filter(|(&(a, _), &(end, _))| a == asid && addr < end)
+            .map(|(&(_, start), &(end, c))| (start, end, c))
+    }
+
+    /// The category of an address in no range: the stack's just below a stack
+    /// segment (where it grows), else other.
+    fn outside_ranges(&self, asid: u16, addr: u64) -> CategoryId {
+        let below_stack = self
+            .stacks
+            .iter()
+            .any(|&(a, start)| a == asid && addr < start && start - addr <= STACK_GROWTH);
+        if below_stack {
+            Category::Stack.id()
+        } else {
+            Category::Other.id()
         }
     }
 
@@ -297,7 +327,13 @@ impl Categorizer {
                 return;
             }
         }
-        self.last = None;
+        // Every range found before may change: a new generation (the slots are
+        // emptied once in 2^32 - 1, so that none of a generation number reused matches).
+        self.generation += 1;
+        if self.generation == u32::MAX {
+            self.generation = 0;
+            self.memo.iter_mut().for_each(|m| m.0 = u32::MAX);
+        }
         // Ranges overlapping [start, end): the one starting before it, and those inside.
         let mut cut: Vec<(u64, u64, CategoryId)> = Vec::new();
         if let Some((&(a, s), &(e, c))) = self.ranges.range(..(asid, start)).next_back() {
@@ -327,6 +363,43 @@ impl Categorizer {
 mod tests {
     use super::*;
     use crate::event::{Alloc, Segment};
+
+    /// The memo of ranges found gives what a look-up in the ranges gives, whatever
+    /// the events between: random allocations, frees, mappings and unmappings over a
+    /// few pages, each followed by look-ups of random addresses there.
+    #[test]
+    fn the_memo_of_ranges_answers_as_the_ranges_do() {
+        let mut c = Categorizer::default();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let base = 0x7f00_0000_0000u64;
+        c.on_event(0, &seg(base, base + (1 << 24), SegmentKind::Heap));
+        for step in 0..3000 {
+            let at = base + next() % (1 << 24);
+            let size = [24, 4000, 200_000, 3 << 20][(next() % 4) as usize];
+            let op = [
+                AllocOp::Malloc,
+                AllocOp::Free,
+                AllocOp::Mmap,
+                AllocOp::Munmap,
+            ][(next() % 4) as usize];
+            c.on_event(0, &alloc(op, at, size, 0));
+            for _ in 0..20 {
+                let a = base + next() % (1 << 24);
+                let asid = (next() % 2) as u16;
+                assert_eq!(
+                    c.category(asid, a),
+                    c.category_looked_up(asid, a),
+                    "step {step}: {a:#x} of {asid}"
+                );
+            }
+        }
+    }
 
     fn seg(start: u64, end: u64, kind: SegmentKind) -> Event {
         Event::Segment(Segment {
