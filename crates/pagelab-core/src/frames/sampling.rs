@@ -45,9 +45,14 @@ impl Fragmentation {
         }
     }
 
+    /// Whether a sample is due after `references`.
+    pub fn due(&self, references: u64) -> bool {
+        self.every > 0 && references >= self.next
+    }
+
     /// Take a sample if one is due after `at.references`.
     pub fn after(&mut self, frames: &dyn FrameAllocator, at: Progress) {
-        if self.every > 0 && at.references >= self.next {
+        if self.due(at.references) {
             self.next = (at.references / self.every + 1) * self.every;
             if let Some(s) = self.now(frames, at) {
                 self.samples.push(s);

@@ -218,6 +218,7 @@ impl Machine {
                     ),
                     None => None,
                 },
+                tap: None,
             },
             tlb,
             cost: crate::cost::build(&config.cost).map_err(err)?,

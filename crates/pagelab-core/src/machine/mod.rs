@@ -43,6 +43,7 @@ mod build;
 mod cached;
 pub mod decoupled;
 pub mod estimate;
+pub mod one_pass;
 mod pressure;
 mod promote;
 mod ranges;
@@ -199,6 +200,11 @@ impl Machine {
             self.background_promotions()?;
         }
         let at = self.progress();
+        if let Some(tap) = self.walker.tap.as_mut() {
+            if self.fragmentation.due(at.references) {
+                tap.mark(at.references);
+            }
+        }
         self.fragmentation.after(self.walker.frames.as_ref(), at);
         Ok(())
     }

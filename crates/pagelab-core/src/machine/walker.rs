@@ -47,6 +47,8 @@ pub struct Walker {
     /// Under `[coalescing]`: how a base page's entry widens to a run of contiguous
     /// frames (`crate::tlb::coalesce`).
     pub coalesce: Option<crate::tlb::Coalescing>,
+    /// In a one-pass run of many geometries (`one_pass.rs`): told of every walk.
+    pub tap: Option<Box<super::one_pass::Tap>>,
 }
 
 impl Walker {
@@ -121,7 +123,11 @@ impl Walker {
         counts.walk_refs += made as u64;
         counts.walk_refs_skipped += skip as u64;
         counts.walk_lines += lines as u64;
-        let t = match self.walked_entry() {
+        let entry = self.walked_entry();
+        if let Some(tap) = self.tap.as_mut() {
+            tap.walked(asid, va, made as u64, lines as u64, entry.map(|t| t.size));
+        }
+        let t = match entry {
             Some(t) => t,
             None => self.fault(counts, asid, va, reference)?,
         };
@@ -165,6 +171,10 @@ impl Walker {
         counts.walk_refs_skipped += skip as u64;
         // Every entry on a line of its own.
         counts.walk_lines += (read - skip) as u64;
+        if let Some(tap) = self.tap.as_mut() {
+            let made = (read - skip) as u64;
+            tap.walked(asid, va, made, made, translation.map(|t| t.size));
+        }
         if translation.is_none() {
             self.map_faulted(counts, asid, va, reference)?;
             self.retry_counted(counts, asid, va, reference)?;

@@ -3,6 +3,7 @@
 //! id and the page size, so tagged TLBs, flushes and mixed page sizes need no special
 //! cases later.
 
+pub mod all_assoc;
 pub mod coalesce;
 mod fa_lru;
 mod fingerprint;

@@ -166,6 +166,7 @@ impl Hierarchy {
             paths,
             flush_on_switch,
             base_page,
+            invalidations: 0,
         })
     }
 }

@@ -95,6 +95,8 @@ pub struct Hierarchy {
     pub flush_on_switch: bool,
     /// The page size the hierarchy was built for (`Level::base_array` keeps it).
     base_page: PageSize,
+    /// Flushes and invalidations of its arrays so far.
+    invalidations: u64,
 }
 
 impl Hierarchy {
@@ -383,6 +385,7 @@ impl Hierarchy {
 
     /// Drop every entry of `asid` overlapping `[start, start + len)`, at every level.
     pub fn invalidate_range(&mut self, asid: Asid, start: VirtAddr, len: u64) {
+        self.invalidations += 1;
         for a in self.levels.iter_mut().flat_map(|l| l.arrays.iter_mut()) {
             a.invalidate_range(asid, start, len);
         }
@@ -402,12 +405,14 @@ impl Hierarchy {
             .find_map(|l| l.range.as_deref().map(|r| (r, l.name.as_str())))
     }
     pub fn flush_asid(&mut self, asid: Asid) {
+        self.invalidations += 1;
         for a in self.levels.iter_mut().flat_map(|l| l.arrays.iter_mut()) {
             a.flush_asid(asid);
         }
         self.invalidate_ranges(asid, 0, u64::MAX);
     }
     pub fn flush_all(&mut self) {
+        self.invalidations += 1;
         for a in self.levels.iter_mut().flat_map(|l| l.arrays.iter_mut()) {
             a.flush_all();
         }
@@ -424,6 +429,11 @@ impl Hierarchy {
             .map(|p| self.levels[p[0]].min_page_bytes())
             .min()
             .unwrap_or(4096)
+    }
+
+    /// How many flushes and range invalidations reached the arrays.
+    pub fn invalidations(&self) -> u64 {
+        self.invalidations
     }
 
     pub fn levels(&self) -> &[Level] {

@@ -1,0 +1,306 @@
+//! Every geometry of one TLB level in one run: machines that differ only in the sets
+//! and ways of their last-level TLB's first array, run over a trace at once.
+//!
+//! The levels below the last one are filled with the translation whatever the last
+//! level held, so the stream of lookups that reaches it, its input, is the same for
+//! every geometry of it: the misses of the levels below. The pass runs a *front*
+//! machine, the configuration without that level, whose walks are exactly that
+//! stream in order; beside each walk, the stack algorithm ([`AllAssoc`]) finds which
+//! geometries would have hit. With no walk caches and no data caches a walk costs
+//! the same in every machine, so each geometry's walks are the front's less the
+//! lookups it hit, and its report is the front's with the level put back.
+//!
+//! What allows it is checked before ([`OnePass::plan`]: LRU, the last level, no
+//! state a walk or a promotion shares between references) and after the run (no
+//! translation larger than the base page, no TLB flush or invalidation): when the
+//! run shows that it was not exact, [`OnePassError::Inexact`] says why and the
+//! configurations must run one by one.
+
+use super::*;
+use crate::config::PromotionConfig;
+use crate::config::{LevelConfig, TlbConfig};
+use crate::tlb::all_assoc::AllAssoc;
+use crate::tlb::hierarchy::SizeCounts;
+use crate::tlb::set_assoc::tag_meta;
+
+/// Beside the front machine's walker: each walk's page and costs into the stacks.
+pub(super) struct Tap {
+    stacks: AllAssoc,
+    base: PageSize,
+    /// Walks whose translation was not a base page.
+    other_sizes: u64,
+    /// The references at each mark of the stacks (before each fragmentation sample).
+    marks: Vec<u64>,
+}
+
+impl Tap {
+    /// A walk of `va` after a miss of the levels below: `refs` references on `lines`
+    /// lines, finding `size` (none: a page fault follows, which maps a base page).
+    #[inline]
+    pub(super) fn walked(
+        &mut self,
+        asid: Asid,
+        va: VirtAddr,
+        refs: u64,
+        lines: u64,
+        size: Option<PageSize>,
+    ) {
+        if size.is_some_and(|s| s != self.base) {
+            self.other_sizes += 1;
+        }
+        let vpn = va.0 >> self.base.shift();
+        self.stacks
+            .access(vpn, tag_meta(asid, self.base), refs, lines);
+    }
+
+    /// A fragmentation sample is taken after `references`: it counts the walks so far.
+    pub(super) fn mark(&mut self, references: u64) {
+        self.stacks.mark();
+        self.marks.push(references);
+    }
+}
+
+/// Why a pass gave no reports.
+#[derive(Debug, thiserror::Error)]
+pub enum OnePassError {
+    /// The trace could not be read (or the front machine failed on it): as a
+    /// machine's run of it would fail.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    /// The run did something one pass cannot follow: run each configuration alone.
+    #[error("one pass is not exact here: {0}")]
+    Inexact(String),
+}
+
+/// Configurations that one pass can run, and the front machine that does.
+#[derive(Clone, Debug)]
+pub struct OnePass {
+    configs: Vec<MachineConfig>,
+    front: MachineConfig,
+    /// The level that varies (the last), its name, and each configuration's
+    /// (sets, ways) of its first array.
+    level: usize,
+    name: String,
+    geometries: Vec<(usize, usize)>,
+}
+
+fn levels(c: &MachineConfig) -> Option<&[LevelConfig]> {
+    match &c.tlb {
+        TlbConfig::Hierarchy(h) => Some(&h.levels),
+        TlbConfig::SetAssociative(_) => None,
+    }
+}
+
+fn levels_mut(c: &mut MachineConfig) -> &mut Vec<LevelConfig> {
+    match &mut c.tlb {
+        TlbConfig::Hierarchy(h) => &mut h.levels,
+        TlbConfig::SetAssociative(_) => unreachable!("checked to be a hierarchy"),
+    }
+}
+
+impl OnePass {
+    /// How `configs` run in one pass, or why they cannot: they must differ in nothing
+    /// but the sets and ways of the first array of the last TLB level of a hierarchy
+    /// (an LRU array that holds the base page, with no parent and no range unit, below
+    /// which other levels serve both sides), with no walk caches, data caches,
+    /// promotion, memory pressure, range translations, coalescing or virtualization.
+    pub fn plan(configs: &[MachineConfig]) -> Result<OnePass, String> {
+        let first = configs.first().ok_or("no configurations")?;
+        let Some(ls) = levels(first) else {
+            return Err(
+                "the TLB is one level (tlb.kind = \"set-associative\"), not a hierarchy".into(),
+            );
+        };
+        let level = ls.len() - 1;
+        let last = &ls[level];
+        let blank = |c: &MachineConfig| -> Option<MachineConfig> {
+            let mut n = c.clone();
+            n.settings.clear();
+            levels(&n)?;
+            let a = levels_mut(&mut n).last_mut()?.arrays.first_mut()?;
+            (a.sets, a.ways) = (1, 1);
+            Some(n)
+        };
+        let base = blank(first).ok_or("the last TLB level has no array")?;
+        let mut geometries = Vec::with_capacity(configs.len());
+        for c in configs {
+            if blank(c).as_ref() != Some(&base) {
+                return Err(format!(
+                    "the configurations differ in more than the sets and ways of level {:?}'s first array",
+                    last.name
+                ));
+            }
+            let a = &levels(c).expect("blanked")[level].arrays[0];
+            geometries.push((a.sets, a.ways));
+        }
+        let array = &last.arrays[0];
+        let refuse = |why: &str| Err(format!("level {:?}: {why}", last.name));
+        if array.replacement != "lru" {
+            return refuse("its replacement is not lru (the stack algorithm follows LRU only)");
+        }
+        if !array.page_sizes.contains(&first.base_page) {
+            return refuse("its first array does not hold the base page");
+        }
+        if last.parent.is_some() || last.range.is_some() {
+            return refuse("it has a parent or a range unit");
+        }
+        if geometries.iter().any(|&(s, w)| s == 0 || w == 0) {
+            return refuse("a geometry has no sets or no ways");
+        }
+        let shared = [
+            (
+                !first.walk_caches.is_empty(),
+                "walk caches (their content follows each geometry's misses)",
+            ),
+            (
+                !first.cache.is_off(),
+                "data caches (walks and data share them)",
+            ),
+            (
+                !matches!(first.promotion, PromotionConfig::None {}),
+                "a promotion policy",
+            ),
+            (!first.paging.is_default(), "memory pressure ([paging])"),
+            (!first.ranges.is_default(), "range translations ([ranges])"),
+            (first.coalescing.is_some(), "coalescing TLB entries"),
+            (first.virtualization.is_some(), "virtualization"),
+        ];
+        if let Some((_, what)) = shared.iter().find(|(on, _)| *on) {
+            return Err(format!("the machine has {what}"));
+        }
+        let mut front = base;
+        let name = last.name.clone();
+        let ls = levels_mut(&mut front);
+        ls.pop();
+        if ls.is_empty() {
+            return refuse("it is the only level");
+        }
+        for l in ls.iter_mut().filter(|l| l.parent.as_deref() == Some(&name)) {
+            l.parent = None;
+        }
+        Machine::build(&front).map_err(|e| format!("without level {name:?}: {e}"))?;
+        Ok(OnePass {
+            configs: configs.to_vec(),
+            front,
+            level,
+            name,
+            geometries,
+        })
+    }
+
+    /// The level whose geometries vary.
+    pub fn level(&self) -> &str {
+        &self.name
+    }
+
+    /// Run the trace once: each configuration's report, in their order, as its own
+    /// run would give it.
+    pub fn run(
+        &self,
+        reader: &mut dyn TraceReader,
+        path: &Path,
+        after_batch: impl FnMut(u64, u64),
+    ) -> Result<Vec<Report>, OnePassError> {
+        let inexact = |e: crate::config::ConfigError| OnePassError::Inexact(e.to_string());
+        let mut m = Machine::build(&self.front).map_err(inexact)?;
+        // Free memory is sampled by the sizes the whole hierarchy's last level holds.
+        m.fragmentation = Machine::build(&self.configs[0])
+            .map_err(inexact)?
+            .fragmentation;
+        let base = self.front.base_page;
+        m.walker.tap = Some(Box::new(Tap {
+            stacks: AllAssoc::new(&self.geometries),
+            base,
+            other_sizes: 0,
+            marks: Vec::new(),
+        }));
+        m.run_trace(reader, path, after_batch)?;
+        let tap = m.walker.tap.take().expect("set above");
+        let why = if tap.other_sizes > 0 || m.counts.large_faults > 0 {
+            Some("a translation larger than the base page")
+        } else if m.tlb.invalidations() > 0 {
+            Some("TLB entries were flushed or invalidated")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(OnePassError::Inexact(why.into()));
+        }
+        let front = m.report();
+        Ok(self
+            .configs
+            .iter()
+            .zip(&self.geometries)
+            .map(|(c, &(sets, ways))| {
+                let counts = tap.stacks.counts(sets, ways).expect("asked for");
+                let mut r = self.report(&front, c, counts);
+                // Each sample's walks, less the hits so far (all of them at the end).
+                for s in &mut r.fragmentation {
+                    s.walks -= match tap.marks.iter().position(|&m| m == s.references) {
+                        Some(i) => tap.stacks.hits_at(i, sets, ways).expect("marked"),
+                        None => counts.hits,
+                    };
+                }
+                r
+            })
+            .collect())
+    }
+
+    /// The front's report with the level put back as `config` has it, and the walks
+    /// its hits saved taken out: as [`Machine::report`] computes it.
+    fn report(
+        &self,
+        front: &Report,
+        config: &MachineConfig,
+        at: crate::tlb::all_assoc::AssocCounts,
+    ) -> Report {
+        let l = &levels(config).expect("planned")[self.level];
+        let mut r = front.clone();
+        r.machine = config.name.clone();
+        r.settings = config.settings.clone();
+        r.counts.walks -= at.hits;
+        r.counts.walk_refs -= at.hit_refs;
+        r.counts.walk_lines -= at.hit_lines;
+        let ratio = |n: u64, d: u64| if d > 0 { n as f64 / d as f64 } else { 0.0 };
+        let references = r.counts.references;
+        let per_k = |n: u64| {
+            if references > 0 {
+                1000.0 * n as f64 / references as f64
+            } else {
+                0.0
+            }
+        };
+        let size = self.front.base_page.to_string();
+        let lookups = at.hits + at.misses;
+        let level = LevelReport {
+            name: l.name.clone(),
+            entries: l.arrays.iter().map(|a| (a.sets * a.ways) as u64).sum(),
+            hits: at.hits,
+            misses: at.misses,
+            evictions: at.evictions,
+            miss_ratio: ratio(at.misses, lookups),
+            mpki: per_k(at.misses),
+            hit_cycles: at.hits as f64 * l.hit_cycles,
+            by_size: (lookups > 0)
+                .then(|| SizeCounts {
+                    size,
+                    hits: at.hits,
+                    misses: at.misses,
+                })
+                .into_iter()
+                .collect(),
+        };
+        r.levels.insert(self.level, level);
+        r.walk_refs_per_walk = ratio(r.counts.walk_refs, r.counts.walks);
+        r.walk_lines_per_walk = ratio(r.counts.walk_lines, r.counts.walks);
+        // As Machine::report_whole sums them (no range unit: its term is 0.0).
+        let hit_cycles = r.levels.iter().map(|l| l.hit_cycles).sum::<f64>() + 0.0;
+        let cost = crate::cost::build(&config.cost).expect("the configuration built");
+        let fresh = cost.cycles(&r.counts, hit_cycles);
+        r.cycles.tlb_hits = fresh.tlb_hits;
+        r.cycles.walks = fresh.walks;
+        r.translation_overhead_percent = r.cycles.overhead_percent();
+        r.tlb_overhead_percent = r.cycles.tlb_percent();
+        r
+    }
+}
