@@ -139,7 +139,10 @@ fn reproduce_into(
         },
         warmup: args.warmup,
     };
-    let executor = Local { jobs: args.jobs };
+    let executor = Local {
+        jobs: args.jobs,
+        separate: false,
+    };
     let quiet = args.quiet;
     let db = options.db.display().to_string();
     let mut observer = |name: &str, i: usize, n: usize| -> Box<dyn Observer> {

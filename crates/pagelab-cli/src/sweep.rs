@@ -27,6 +27,11 @@ pub struct SweepArgs {
     /// $PAGELAB_PYTHON, else the repository's .venv, else python3.
     #[arg(long, requires = "ray")]
     python: Option<String>,
+    /// Run every configuration on its own. By default, simulations of a trace that
+    /// differ only in the sets and ways of the last TLB level run in one pass (the
+    /// same results, read off one run of the levels below; see docs/performance.md).
+    #[arg(long, conflicts_with = "ray")]
+    separate: bool,
     /// No progress on standard error.
     #[arg(long, short)]
     quiet: bool,
@@ -46,7 +51,10 @@ pub fn run(args: &SweepArgs) -> Result<()> {
             address: address.clone(),
             python: crate::python::interpreter(args.python.as_deref()),
         }),
-        None => Box::new(Local { jobs: args.jobs }),
+        None => Box::new(Local {
+            jobs: args.jobs,
+            separate: args.separate,
+        }),
     };
     let db = args.output.display().to_string();
     let mut progress = TerminalProgress::new(&db, args.quiet);

@@ -90,8 +90,17 @@ pub fn repro(
         let mut native = |_: &pagelab_repro::claims::Native, _: &Path| -> anyhow::Result<()> {
             anyhow::bail!("native measurements are made by the command line")
         };
-        let r =
-            reproduce(def, &options, &Local { jobs }, &mut observer, &mut native).map_err(input)?;
+        let r = reproduce(
+            def,
+            &options,
+            &Local {
+                jobs,
+                separate: false,
+            },
+            &mut observer,
+            &mut native,
+        )
+        .map_err(input)?;
         pagelab_repro::run::write(&output, &r, quick).map_err(input)?;
         Ok(Output::new(pagelab_repro::run::verdicts(&r, quick)))
     })

@@ -9,10 +9,12 @@ use std::path::Path;
 
 /// Run a sweep: `spec` is a sweep file's path or a dict of its fields (traces,
 /// machine or config, grid, zip; relative paths from `folder`). On the local cores
-/// (`jobs` at once), or on the Ray cluster at `ray` through the interpreter `python`.
+/// (`jobs` at once; simulations that differ only in the last TLB level's geometry in
+/// one pass unless `separate`), or on the Ray cluster at `ray` through the
+/// interpreter `python`.
 /// Returns the summary as a dict.
 #[pyfunction]
-#[pyo3(signature = (spec, db, jobs = None, ray = None, python = None, quiet = false, folder = "."))]
+#[pyo3(signature = (spec, db, jobs = None, ray = None, python = None, quiet = false, folder = ".", separate = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn sweep(
     py: Python<'_>,
@@ -23,6 +25,7 @@ pub fn sweep(
     python: Option<String>,
     quiet: bool,
     folder: &str,
+    separate: bool,
 ) -> PyResult<PyObject> {
     // The spec is read with the GIL held; the runs go without it.
     let spec = if let Ok(path) = spec.extract::<std::path::PathBuf>() {
@@ -65,7 +68,7 @@ pub fn sweep(
                 address,
                 python: python.unwrap_or_else(|| "python3".into()),
             }),
-            None => Box::new(Local { jobs }),
+            None => Box::new(Local { jobs, separate }),
         };
         let mut progress = TerminalProgress::new(db, quiet);
         let s = pagelab_sweep::run(&spec, Path::new(db), executor.as_ref(), &mut progress)

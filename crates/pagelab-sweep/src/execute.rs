@@ -7,7 +7,6 @@ use pagelab_core::MachineConfig;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Mutex};
-use std::time::Instant;
 
 /// A run to execute.
 pub struct Job {
@@ -19,6 +18,26 @@ pub struct Job {
     /// The normalised configuration: what every executor builds the machine from, so
     /// that a run is the same wherever it runs.
     pub config_toml: String,
+    /// Further runs of the same trace and analysis, (index, configuration), that
+    /// one pass gives with this one (`one_pass.rs`); only for an executor whose
+    /// [`Executor::one_pass`] says so.
+    pub siblings: Vec<(usize, String)>,
+}
+
+impl Job {
+    /// The job and its siblings as jobs of their own.
+    pub fn separate(&self) -> Vec<Job> {
+        let one = |index: usize, config_toml: &str| Job {
+            index,
+            trace: self.trace.clone(),
+            analysis: self.analysis.clone(),
+            config_toml: config_toml.to_string(),
+            siblings: Vec::new(),
+        };
+        std::iter::once(one(self.index, &self.config_toml))
+            .chain(self.siblings.iter().map(|(i, c)| one(*i, c)))
+            .collect()
+    }
 }
 
 /// A run executed: its report (JSON) and references simulated, or its error.
@@ -32,6 +51,12 @@ pub struct Outcome {
 /// thread). An error from `done` stops the executor and is returned.
 pub trait Executor {
     fn execute(&self, jobs: Vec<Job>, done: &mut dyn FnMut(Outcome) -> Result<()>) -> Result<()>;
+
+    /// Whether jobs may carry siblings: simulations of one trace that differ only in
+    /// the last TLB level's geometry, run in one pass.
+    fn one_pass(&self) -> bool {
+        false
+    }
 }
 
 /// One run: the machine built from the configuration's TOML runs the analysis (its
@@ -53,12 +78,18 @@ pub fn run_one(
 }
 
 /// Threads on this machine: `jobs` runs at once (default: the cores this process may
-/// use).
+/// use); simulations that differ only in the last TLB level's geometry in one pass
+/// unless `separate`.
 pub struct Local {
     pub jobs: Option<usize>,
+    pub separate: bool,
 }
 
 impl Executor for Local {
+    fn one_pass(&self) -> bool {
+        !self.separate
+    }
+
     fn execute(&self, jobs: Vec<Job>, done: &mut dyn FnMut(Outcome) -> Result<()>) -> Result<()> {
         let threads = self
             .jobs
@@ -78,15 +109,10 @@ impl Executor for Local {
                     let Some(job) = queue.lock().ok().and_then(|mut q| q.pop_front()) else {
                         break;
                     };
-                    let t = Instant::now();
-                    let result = run_one(&job.trace, &job.config_toml, &job.analysis);
-                    let outcome = Outcome {
-                        index: job.index,
-                        result,
-                        seconds: t.elapsed().as_secs_f64(),
-                    };
-                    if tx.send(outcome).is_err() {
-                        break;
+                    for outcome in crate::one_pass::run(&job) {
+                        if tx.send(outcome).is_err() {
+                            return;
+                        }
                     }
                 });
             }

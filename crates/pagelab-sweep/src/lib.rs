@@ -16,6 +16,7 @@ mod execute;
 pub mod export;
 mod hold;
 pub mod inputs;
+pub mod one_pass;
 pub mod progress;
 mod ray;
 mod run;

@@ -34,6 +34,8 @@ struct Line {
 
 impl Executor for Ray {
     fn execute(&self, jobs: Vec<Job>, done: &mut dyn FnMut(Outcome) -> Result<()>) -> Result<()> {
+        // Each run is a task of its own.
+        let jobs: Vec<Job> = jobs.iter().flat_map(Job::separate).collect();
         if jobs.is_empty() {
             return Ok(());
         }

@@ -100,6 +100,7 @@ fn run_keyed(
                 trace: r.trace.clone(),
                 analysis: analysis.clone(),
                 config_toml: config.clone(),
+                siblings: Vec::new(),
             });
         }
     }
@@ -113,7 +114,13 @@ fn run_keyed(
     };
     observer.planned(summary);
     let start = Instant::now();
-    let ran: std::collections::HashSet<usize> = jobs.iter().map(|j| j.index).collect();
+    if executor.one_pass() {
+        jobs = crate::one_pass::group(jobs);
+    }
+    let ran: std::collections::HashSet<usize> = jobs
+        .iter()
+        .flat_map(|j| std::iter::once(j.index).chain(j.siblings.iter().map(|&(i, _)| i)))
+        .collect();
     let mut done = std::collections::HashSet::new();
     executor.execute(jobs, &mut |outcome| {
         // An executor elsewhere (Ray) is held to the runs it was given, each once.

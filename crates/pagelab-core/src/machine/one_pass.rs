@@ -98,7 +98,23 @@ fn levels_mut(c: &mut MachineConfig) -> &mut Vec<LevelConfig> {
     }
 }
 
+/// `c` without its settings, and with 1 × 1 for the geometry one pass varies.
+fn blank(c: &MachineConfig) -> Option<MachineConfig> {
+    let mut n = c.clone();
+    n.settings.clear();
+    levels(&n)?;
+    let a = levels_mut(&mut n).last_mut()?.arrays.first_mut()?;
+    (a.sets, a.ways) = (1, 1);
+    Some(n)
+}
+
 impl OnePass {
+    /// What configurations that [`OnePass::plan`] may run together share: equal for
+    /// those that differ only in the geometry it varies (none for a single TLB).
+    pub fn family(c: &MachineConfig) -> Option<String> {
+        blank(c).map(|n| n.to_toml())
+    }
+
     /// How `configs` run in one pass, or why they cannot: they must differ in nothing
     /// but the sets and ways of the first array of the last TLB level of a hierarchy
     /// (an LRU array that holds the base page, with no parent and no range unit, below
@@ -113,14 +129,6 @@ impl OnePass {
         };
         let level = ls.len() - 1;
         let last = &ls[level];
-        let blank = |c: &MachineConfig| -> Option<MachineConfig> {
-            let mut n = c.clone();
-            n.settings.clear();
-            levels(&n)?;
-            let a = levels_mut(&mut n).last_mut()?.arrays.first_mut()?;
-            (a.sets, a.ways) = (1, 1);
-            Some(n)
-        };
         let base = blank(first).ok_or("the last TLB level has no array")?;
         let mut geometries = Vec::with_capacity(configs.len());
         for c in configs {
@@ -282,7 +290,7 @@ impl OnePass {
             mpki: per_k(at.misses),
             hit_cycles: at.hits as f64 * l.hit_cycles,
             by_size: (lookups > 0)
-                .then(|| SizeCounts {
+                .then_some(SizeCounts {
                     size,
                     hits: at.hits,
                     misses: at.misses,

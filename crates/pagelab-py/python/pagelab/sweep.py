@@ -64,6 +64,7 @@ def sweep(
     jobs: Optional[int] = None,
     ray: Optional[str] = None,
     quiet: bool = False,
+    separate: bool = False,
 ) -> SweepSummary:
     """Run every run of a sweep that the results database ``db`` lacks.
 
@@ -78,6 +79,9 @@ def sweep(
         ray: the address of a Ray cluster ("auto", "HOST:PORT", "ray://HOST:PORT") to
             run on instead, through this interpreter.
         quiet: no progress bar on standard error.
+        separate: run every configuration on its own. By default, simulations of a
+            trace that differ only in the sets and ways of the last TLB level run in
+            one pass, with the same results (not with ``ray``).
 
     Returns:
         A :class:`SweepSummary`. Runs that fail are counted in ``failed`` and recorded
@@ -94,6 +98,8 @@ def sweep(
     """
     if jobs is not None and ray is not None:
         raise ValueError("give jobs or ray, not both")
+    if separate and ray is not None:
+        raise ValueError("give separate or ray, not both (Ray runs every configuration apart)")
     if isinstance(spec, (str, os.PathLike)):
         spec = os.fspath(spec)
     elif not isinstance(spec, Mapping):
@@ -101,7 +107,14 @@ def sweep(
     else:
         spec = dict(spec)
     out = _pagelab.sweep(
-        spec, os.fspath(db), jobs=jobs, ray=ray, python=sys.executable, quiet=quiet, folder="."
+        spec,
+        os.fspath(db),
+        jobs=jobs,
+        ray=ray,
+        python=sys.executable,
+        quiet=quiet,
+        folder=".",
+        separate=bool(separate),
     )
     return SweepSummary(**out)
 
