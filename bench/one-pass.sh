@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# One-pass geometry sweeps: a sweep of 16 STLB geometries (sets 64-512 × ways 4-16) of
-# `skylake` with an LRU STLB, no walk caches and no data caches (what one pass can
-# follow exactly) over the standard trace, run in one pass and as 16 separate runs
+# One-pass geometry sweeps: bench/stlb-geometries.toml, 16 STLB geometries (sets 64-512
+# × ways 4-16) of `skylake` with an LRU STLB, no walk caches and no data caches (what one
+# pass can follow exactly) over the standard trace, run in one pass and as 16 separate runs
 # (`--separate`, with -j 1 and with every core); the results compared, and the median
 # of 3 timings of each, alternated.
 #
@@ -13,17 +13,8 @@ cargo build --release -p pagelab-cli --bins
 trace=$(bench/standard-trace.sh "$n")
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-cat > "$dir/sweep.toml" <<TOML
-traces = ["$PWD/$trace"]
-machine = "skylake"
-[grid]
-"tlb.levels.stlb.sets" = [64, 128, 256, 512]
-"tlb.levels.stlb.ways" = [4, 8, 12, 16]
-[zip]
-"tlb.levels.stlb.replacement" = ["lru"]
-"walk_caches" = [[]]
-"cache.levels" = [[]]
-TOML
+# The sweep file names the standard trace of 100 M references; another N, its own copy.
+sed "s|out/t100000000.plt|$PWD/$trace|" bench/stlb-geometries.toml > "$dir/sweep.toml"
 cores=$(nproc)
 echo "== machine: $cores cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 # The runs of a database without the time each took (column 7), sorted.

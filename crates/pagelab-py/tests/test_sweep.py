@@ -140,6 +140,25 @@ def test_a_trace_is_named_in_the_results_as_it_was_given(tmp_path, monkeypatch):
     assert pagelab.results(db)["trace"].tolist() == ["xz.plt", "xz.plt"]
 
 
+def test_stlb_geometries_in_one_pass_are_the_separate_runs(tmp_path):
+    geometries = {
+        "traces": [trace("gups-rec.plt"), trace("xz.plt")],
+        "machine": "skylake",
+        "grid": {"tlb.levels.stlb.sets": [32, 96], "tlb.levels.stlb.ways": [2, 12]},
+        "zip": {"tlb.levels.stlb.replacement": ["lru"], "walk_caches": [[]], "cache.levels": [[]]},
+    }
+    pagelab.sweep(geometries, tmp_path / "one.db", quiet=True)
+    pagelab.sweep(geometries, tmp_path / "apart.db", separate=True, quiet=True)
+    one, apart = runs(tmp_path / "one.db"), runs(tmp_path / "apart.db")
+    assert len(one) == 8
+    assert one.equals(apart)
+    # One pass per trace shares its time among its runs; runs apart each time their own.
+    seconds = pagelab.results(tmp_path / "one.db").groupby("trace")["seconds"].nunique()
+    assert list(seconds) == [1, 1]
+    with pytest.raises(ValueError, match="separate or ray"):
+        pagelab.sweep(geometries, tmp_path / "x.db", separate=True, ray="auto", quiet=True)
+
+
 def test_bad_sweeps_are_refused_before_any_run(tmp_path):
     db = tmp_path / "r.db"
     for bad, says in [
