@@ -40,8 +40,9 @@ measure virtualized target/release/pagelab simulate --trace "$trace" --machine s
 measure info target/release/pagelab trace info "$trace"
 measure benefit target/release/pagelab analyze benefit --trace "$trace" --machine zen4 --page-size 2M --quiet
 measure pagetables target/release/pagelab pagetables compare --trace "$trace" --max-refs 20000000
-rm -f "$out/geometries.db"
-measure geometries target/release/pagelab sweep bench/stlb-geometries.toml -o "$out/geometries.db" --quiet
+# The sweep file names the 100 M-reference trace; another N runs a copy naming its own.
+sed "s|out/t100000000.plt|$PWD/$trace|" bench/stlb-geometries.toml > "$out/geometries.toml"
+measure geometries target/release/pagelab sweep "$out/geometries.toml" -o "$out/geometries.db" --quiet
 commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates bench || echo ', with changes')"
 python3 - "$out" "$trace" "$n" "$machine" "$(date -u +%F)" "$commit" <<'PY'
 import re, sys
@@ -77,7 +78,7 @@ command("benefit", "page-size benefit analysis at 2M on `zen4`", n,
 command("pagetables", "the seven page tables, one after another, over the first 20 M references",
         min(n, 20_000_000),
         f"pagelab pagetables compare --trace {trace} --max-refs 20000000")
-command("geometries", "a sweep of 16 STLB geometries of `skylake` (LRU, no walk or data caches) in one pass: bench/one-pass.sh times the 16 runs apart",
+command("geometries", "a sweep of 16 STLB geometries of `skylake` (LRU, no walk or data caches) in one pass (the 16 runs' references a second; bench/one-pass.sh times the runs apart)",
         16 * n, "pagelab sweep bench/stlb-geometries.toml -o /tmp/geometries.db")
 table = (f"On the standard benchmark trace ({n / 1e6:.0f} M references over a 4 GiB heap, "
          f"1 M distinct pages), a {machine}, the second core used where `pagelab simulate` uses it, {day}, commit `{commit}`; "

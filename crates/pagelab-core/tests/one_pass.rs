@@ -205,6 +205,24 @@ fn what_one_pass_cannot_follow_is_refused_before_the_run() {
             .cost;
     let e = OnePass::plan(&configs).unwrap_err();
     assert!(e.contains("differ in more than"), "{e}");
+    // zen4's shape: instruction misses end at an L2 of their own, not the last level.
+    let mut split = with_geometries(&base, &[(8, 4), (16, 2)]);
+    for c in &mut split {
+        if let TlbConfig::Hierarchy(h) = &mut c.tlb {
+            h.levels[1].parent = Some("l2i".into());
+            h.levels.insert(
+                2,
+                level(
+                    "l2i",
+                    Serves::Instruction,
+                    None,
+                    vec![array(8, 2, &[PageSize::K4])],
+                ),
+            );
+        }
+    }
+    let e = OnePass::plan(&split).unwrap_err();
+    assert!(e.contains("instruction fetches do not reach it"), "{e}");
     let single = MachineConfig::default();
     assert!(OnePass::plan(&[single])
         .unwrap_err()

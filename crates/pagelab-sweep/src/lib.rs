@@ -16,6 +16,7 @@ mod execute;
 pub mod export;
 mod hold;
 pub mod inputs;
+mod job;
 pub mod one_pass;
 pub mod progress;
 mod ray;
@@ -23,8 +24,9 @@ mod run;
 pub mod spec;
 
 pub use analysis::Analysis;
-pub use execute::{run_one, Executor, Job, Local, Outcome};
+pub use execute::{Executor, Local};
 pub use inputs::{layout, open_trace, synthetic, LAYOUT, SYNTHETIC};
+pub use job::{run_one, Job, Outcome};
 pub use progress::TerminalProgress;
 pub use ray::Ray;
 pub use run::{keys, run, Observer, Summary};

@@ -4,7 +4,7 @@
 //! geometry. Each run's result is the one its own run gives (tested byte for byte);
 //! where one pass cannot be exact, the runs go one by one, as they would anyway.
 
-use crate::execute::{run_one, Job, Outcome};
+use crate::job::{run_one, Job, Outcome};
 use pagelab_core::machine::one_pass::OnePass;
 use pagelab_core::MachineConfig;
 use std::collections::BTreeMap;

@@ -117,8 +117,8 @@ impl OnePass {
 
     /// How `configs` run in one pass, or why they cannot: they must differ in nothing
     /// but the sets and ways of the first array of the last TLB level of a hierarchy
-    /// (an LRU array that holds the base page, with no parent and no range unit, below
-    /// which other levels serve both sides), with no walk caches, data caches,
+    /// (an LRU array that holds the base page, with no range unit, where the misses of
+    /// both sides end, below other levels), with no walk caches, data caches,
     /// promotion, memory pressure, range translations, coalescing or virtualization.
     pub fn plan(configs: &[MachineConfig]) -> Result<OnePass, String> {
         let first = configs.first().ok_or("no configurations")?;
@@ -127,7 +127,9 @@ impl OnePass {
                 "the TLB is one level (tlb.kind = \"set-associative\"), not a hierarchy".into(),
             );
         };
-        let level = ls.len() - 1;
+        let Some(level) = ls.len().checked_sub(1) else {
+            return Err("the TLB hierarchy has no levels".into());
+        };
         let last = &ls[level];
         let base = blank(first).ok_or("the last TLB level has no array")?;
         let mut geometries = Vec::with_capacity(configs.len());
@@ -149,8 +151,23 @@ impl OnePass {
         if !array.page_sizes.contains(&first.base_page) {
             return refuse("its first array does not hold the base page");
         }
-        if last.parent.is_some() || last.range.is_some() {
-            return refuse("it has a parent or a range unit");
+        if last.range.is_some() {
+            return refuse("it has a range unit");
+        }
+        // Every walk of the front must be a lookup of the level: both sides end there.
+        for (side, what) in [(0, "data references"), (1, "instruction fetches")] {
+            let mut at = ls.iter().position(|l| l.serves.covers(side));
+            let mut end = None;
+            while let Some(i) = at {
+                end = Some(i);
+                at = ls[i]
+                    .parent
+                    .as_ref()
+                    .and_then(|p| ls.iter().position(|l| &l.name == p));
+            }
+            if end != Some(level) {
+                return refuse(&format!("the misses of {what} do not reach it"));
+            }
         }
         if geometries.iter().any(|&(s, w)| s == 0 || w == 0) {
             return refuse("a geometry has no sets or no ways");
@@ -228,6 +245,9 @@ impl OnePass {
             Some("a translation larger than the base page")
         } else if m.tlb.invalidations() > 0 {
             Some("TLB entries were flushed or invalidated")
+        } else if tap.stacks.references() != m.counts.walks {
+            // Every walk after a miss of the levels below is the level's lookup.
+            Some("a walk was counted that the level would not have seen")
         } else {
             None
         };

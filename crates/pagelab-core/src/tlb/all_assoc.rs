@@ -115,14 +115,14 @@ impl AllAssoc {
         }
     }
 
-    /// Every array empties (a flush of the whole TLB).
-    pub fn flush(&mut self) {
-        for f in &mut self.families {
-            f.len.iter_mut().for_each(|l| *l = 0);
-        }
+    /// The references fed so far.
+    pub fn references(&self) -> u64 {
+        self.families.first().map_or(0, |f| {
+            f.found.iter().sum::<u64>() + f.absent.iter().sum::<u64>()
+        })
     }
 
-    /// Keep the hits so far of every geometry: mark number `marks()` before.
+    /// Keep the hits so far of every geometry, as the next mark (numbered from 0).
     pub fn mark(&mut self) {
         self.marks
             .push(self.families.iter().map(|f| f.found.clone()).collect());
@@ -229,6 +229,7 @@ mod tests {
         assert_eq!(all.hits_at(0, 1, 2), Some(1));
         assert_eq!(all.hits_at(0, 1, 3), Some(1));
         assert_eq!(all.hits_at(1, 1, 3), None);
+        assert_eq!(all.references(), 6);
         // Depths: A -, B -, A 1, C -, B 2, A 2.
         let c = |w| all.counts(1, w).unwrap();
         assert_eq!((c(1).hits, c(1).misses, c(1).evictions), (0, 6, 5));
