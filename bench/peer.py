@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """pagelab beside libCacheSim on the standard trace, in one run on this machine.
 
-    bench/peer.py [--install] [--repeat N]
+    bench/peer.py [--install] [--repeat N] [--json FILE]
 
 For a fully associative LRU TLB of 64 and of 1,536 entries: `pagelab simulate` of a
 machine with only that TLB (a whole process: start-up, reading and decompressing the
@@ -15,6 +15,7 @@ the other as a check: both must be the standard trace's reference results.
 
 libCacheSim is installed only when asked (`--install`: a virtual environment in
 bench/out/peer-venv, from the package registry); `make test` never installs it.
+`--json FILE` writes the rates (M refs/s) for bench/run.sh's table as well.
 """
 
 import argparse
@@ -84,6 +85,7 @@ def main():
     ap.add_argument("--install", action="store_true",
                     help="install libcachesim into bench/out/peer-venv first")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--json", metavar="FILE", help="write the rates (M refs/s) here too")
     args = ap.parse_args()
     if args.install:
         install()
@@ -124,6 +126,10 @@ def main():
               f"{rate['sized']:.1f} (2^{SIZED[entries]} buckets) | "
               f"{rate['pagelab'] / rate['default']:.2f}× / {rate['pagelab'] / rate['sized']:.2f}× | "
               f"{ratios['pagelab']:.6f}, {ratios['sized']:.6f} |")
+    if args.json:
+        import json
+        with open(args.json, "w") as f:
+            json.dump({str(e): {**rate, "miss_ratio": ratios["pagelab"]} for e, rate, ratios in rows}, f)
 
 
 if __name__ == "__main__":

@@ -43,6 +43,13 @@ measure pagetables target/release/pagelab pagetables compare --trace "$trace" --
 # The sweep file names the 100 M-reference trace; another N runs a copy naming its own.
 sed "s|out/t100000000.plt|$PWD/$trace|" bench/stlb-geometries.toml > "$out/geometries.toml"
 measure geometries target/release/pagelab sweep "$out/geometries.toml" -o "$out/geometries.db" --quiet
+# pagelab beside libCacheSim in the same run, when bench/peer.py --install has set it up.
+if [ -x bench/out/peer-venv/bin/python ]; then
+  echo "== peer: bench/peer.py"
+  python3 bench/peer.py --json "$out/peer.json" | tail -4
+else
+  echo "== peer: not installed (bench/peer.py --install adds libCacheSim's rows)"
+fi
 commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates bench || echo ', with changes')"
 python3 - "$out" "$trace" "$n" "$machine" "$(date -u +%F)" "$commit" <<'PY'
 import re, sys
@@ -78,6 +85,16 @@ command("benefit", "page-size benefit analysis at 2M on `zen4`", n,
 command("pagetables", "the seven page tables, one after another, over the first 20 M references",
         min(n, 20_000_000),
         f"pagelab pagetables compare --trace {trace} --max-refs 20000000")
+peer_file = f"{out}/peer.json"
+try:
+    import json
+    peer = json.load(open(peer_file))
+except FileNotFoundError:
+    peer = {}
+for entries, rate in peer.items():
+    rows.append((f"a fully associative LRU TLB of {entries} entries, whole process, beside libCacheSim 0.3.5's LRU timed over its C loop in the same run: "
+                 f"{rate['default']:.1f} M refs/s with its default table, {rate['sized']:.1f} with one sized to the cache",
+                 f"{rate['pagelab']:.1f}", "—", "`bench/peer.py`"))
 command("geometries", "a sweep of 16 STLB geometries of `skylake` (LRU, no walk or data caches) in one pass (the 16 runs' references a second; bench/one-pass.sh times the runs apart)",
         16 * n, "pagelab sweep bench/stlb-geometries.toml -o /tmp/geometries.db")
 table = (f"On the standard benchmark trace ({n / 1e6:.0f} M references over a 4 GiB heap, "
