@@ -94,3 +94,11 @@ def test_coalescing_that_is_not_a_bool_is_refused(coalescing):
     # "no" would be true: refused before any run rather than taken as yes.
     with pytest.raises(TypeError, match="coalescing is True or False"):
         pagelab.compare_translation("data/traces/sqlite-rec.plt", coalescing=coalescing)
+
+
+def test_a_sweep_asked_to_run_apart_by_a_string_is_refused(tmp_path):
+    # "no" would be true: a flag that is not a bool is refused, not taken for one.
+    spec = {"traces": ["synthetic:column-walk:iterations=1"], "grid": {"tlb.ways": [2, 4]}}
+    with pytest.raises(TypeError, match="separate: True or False, not str"):
+        pagelab.sweep(spec, str(tmp_path / "runs.db"), separate="no", quiet=True)
+    assert not (tmp_path / "runs.db").exists()

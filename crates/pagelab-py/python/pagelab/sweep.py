@@ -98,6 +98,8 @@ def sweep(
     """
     if jobs is not None and ray is not None:
         raise ValueError("give jobs or ray, not both")
+    if not isinstance(separate, bool):
+        raise TypeError(f"separate: True or False, not {type(separate).__name__}")
     if separate and ray is not None:
         raise ValueError("give separate or ray, not both (Ray runs every configuration apart)")
     if isinstance(spec, (str, os.PathLike)):
@@ -114,7 +116,7 @@ def sweep(
         python=sys.executable,
         quiet=quiet,
         folder=".",
-        separate=bool(separate),
+        separate=separate,
     )
     return SweepSummary(**out)
 
