@@ -151,6 +151,7 @@ def test_stlb_geometries_in_one_pass_are_the_separate_runs(tmp_path):
     pagelab.sweep(geometries, tmp_path / "apart.db", separate=True, quiet=True)
     one, apart = runs(tmp_path / "one.db"), runs(tmp_path / "apart.db")
     assert len(one) == 8
+    assert pagelab.sweep(geometries, tmp_path / "again.db", quiet=True).one_pass == 8
     assert one.equals(apart)
     # One pass per trace shares its time among its runs; runs apart each time their own.
     seconds = pagelab.results(tmp_path / "one.db").groupby("trace")["seconds"].nunique()

@@ -42,6 +42,9 @@ pub struct Outcome {
     pub index: usize,
     pub result: Result<(String, u64), String>,
     pub seconds: f64,
+    /// Whether the run was made in one pass with others (`one_pass.rs`), its
+    /// `seconds` a share of the pass's.
+    pub shared: bool,
 }
 
 /// One run: the machine built from the configuration's TOML runs the analysis (its

@@ -72,6 +72,7 @@ pub fn run(job: &Job) -> Vec<Outcome> {
             index: job.index,
             result,
             seconds: t.elapsed().as_secs_f64(),
+            shared: false,
         }];
     }
     let t = Instant::now();
@@ -91,6 +92,7 @@ pub fn run(job: &Job) -> Vec<Outcome> {
                     index,
                     result: Ok(r),
                     seconds,
+                    shared: true,
                 })
                 .collect()
         }

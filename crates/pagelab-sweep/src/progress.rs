@@ -100,8 +100,12 @@ impl Observer for TerminalProgress {
     fn finished(&mut self, s: &Summary) {
         self.bar.finish_and_clear();
         if !self.quiet {
+            let shared = match s.one_pass {
+                0 => String::new(),
+                n => format!(" ({n} of them in one pass with others)"),
+            };
             eprintln!(
-                "pagelab: {} runs done in {:.1} s, {} failed; results in {}",
+                "pagelab: {} runs done in {:.1} s{shared}, {} failed; results in {}",
                 s.ran, s.seconds, s.failed, self.db
             );
         }

@@ -106,6 +106,7 @@ impl Executor for Ray {
                     (None, None) => Err("the Ray task returned nothing".into()),
                 };
                 if let Err(e) = done(Outcome {
+                    shared: false,
                     index: parsed.index,
                     result,
                     seconds: parsed.seconds,

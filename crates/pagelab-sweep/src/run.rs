@@ -24,6 +24,9 @@ pub struct Summary {
     /// Runs executed now, and how many of them failed.
     pub ran: usize,
     pub failed: usize,
+    /// Of the runs executed now, those made in one pass with others (simulations
+    /// that differ only in the last TLB level's geometry).
+    pub one_pass: usize,
     /// References simulated by the runs executed now.
     pub references: u64,
     pub seconds: f64,
@@ -151,6 +154,7 @@ fn run_keyed(
         )
         .with_context(|| format!("{}: cannot record a run", db_path.display()))?;
         summary.ran += 1;
+        summary.one_pass += outcome.shared as usize;
         match &outcome.result {
             Ok((_, references)) => summary.references += references,
             Err(_) => summary.failed += 1,

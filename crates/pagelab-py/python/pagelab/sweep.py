@@ -43,6 +43,9 @@ class SweepSummary:
     #: Runs executed now, and how many of them failed (their errors are in the database).
     ran: int
     failed: int
+    #: Of the runs executed now, those made in one pass with others (simulations that
+    #: differ only in the last TLB level's geometry; each one's time a share of it).
+    one_pass: int
     #: References simulated by the runs executed now, and the time they took.
     references: int
     seconds: float
