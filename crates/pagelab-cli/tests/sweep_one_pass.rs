@@ -1,6 +1,6 @@
 //! `pagelab sweep` over the last TLB level's geometry: run in one pass by default,
 //! the same results as `--separate` (every run on its own), byte for byte; a sweep one
-//! pass cannot follow (walk caches) runs each configuration alone, with the same
+//! pass cannot follow (data caches) runs each configuration alone, with the same
 //! results too; `--separate` with `--ray` is refused before anything is made.
 
 use std::path::{Path, PathBuf};
@@ -96,11 +96,27 @@ fn one_pass_gives_what_separate_runs_give() {
 }
 
 #[test]
+fn one_pass_with_the_presets_walk_caches_gives_what_separate_runs_give() {
+    let grid = GEOMETRIES.replace("\"walk_caches\" = [[]]\n", "");
+    let (one, one_seconds) = runs(&sweep("walk-caches", &grid, &[]));
+    let (apart, _) = runs(&sweep("walk-caches-apart", &grid, &["--separate"]));
+    assert_eq!(one.len(), 18);
+    assert_eq!(one, apart);
+    assert_eq!(
+        one_seconds
+            .iter()
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+        2
+    );
+}
+
+#[test]
 fn a_sweep_one_pass_cannot_follow_runs_each_alone() {
-    // Walk caches follow each geometry's misses: one pass would be wrong.
+    // Data caches hold the data and the walks of each geometry: one pass would be wrong.
     let grid = "[grid]\n\"tlb.levels.stlb.sets\" = [64, 128]\n[zip]\n\"tlb.levels.stlb.replacement\" = [\"lru\"]\n";
-    let (one, one_seconds) = runs(&sweep("walk-caches", grid, &[]));
-    let (apart, _) = runs(&sweep("walk-caches-apart", grid, &["--separate"]));
+    let (one, one_seconds) = runs(&sweep("data-caches", grid, &[]));
+    let (apart, _) = runs(&sweep("data-caches-apart", grid, &["--separate"]));
     assert_eq!(one, apart);
     assert_eq!(
         one_seconds

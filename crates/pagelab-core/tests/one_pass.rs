@@ -1,8 +1,8 @@
 //! One pass over a trace gives every geometry of the last TLB level the report its
 //! own run gives, byte for byte, on bundled traces of real programs and random
 //! streams (address spaces, instruction fetches, references spanning pages), for
-//! random geometries, L1 policies and page tables; and it refuses what it cannot
-//! follow, before the run or after it.
+//! random geometries, L1 policies and page tables, with and without walk caches; and
+//! it refuses what it cannot follow, before the run or after it.
 
 use pagelab_core::config::{HierarchyConfig, Serves, TlbConfig, WalkCacheConfig};
 use pagelab_core::event::{AccessKind, Batch, MemRef};
@@ -47,6 +47,20 @@ fn machine(table: &str, l1i_policy: &str, sets: usize, ways: usize) -> MachineCo
 
 /// Geometries drawn from `seed`: any number of sets (not only powers of two), a fully
 /// associative one, and a repeat.
+/// `c` with paging-structure caches of the PML4, PDPT and PD entries, as `skylake`'s.
+fn with_walk_caches(mut c: MachineConfig) -> MachineConfig {
+    c.walk_caches = [(4, 2), (3, 4), (2, 32)]
+        .into_iter()
+        .map(|(level, ways)| WalkCacheConfig {
+            level,
+            sets: 1,
+            ways,
+            replacement: "lru".into(),
+        })
+        .collect();
+    c
+}
+
 fn geometries(seed: u64) -> Vec<(usize, usize)> {
     let mut s = seed;
     let mut below = |n: u64| (pagelab_core::rng::splitmix64(&mut s) % n) as usize;
@@ -78,6 +92,12 @@ fn check(
             .unwrap();
         let want = m.report();
         assert!(want.counts.walks > 0, "{what}: the trace walks");
+        if !c.walk_caches.is_empty() {
+            assert!(
+                want.counts.walk_refs_skipped > 0,
+                "{what}: the walk caches serve"
+            );
+        }
         if json(got) != json(&want) {
             let (g, w) = (
                 serde_json::to_value(got).unwrap(),
@@ -114,16 +134,22 @@ fn with_geometries(base: &MachineConfig, g: &[(usize, usize)]) -> Vec<MachineCon
 fn bundled_traces_give_each_geometry_its_own_report() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/traces");
     let cases = [
-        ("xz.plt", "radix", "lru"),
-        ("sqlite-rec.plt", "hashed", "plru"),
-        ("gups-rec.plt", "radix", "random"),
+        ("xz.plt", "radix", "lru", false),
+        ("sqlite-rec.plt", "hashed", "plru", false),
+        ("gups-rec.plt", "radix", "random", false),
+        ("bfs-rec.plt", "radix", "lru", true),
+        ("sqlite-rec.plt", "radix", "plru", true),
     ];
-    for (i, (name, table, policy)) in cases.into_iter().enumerate() {
+    for (i, (name, table, policy, walk_caches)) in cases.into_iter().enumerate() {
         let path = root.join(name);
         let open = || -> Box<dyn pagelab_core::trace::TraceReader> {
             pagelab_core::trace::open(&path, None).unwrap()
         };
-        let configs = with_geometries(&machine(table, policy, 1, 1), &geometries(i as u64));
+        let mut base = machine(table, policy, 1, 1);
+        if walk_caches {
+            base = with_walk_caches(base);
+        }
+        let configs = with_geometries(&base, &geometries(i as u64));
         check(&configs, &open, name);
     }
 }
@@ -154,7 +180,7 @@ fn random_batches(seed: u64) -> Vec<Batch> {
 
 #[test]
 fn random_streams_give_each_geometry_its_own_report() {
-    for seed in 0..6 {
+    for seed in 0..7 {
         let batches = random_batches(seed);
         let open = || -> Box<dyn pagelab_core::trace::TraceReader> {
             Box::new(Batches::new(batches.clone()))
@@ -169,6 +195,9 @@ fn random_streams_give_each_geometry_its_own_report() {
             )
             .unwrap()
             .frames;
+        }
+        if seed >= 3 && table == "radix" {
+            base = with_walk_caches(base);
         }
         let configs = with_geometries(&base, &geometries(100 + seed));
         check(&configs, &open, &format!("seed {seed}"));
@@ -190,14 +219,14 @@ fn what_one_pass_cannot_follow_is_refused_before_the_run() {
     });
     assert!(e.contains("lru"), "{e}");
     let e = two(&|c| {
-        c.walk_caches = vec![WalkCacheConfig {
-            level: 2,
-            sets: 1,
-            ways: 4,
-            replacement: "lru".into(),
-        }]
+        c.cache = MachineConfig::from_toml(
+            "[[cache.levels]]\nname = \"l1d\"\nsets = 64\nways = 8\nhit_cycles = 4.0\n",
+            "t",
+        )
+        .unwrap()
+        .cache
     });
-    assert!(e.contains("walk caches"), "{e}");
+    assert!(e.contains("data caches"), "{e}");
     let mut configs = with_geometries(&base, &[(8, 4), (16, 2)]);
     configs[1].cost =
         MachineConfig::from_toml("[cost]\nkind = \"simple\"\nwalk_ref_cycles = 3.0\n", "t")

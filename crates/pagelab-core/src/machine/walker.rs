@@ -5,6 +5,7 @@
 //! every walk, the one that faults and the retry included, as the hardware walker's
 //! would.
 
+use super::one_pass::{Seen, Tap};
 use super::{AnyPageTable, Counts, SimError};
 use crate::addr::{Asid, PageSize, Pfn, PhysAddr, VirtAddr};
 use crate::cache::{CacheAccess, CacheHierarchy};
@@ -48,7 +49,7 @@ pub struct Walker {
     /// frames (`crate::tlb::coalesce`).
     pub coalesce: Option<crate::tlb::Coalescing>,
     /// In a one-pass run of many geometries (`one_pass.rs`): told of every walk.
-    pub tap: Option<Box<super::one_pass::Tap>>,
+    pub tap: Option<Box<Tap>>,
 }
 
 impl Walker {
@@ -125,7 +126,8 @@ impl Walker {
         counts.walk_lines += lines as u64;
         let entry = self.walked_entry();
         if let Some(tap) = self.tap.as_mut() {
-            tap.walked(asid, va, made as u64, lines as u64, entry.map(|t| t.size));
+            let seen = Seen::Walk(self.walk.refs(), self.walk.dropped());
+            tap.walked(asid, va, seen, entry.map(|t| t.size));
         }
         let t = match entry {
             Some(t) => t,
@@ -172,8 +174,7 @@ impl Walker {
         // Every entry on a line of its own.
         counts.walk_lines += (read - skip) as u64;
         if let Some(tap) = self.tap.as_mut() {
-            let made = (read - skip) as u64;
-            tap.walked(asid, va, made, made, translation.map(|t| t.size));
+            tap.walked(asid, va, Seen::Brief(read), translation.map(|t| t.size));
         }
         if translation.is_none() {
             self.map_faulted(counts, asid, va, reference)?;
@@ -514,6 +515,9 @@ impl Walker {
             self.walk_caches.filter(asid, va, read)
         };
         counts.fault_walk_refs += (read - skip) as u64;
+        if let Some(tap) = self.tap.as_mut() {
+            tap.retried(asid, va, Seen::Brief(read));
+        }
         match translation {
             Some(_) => Ok(()),
             None => Err(Self::still_unmapped(va, reference)),
@@ -542,6 +546,9 @@ impl Walker {
         // not the TLB's, and is counted apart.
         let skip = self.walk(asid, va, reference, true)?;
         counts.fault_walk_refs += self.made(skip).0 as u64;
+        if let Some(tap) = self.tap.as_mut() {
+            tap.retried(asid, va, Seen::Walk(self.walk.refs(), self.walk.dropped()));
+        }
         self.walked_entry()
             .ok_or_else(|| Self::still_unmapped(va, reference))
     }

@@ -33,6 +33,8 @@ struct Family {
     /// Pages not in the stack (a first reference, or deeper than `depth`), by the
     /// set's number of pages before it (`0..=depth`).
     absent: Vec<u64>,
+    /// The depth the last reference was found at (`usize::MAX`: absent).
+    last: usize,
 }
 
 /// What one geometry counted.
@@ -70,6 +72,7 @@ impl AllAssoc {
                     found_refs: Vec::new(),
                     found_lines: Vec::new(),
                     absent: Vec::new(),
+                    last: usize::MAX,
                 }),
             }
         }
@@ -99,12 +102,14 @@ impl AllAssoc {
             let key = (vpn, meta);
             match stack[..len].iter().position(|&k| k == key) {
                 Some(d) => {
+                    f.last = d;
                     f.found[d] += 1;
                     f.found_refs[d] += refs;
                     f.found_lines[d] += lines;
                     stack[..=d].rotate_right(1);
                 }
                 None => {
+                    f.last = usize::MAX;
                     f.absent[len] += 1;
                     let end = (len + 1).min(depth);
                     stack[..end].rotate_right(1);
@@ -113,6 +118,17 @@ impl AllAssoc {
                 }
             }
         }
+    }
+
+    /// The family of the arrays of `sets` sets, if asked for (see [`AllAssoc::missed`]).
+    pub fn family(&self, sets: usize) -> Option<usize> {
+        self.families.iter().position(|f| f.sets == sets)
+    }
+
+    /// Whether the last reference missed in the array of `ways` ways of `family`.
+    #[inline]
+    pub fn missed(&self, family: usize, ways: usize) -> bool {
+        self.families[family].last >= ways
     }
 
     /// The references fed so far.
@@ -230,6 +246,9 @@ mod tests {
         assert_eq!(all.hits_at(0, 1, 3), Some(1));
         assert_eq!(all.hits_at(1, 1, 3), None);
         assert_eq!(all.references(), 6);
+        // The last reference, A, was found at depth 2: it missed with 1 or 2 ways.
+        let f = all.family(1).unwrap();
+        assert!(all.missed(f, 2) && !all.missed(f, 3));
         // Depths: A -, B -, A 1, C -, B 2, A 2.
         let c = |w| all.counts(1, w).unwrap();
         assert_eq!((c(1).hits, c(1).misses, c(1).evictions), (0, 6, 5));

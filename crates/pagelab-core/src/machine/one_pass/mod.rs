@@ -6,12 +6,14 @@
 //! every geometry of it: the misses of the levels below. The pass runs a *front*
 //! machine, the configuration without that level, whose walks are exactly that
 //! stream in order; beside each walk, the stack algorithm ([`AllAssoc`]) finds which
-//! geometries would have hit. With no walk caches and no data caches a walk costs
-//! the same in every machine, so each geometry's walks are the front's less the
-//! lookups it hit, and its report is the front's with the level put back.
+//! geometries would have hit. Without walk caches a walk of a page costs the same in
+//! every machine, so each geometry's walks are the front's less the lookups it hit;
+//! with them, the front walks without any and each geometry that missed takes the
+//! walk (and the retry after a fault) through walk caches of its own. Each report is
+//! the front's with the level and its walks put back.
 //!
 //! What allows it is checked before ([`OnePass::plan`]: LRU, the last level, no
-//! state a walk or a promotion shares between references) and after the run (no
+//! data caches or other state that walks, data and promotions share) and after the run (no
 //! translation larger than the base page, no TLB flush or invalidation): when the
 //! run shows that it was not exact, [`OnePassError::Inexact`] says why and the
 //! configurations must run one by one.
@@ -21,44 +23,9 @@ use crate::config::PromotionConfig;
 use crate::config::{LevelConfig, TlbConfig};
 use crate::tlb::all_assoc::AllAssoc;
 use crate::tlb::hierarchy::SizeCounts;
-use crate::tlb::set_assoc::tag_meta;
 
-/// Beside the front machine's walker: each walk's page and costs into the stacks.
-pub(super) struct Tap {
-    stacks: AllAssoc,
-    base: PageSize,
-    /// Walks whose translation was not a base page.
-    other_sizes: u64,
-    /// The references at each mark of the stacks (before each fragmentation sample).
-    marks: Vec<u64>,
-}
-
-impl Tap {
-    /// A walk of `va` after a miss of the levels below: `refs` references on `lines`
-    /// lines, finding `size` (none: a page fault follows, which maps a base page).
-    #[inline]
-    pub(super) fn walked(
-        &mut self,
-        asid: Asid,
-        va: VirtAddr,
-        refs: u64,
-        lines: u64,
-        size: Option<PageSize>,
-    ) {
-        if size.is_some_and(|s| s != self.base) {
-            self.other_sizes += 1;
-        }
-        let vpn = va.0 >> self.base.shift();
-        self.stacks
-            .access(vpn, tag_meta(asid, self.base), refs, lines);
-    }
-
-    /// A fragmentation sample is taken after `references`: it counts the walks so far.
-    pub(super) fn mark(&mut self, references: u64) {
-        self.stacks.mark();
-        self.marks.push(references);
-    }
-}
+mod tap;
+pub(super) use tap::{Seen, Tap};
 
 /// Why a pass gave no reports.
 #[derive(Debug, thiserror::Error)]
@@ -118,8 +85,8 @@ impl OnePass {
     /// How `configs` run in one pass, or why they cannot: they must differ in nothing
     /// but the sets and ways of the first array of the last TLB level of a hierarchy
     /// (an LRU array that holds the base page, with no range unit, where the misses of
-    /// both sides end, below other levels), with no walk caches, data caches,
-    /// promotion, memory pressure, range translations, coalescing or virtualization.
+    /// both sides end, below other levels), with no data caches, promotion, memory
+    /// pressure, range translations, coalescing or virtualization.
     pub fn plan(configs: &[MachineConfig]) -> Result<OnePass, String> {
         let first = configs.first().ok_or("no configurations")?;
         let Some(ls) = levels(first) else {
@@ -174,10 +141,6 @@ impl OnePass {
         }
         let shared = [
             (
-                !first.walk_caches.is_empty(),
-                "walk caches (their content follows each geometry's misses)",
-            ),
-            (
                 !first.cache.is_off(),
                 "data caches (walks and data share them)",
             ),
@@ -194,6 +157,8 @@ impl OnePass {
             return Err(format!("the machine has {what}"));
         }
         let mut front = base;
+        // The front walks without walk caches: each geometry has its own.
+        front.walk_caches.clear();
         let name = last.name.clone();
         let ls = levels_mut(&mut front);
         ls.pop();
@@ -233,11 +198,22 @@ impl OnePass {
             .map_err(inexact)?
             .fragmentation;
         let base = self.front.base_page;
+        let stacks = AllAssoc::new(&self.geometries);
+        let (mut geometries, mut caches) = (Vec::new(), Vec::new());
+        if !self.configs[0].walk_caches.is_empty() {
+            for (c, &(sets, ways)) in self.configs.iter().zip(&self.geometries) {
+                geometries.push((stacks.family(sets).expect("asked for"), ways));
+                caches.push(Machine::build(c).map_err(inexact)?.walker.walk_caches);
+            }
+        }
         m.walker.tap = Some(Box::new(Tap {
-            stacks: AllAssoc::new(&self.geometries),
+            walks: vec![Default::default(); caches.len()],
+            stacks,
             base,
             other_sizes: 0,
             marks: Vec::new(),
+            geometries,
+            caches,
         }));
         m.run_trace(reader, path, after_batch)?;
         let tap = m.walker.tap.take().expect("set above");
@@ -259,9 +235,11 @@ impl OnePass {
             .configs
             .iter()
             .zip(&self.geometries)
-            .map(|(c, &(sets, ways))| {
+            .enumerate()
+            .map(|(g, (c, &(sets, ways)))| {
                 let counts = tap.stacks.counts(sets, ways).expect("asked for");
-                let mut r = self.report(&front, c, counts);
+                let own = tap.caches.get(g).map(|w| (tap.walks[g], w));
+                let mut r = self.report(&front, c, counts, own);
                 // Each sample's walks, less the hits so far (all of them at the end).
                 for s in &mut r.fragmentation {
                     s.walks -= match tap.marks.iter().position(|&m| m == s.references) {
@@ -281,14 +259,28 @@ impl OnePass {
         front: &Report,
         config: &MachineConfig,
         at: crate::tlb::all_assoc::AssocCounts,
+        own: Option<(tap::Walks, &crate::tlb::WalkCaches)>,
     ) -> Report {
         let l = &levels(config).expect("planned")[self.level];
         let mut r = front.clone();
         r.machine = config.name.clone();
         r.settings = config.settings.clone();
         r.counts.walks -= at.hits;
-        r.counts.walk_refs -= at.hit_refs;
-        r.counts.walk_lines -= at.hit_lines;
+        match own {
+            // Through the geometry's own walk caches, the retries after faults too.
+            Some((w, caches)) => {
+                r.counts.walk_refs = w.refs;
+                r.counts.walk_refs_skipped = w.skipped;
+                r.counts.walk_lines = w.lines;
+                r.counts.fault_walk_refs = w.fault_refs;
+                r.walk_caches = caches.report();
+            }
+            // A walk costs the same in every machine: the front's less those hit.
+            None => {
+                r.counts.walk_refs -= at.hit_refs;
+                r.counts.walk_lines -= at.hit_lines;
+            }
+        }
         let ratio = |n: u64, d: u64| if d > 0 { n as f64 / d as f64 } else { 0.0 };
         let references = r.counts.references;
         let per_k = |n: u64| {
@@ -327,6 +319,7 @@ impl OnePass {
         let fresh = cost.cycles(&r.counts, hit_cycles);
         r.cycles.tlb_hits = fresh.tlb_hits;
         r.cycles.walks = fresh.walks;
+        r.cycles.page_faults = fresh.page_faults;
         r.translation_overhead_percent = r.cycles.overhead_percent();
         r.tlb_overhead_percent = r.cycles.tlb_percent();
         r
