@@ -126,7 +126,8 @@ impl Walker {
         counts.walk_lines += lines as u64;
         let entry = self.walked_entry();
         if let Some(tap) = self.tap.as_mut() {
-            let seen = Seen::Walk(self.walk.refs(), self.walk.dropped());
+            let counted = (made as u64, lines as u64);
+            let seen = Seen::Walk(self.walk.refs(), self.walk.dropped(), counted);
             tap.walked(asid, va, seen, entry.map(|t| t.size));
         }
         let t = match entry {
@@ -545,9 +546,15 @@ impl Walker {
         // The faulting access is retried: it walks again. That walk is the fault's cost,
         // not the TLB's, and is counted apart.
         let skip = self.walk(asid, va, reference, true)?;
-        counts.fault_walk_refs += self.made(skip).0 as u64;
+        let (made, lines) = self.made(skip);
+        counts.fault_walk_refs += made as u64;
         if let Some(tap) = self.tap.as_mut() {
-            tap.retried(asid, va, Seen::Walk(self.walk.refs(), self.walk.dropped()));
+            let counted = (made as u64, lines as u64);
+            tap.retried(
+                asid,
+                va,
+                Seen::Walk(self.walk.refs(), self.walk.dropped(), counted),
+            );
         }
         self.walked_entry()
             .ok_or_else(|| Self::still_unmapped(va, reference))

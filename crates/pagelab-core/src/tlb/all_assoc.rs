@@ -100,21 +100,33 @@ impl AllAssoc {
             let stack = &mut f.keys[set * depth..(set + 1) * depth];
             let len = f.len[set] as usize;
             let key = (vpn, meta);
-            match stack[..len].iter().position(|&k| k == key) {
+            // Move to front in one pass: each key moves down one place until the page
+            // is found (its old place takes the one above it) or the stack ends.
+            let mut carry = key;
+            let mut found = None;
+            for (d, slot) in stack[..len].iter_mut().enumerate() {
+                let here = std::mem::replace(slot, carry);
+                if here == key {
+                    found = Some(d);
+                    break;
+                }
+                carry = here;
+            }
+            match found {
                 Some(d) => {
                     f.last = d;
                     f.found[d] += 1;
                     f.found_refs[d] += refs;
                     f.found_lines[d] += lines;
-                    stack[..=d].rotate_right(1);
                 }
                 None => {
+                    // The deepest key falls off a full stack.
                     f.last = usize::MAX;
                     f.absent[len] += 1;
-                    let end = (len + 1).min(depth);
-                    stack[..end].rotate_right(1);
-                    stack[0] = key;
-                    f.len[set] = end as u32;
+                    if len < depth {
+                        stack[len] = carry;
+                        f.len[set] = len as u32 + 1;
+                    }
                 }
             }
         }

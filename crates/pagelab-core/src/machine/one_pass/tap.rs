@@ -7,10 +7,11 @@ use crate::tlb::set_assoc::tag_meta;
 use crate::tlb::walk_cache::WalkCaches;
 
 /// A walk as the walker made it, before any walk cache: its entries (with those
-/// beyond its record) or, counted without them, how many it read.
+/// beyond its record, and the references and lines the walker counted for it) or,
+/// counted without them, how many it read.
 pub(in crate::machine) enum Seen<'a> {
     Brief(usize),
-    Walk(&'a [PhysAddr], usize),
+    Walk(&'a [PhysAddr], usize, (u64, u64)),
 }
 
 impl Seen<'_> {
@@ -18,7 +19,7 @@ impl Seen<'_> {
     fn len(&self) -> usize {
         match self {
             Seen::Brief(read) => *read,
-            Seen::Walk(refs, _) => refs.len(),
+            Seen::Walk(refs, _, _) => refs.len(),
         }
     }
 
@@ -28,7 +29,8 @@ impl Seen<'_> {
         match self {
             // Every entry on a line of its own.
             Seen::Brief(read) => ((read - skip) as u64, (read - skip) as u64),
-            Seen::Walk(refs, dropped) => (
+            Seen::Walk(_, _, counted) if skip == 0 => *counted,
+            Seen::Walk(refs, dropped, _) => (
                 (refs.len() - skip + dropped) as u64,
                 crate::pagetable::distinct_lines(&refs[skip..]) as u64,
             ),
@@ -63,7 +65,7 @@ pub(in crate::machine) struct Tap {
 impl Tap {
     /// A walk of `va` after a miss of the levels below, finding `size` (none: a page
     /// fault follows, which maps a base page and walks again).
-    #[inline]
+    #[inline(never)]
     pub(in crate::machine) fn walked(
         &mut self,
         asid: Asid,
