@@ -45,8 +45,6 @@ fn machine(table: &str, l1i_policy: &str, sets: usize, ways: usize) -> MachineCo
     c
 }
 
-/// Geometries drawn from `seed`: any number of sets (not only powers of two), a fully
-/// associative one, and a repeat.
 /// `c` with paging-structure caches of the PML4, PDPT and PD entries, as `skylake`'s.
 fn with_walk_caches(mut c: MachineConfig) -> MachineConfig {
     c.walk_caches = [(4, 2), (3, 4), (2, 32)]
@@ -61,6 +59,8 @@ fn with_walk_caches(mut c: MachineConfig) -> MachineConfig {
     c
 }
 
+/// Geometries drawn from `seed`: any number of sets (not only powers of two), a fully
+/// associative one, and a repeat.
 fn geometries(seed: u64) -> Vec<(usize, usize)> {
     let mut s = seed;
     let mut below = |n: u64| (pagelab_core::rng::splitmix64(&mut s) % n) as usize;

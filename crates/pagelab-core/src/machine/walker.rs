@@ -48,7 +48,7 @@ pub struct Walker {
     /// Under `[coalescing]`: how a base page's entry widens to a run of contiguous
     /// frames (`crate::tlb::coalesce`).
     pub coalesce: Option<crate::tlb::Coalescing>,
-    /// In a one-pass run of many geometries (`one_pass.rs`): told of every walk.
+    /// In a one-pass run of many geometries (`one_pass/`): told of every walk.
     pub tap: Option<Box<Tap>>,
 }
 

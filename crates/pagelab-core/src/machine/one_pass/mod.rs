@@ -230,6 +230,14 @@ impl OnePass {
         if let Some(why) = why {
             return Err(OnePassError::Inexact(why.into()));
         }
+        // Through its own walk caches, a geometry walks once for each of its misses.
+        for (w, &(sets, ways)) in tap.walks.iter().zip(&self.geometries) {
+            let hits = tap.stacks.counts(sets, ways).expect("asked for").hits;
+            if w.walks + hits != m.counts.walks {
+                let why = "a geometry's walks are not its misses";
+                return Err(OnePassError::Inexact(why.into()));
+            }
+        }
         let front = m.report();
         Ok(self
             .configs
