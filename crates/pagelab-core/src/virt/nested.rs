@@ -192,7 +192,29 @@ impl Nested {
     /// The host translation of `gpa` (the nested TLB, else a host walk through the
     /// host's walk caches, the entries it reads added to the walk's; a host fault
     /// maps the page first).
+    #[inline]
     fn host_translate(&mut self, gpa: PhysAddr) -> Result<Translation, String> {
+        // The usual host, a radix table with no nested caches: its walk alone.
+        if let (AnyPageTable::Radix(r), None, true) =
+            (&self.table, &self.nested_tlb, self.walk_caches.is_empty())
+        {
+            let start = self.out.len();
+            let out = &mut self.out;
+            let translation = r.walk_with(VM, VirtAddr(gpa.0), |e| out.push(e));
+            self.stats.host_walks += 1;
+            self.stats.host_refs += (self.out.len() - start) as u64;
+            if let Some(t) = translation {
+                return Ok(t);
+            }
+            return self.fault(gpa);
+        }
+        self.host_translate_cached(gpa)
+    }
+
+    /// [`Nested::host_translate`] through the nested TLB and the host's walk caches,
+    /// or over another host table.
+    #[inline(never)]
+    fn host_translate_cached(&mut self, gpa: PhysAddr) -> Result<Translation, String> {
         let key = VirtAddr(gpa.0);
         if let Some(tlb) = &mut self.nested_tlb {
             if let Some(t) = tlb.lookup(VM, key) {
