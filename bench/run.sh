@@ -33,10 +33,9 @@ measure() {
   /usr/bin/time -f "%e %M" -o "$out/$name.time" "$@" > "$out/$name.out"
   tail -1 "$out/$name.out"
 }
-for row in read simulate simulate-one-core skylake skylake-tlbs sandy-bridge sandy-bridge-rmm reuse; do
+for row in read simulate simulate-one-core skylake skylake-tlbs skylake-virtualized sandy-bridge sandy-bridge-rmm reuse; do
   measure "$row" target/release/pagelab-bench "$trace" --only "$row"
 done
-measure virtualized target/release/pagelab simulate --trace "$trace" --machine skylake --set virtualization.host_page=4K --quiet
 measure info target/release/pagelab trace info "$trace"
 measure benefit target/release/pagelab analyze benefit --trace "$trace" --machine zen4 --page-size 2M --quiet
 measure pagetables target/release/pagelab pagetables compare --trace "$trace" --max-refs 20000000
@@ -73,11 +72,10 @@ bench("simulate", "simulate the default machine (64-entry TLB, radix walks, dema
 bench("simulate-one-core", "simulate the default machine on one core")
 bench("skylake", "simulate `skylake` (split L1 TLBs, 1552-entry STLB, three walk caches, walks read through three data-cache levels, which run on the second core)")
 bench("skylake-tlbs", "simulate `skylake` without its data caches (`--set cache.levels=[]`: walks at a flat cost)")
+bench("skylake-virtualized", "simulate `skylake` as a guest over a 4-level radix host table (`--set virtualization.host_page=4K`: a two-dimensional walk per TLB miss)")
 bench("sandy-bridge", "simulate `sandy-bridge`")
 bench("sandy-bridge-rmm", "simulate `sandy-bridge-rmm` (its range TLB; the heap allocated eagerly)")
 bench("reuse", "exact reuse distances of the 4K page stream (every TLB size at once)")
-command("virtualized", "simulate `skylake` as a guest over a 4-level radix host table (`[virtualization]`: a two-dimensional walk per TLB miss)", n,
-        f"pagelab simulate --trace {trace} --machine skylake --set virtualization.host_page=4K")
 command("info", "what the trace holds (`trace info`: footprints, categories, call sites)", n,
         f"pagelab trace info {trace}")
 command("benefit", "page-size benefit analysis at 2M on `zen4`", n,

@@ -10,6 +10,9 @@
 //!   exactly what `pagelab simulate --machine skylake` does;
 //! - `skylake-tlbs`: the same without the data caches (walk references at the
 //!   preset's flat cost): `--set cache.levels=[]`;
+//! - `skylake-virtualized`: `skylake` as a guest over the default host (a 4-level
+//!   radix table mapping 4 KiB pages, no nested caches): every TLB miss a
+//!   two-dimensional walk, `--set virtualization.host_page=4K`;
 //! - `sandy-bridge`: reading plus the `sandy-bridge` preset;
 //! - `sandy-bridge-rmm`: the same with RMM's 32-entry range TLB beside the STLB
 //!   (`sandy-bridge-rmm`), the standard trace's 4 GiB heap and stack window given to
@@ -28,7 +31,7 @@
 //! the standard trace (0.254017 and 0.224331, docs/performance.md) to six decimals, or
 //! it exits with 1.
 //!
-//! Usage: `pagelab-bench TRACE.plt [--repeat N] [--skip-check] [--only read|simulate|simulate-one-core|skylake|skylake-tlbs|sandy-bridge|sandy-bridge-rmm|reuse] [--expect-standard]`
+//! Usage: `pagelab-bench TRACE.plt [--repeat N] [--skip-check] [--only read|simulate|simulate-one-core|skylake|skylake-tlbs|skylake-virtualized|sandy-bridge|sandy-bridge-rmm|reuse] [--expect-standard]`
 //! (`pagelab-bench --help`).
 
 use clap::{Parser, ValueEnum};
@@ -156,6 +159,8 @@ enum Only {
     Skylake,
     /// `skylake` without its data caches.
     SkylakeTlbs,
+    /// `skylake` as a guest over a 4-level radix host table.
+    SkylakeVirtualized,
     SandyBridge,
     SandyBridgeRmm,
     Reuse,
@@ -194,16 +199,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             report.counts.page_faults
         );
     }
-    for what in [Only::Skylake, Only::SkylakeTlbs] {
+    for what in [Only::Skylake, Only::SkylakeTlbs, Only::SkylakeVirtualized] {
         if !runs(what) {
             continue;
         }
         let mut skylake = pagelab_core::presets::load("skylake")?;
-        let name = if what == Only::SkylakeTlbs {
-            skylake.cache.levels.clear();
-            "skylake-tlbs"
-        } else {
-            "skylake"
+        let name = match what {
+            Only::SkylakeTlbs => {
+                skylake.cache.levels.clear();
+                "skylake-tlbs"
+            }
+            Only::SkylakeVirtualized => {
+                skylake.virtualization = Some(Default::default());
+                "skylake-virtualized"
+            }
+            _ => "skylake",
         };
         let (rate, report) = timed(repeat, || simulate_once(&path, &skylake))?;
         let miss = |name: &str| {
