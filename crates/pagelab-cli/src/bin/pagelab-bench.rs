@@ -223,8 +223,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .find(|l| l.name == name)
                 .map_or(f64::NAN, |l| l.miss_ratio)
         };
+        // A virtualized run adds its walks' references by dimension.
+        let dimensions = report.virtualization.as_ref().map_or(String::new(), |v| {
+            format!(
+                ", {:.2} guest and {:.2} host references a walk",
+                v.guest_refs_per_walk, v.host_refs_per_walk
+            )
+        });
         say!(
-            "{name:<9} {rate:8.1} M refs/s   (--machine skylake: dtlb miss ratio {:.6}, stlb {:.6}, {} walks)",
+            "{name:<9} {rate:8.1} M refs/s   (--machine skylake: dtlb miss ratio {:.6}, stlb {:.6}, {} walks{dimensions})",
             miss("dtlb"),
             miss("stlb"),
             report.counts.walks
