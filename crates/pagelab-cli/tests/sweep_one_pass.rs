@@ -27,6 +27,14 @@ fn ok(o: Output) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
+/// How many different times `seconds` holds: a pass shares its time among its runs.
+fn distinct(seconds: &[String]) -> usize {
+    seconds
+        .iter()
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+}
+
 /// The runs of a database (key first), sorted, with the seconds each took apart.
 fn runs(db: &Path) -> (Vec<String>, Vec<String>) {
     let csv = ok(Command::new(PAGELAB)
@@ -90,7 +98,6 @@ fn one_pass_gives_what_separate_runs_give() {
     assert_eq!(one.len(), 18);
     assert_eq!(one, apart);
     // A pass shares its time among its runs: one figure per trace.
-    let distinct = |s: &[String]| s.iter().collect::<std::collections::BTreeSet<_>>().len();
     assert_eq!(distinct(&one_seconds), 2, "{one_seconds:?}");
     assert!(distinct(&apart_seconds) > 2, "{apart_seconds:?}");
 }
@@ -102,13 +109,7 @@ fn one_pass_with_the_presets_walk_caches_gives_what_separate_runs_give() {
     let (apart, _) = runs(&sweep("walk-caches-apart", &grid, &["--separate"]));
     assert_eq!(one.len(), 18);
     assert_eq!(one, apart);
-    assert_eq!(
-        one_seconds
-            .iter()
-            .collect::<std::collections::BTreeSet<_>>()
-            .len(),
-        2
-    );
+    assert_eq!(distinct(&one_seconds), 2, "{one_seconds:?}");
 }
 
 #[test]
@@ -118,13 +119,7 @@ fn a_sweep_one_pass_cannot_follow_runs_each_alone() {
     let (one, one_seconds) = runs(&sweep("data-caches", grid, &[]));
     let (apart, _) = runs(&sweep("data-caches-apart", grid, &["--separate"]));
     assert_eq!(one, apart);
-    assert_eq!(
-        one_seconds
-            .iter()
-            .collect::<std::collections::BTreeSet<_>>()
-            .len(),
-        4
-    );
+    assert_eq!(distinct(&one_seconds), 4, "{one_seconds:?}");
 }
 
 #[test]
